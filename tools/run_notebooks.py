@@ -1,0 +1,98 @@
+"""Execute the course notebooks headless, with one progress line per notebook.
+
+    python tools/run_notebooks.py --live [--only 01]    # `make run`: live model, copies in build/run/
+    python tools/run_notebooks.py --record [--only 01]  # `make record`: rewrite cassettes, refresh outputs
+
+--record runs solutions/NN live in record mode (the solution makes every call the learner's
+version makes, and more), then executes notebooks/NN and solutions/NN in replay mode and
+saves their outputs in place: the committed outputs are a real run, replayed, so nbval in
+replay compares them exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def execute(path: Path, env: dict[str, str], timeout: int = 3600) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(path, as_version=4)
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the kernel inherits this process's environment
+    start = time.perf_counter()
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return nb, time.perf_counter() - start
+
+
+def selected(folder: str, only: str | None) -> list[Path]:
+    paths = sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+    return [p for p in paths if not only or p.name.startswith(only)]
+
+
+def run_live(only: str | None) -> int:
+    from reflect.config import Settings
+
+    live = Settings.from_env().live_backend
+    out_dir = ROOT / "build" / "run"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = selected("notebooks", only)
+    failed = 0
+    for i, path in enumerate(paths, 1):
+        print(f"[{i}/{len(paths)}] {path.name} on the {live} model ...", end=" ", flush=True)
+        try:
+            nb, secs = execute(path, {"COURSE_BACKEND": live})
+        except CellExecutionError as err:
+            failed += 1
+            print(f"FAILED\n{str(err)[:2000]}", flush=True)
+            continue
+        nbformat.write(nb, out_dir / path.name)
+        print(f"ok ({secs:.0f} s) -> build/run/{path.name}", flush=True)
+    return failed
+
+
+def run_record(only: str | None) -> int:
+    from reflect.config import Settings
+
+    source = Settings.from_env().record_from
+    paths = selected("solutions", only)
+    for i, sol in enumerate(paths, 1):
+        print(f"[{i}/{len(paths)}] {sol.name}: recording live from {source} ...", end=" ", flush=True)
+        _, secs = execute(sol, {"COURSE_BACKEND": "record", "COURSE_RECORD_FROM": source})
+        print(f"ok ({secs:.0f} s); refreshing outputs in replay ...", end=" ", flush=True)
+        for path in (ROOT / "notebooks" / sol.name, sol):
+            if path.exists():
+                nb, _ = execute(path, {"COURSE_BACKEND": "replay"})
+                nbformat.write(nb, path)
+        print("ok", flush=True)
+    return 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--live", action="store_true")
+    mode.add_argument("--record", action="store_true")
+    ap.add_argument("--only", help="notebook number prefix, e.g. 01")
+    args = ap.parse_args()
+    sys.exit(run_live(args.only) if args.live else run_record(args.only))
+
+
+if __name__ == "__main__":
+    main()
