@@ -19,6 +19,7 @@ help:
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
 	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
+	@echo "make notebooks  derive notebooks/ from solutions/ and refresh outputs in replay (no model needed)"
 	@echo "make stop-model stop the shared local model server"
 	@echo "make bench-llm  server+client vs in-process throughput, prompt cache, replay time per call"
 
@@ -44,6 +45,7 @@ run: model
 	$(PY) tools/run_notebooks.py --live $(if $(NB),--only $(NB),)
 
 test: install
+	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
 	$(PY) -m pytest -q tests
 	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 
@@ -58,6 +60,7 @@ lint: install
 
 notebooks: install
 	$(PY) tools/build_exercises.py
+	$(PY) tools/run_notebooks.py --refresh $(if $(NB),--only $(NB),)
 
 record: model
 	$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)

@@ -2,6 +2,7 @@
 
     python tools/run_notebooks.py --live [--only 01]    # `make run`: live model, copies in build/run/
     python tools/run_notebooks.py --record [--only 01]  # `make record`: rewrite cassettes, refresh outputs
+    python tools/run_notebooks.py --refresh [--only 01] # `make notebooks`: replay only, refresh outputs
 
 --record runs solutions/NN live in record mode (the solution makes every call the learner's
 version makes, and more), then executes notebooks/NN and solutions/NN in replay mode and
@@ -84,14 +85,27 @@ def run_record(only: str | None) -> int:
     return 0
 
 
+def run_refresh(only: str | None) -> int:
+    """Re-execute notebooks/ and solutions/ in replay and save their outputs (no model needed)."""
+    paths = [*selected("notebooks", only), *selected("solutions", only)]
+    for i, path in enumerate(paths, 1):
+        print(f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay ...", end=" ", flush=True)
+        nb, secs = execute(path, {"COURSE_BACKEND": "replay"})
+        nbformat.write(nb, path)
+        print(f"ok ({secs:.0f} s)", flush=True)
+    return 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--live", action="store_true")
     mode.add_argument("--record", action="store_true")
+    mode.add_argument("--refresh", action="store_true", help="replay only: refresh committed outputs")
     ap.add_argument("--only", help="notebook number prefix, e.g. 01")
     args = ap.parse_args()
-    sys.exit(run_live(args.only) if args.live else run_record(args.only))
+    run = run_live if args.live else run_record if args.record else run_refresh
+    sys.exit(run(args.only))
 
 
 if __name__ == "__main__":

@@ -91,8 +91,8 @@ class Recorder:
         return response
 
     def open(self) -> Recorder:
-        if self.path in _OPEN:  # connect() ran again for this notebook (a re-run cell)
-            _OPEN[self.path].close()
+        if self.path in _OPEN and _OPEN[self.path].mode == self.mode:
+            _OPEN[self.path].close()  # connect() ran again for this notebook (a re-run cell)
         if self.mode == "replay" and not self.path.exists():
             raise FileNotFoundError(
                 f"No cassette for notebook {self.notebook!r} at {self.path}. "
