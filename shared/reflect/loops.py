@@ -1,0 +1,151 @@
+"""Reflection loops. Each returns a result object with its full history; none prints.
+
+`maker_checker` is the pattern as it is usually taught: a Code Generator and a Code Reviewer
+alternate on one shared conversation thread; each sees its own system prompt plus the shared
+messages; replies are appended as assistant messages prefixed `[Generator]:` / `[Reviewer]:`;
+the loop stops when the review starts with APPROVED or after MAX_ITERATIONS rounds (the
+result is then the last version, marked not approved). Extras over the textbook version:
+a token budget, a strict sentinel reading, an optional thread trimmer, and errors that end
+the loop with everything kept instead of losing the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .extract import extract_code
+from .llm import ModelError
+from .sentinel import Verdict, strict_sentinel
+
+GENERATOR_PROMPT = (
+    "You are an expert Python developer. Write clean, well-documented Python code that follows best "
+    "practices. When you receive feedback from a reviewer, carefully address each point and provide an "
+    "improved version. Output ONLY the Python code (in a code block) — no extra commentary."
+)
+REVIEWER_PROMPT = (
+    "You are a meticulous code reviewer. Review the provided Python code for: 1. Correctness — does it "
+    "handle edge cases? 2. Readability — clear naming, good structure? 3. Best practices — type hints, "
+    "docstrings, error handling? 4. Performance — any obvious inefficiencies? If the code is good enough, "
+    "respond with exactly 'APPROVED' as the first word. If it needs improvement, provide specific, "
+    "actionable feedback points. Be constructive but rigorous."
+)
+MAX_ITERATIONS = 4
+
+
+class ReplyLike(Protocol):
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+ChatFn = Callable[..., ReplyLike]  # chat(messages, role=...) -> Reply; Connection.chat fits
+
+
+@dataclass
+class Turn:
+    index: int  # position in the shared thread (0 is the task)
+    iteration: int
+    role: str  # "generator" or "reviewer"
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    code: str | None = None  # generator turns: the extracted code
+    approved: bool | None = None  # reviewer turns: the verdict
+    note: str = ""
+
+
+@dataclass
+class LoopResult:
+    task: str
+    approved: bool
+    stop_reason: str  # approved | max_iterations | token_budget | error
+    final_code: str
+    iterations: int
+    turns: list[Turn] = field(default_factory=list)
+    thread: list[dict] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(t.prompt_tokens + t.completion_tokens for t in self.turns)
+
+    @property
+    def drafts(self) -> list[str]:
+        return [t.code or "" for t in self.turns if t.role == "generator"]
+
+    @property
+    def reviews(self) -> list[Turn]:
+        return [t for t in self.turns if t.role == "reviewer"]
+
+
+def maker_checker(
+    chat: ChatFn,
+    task: str,
+    *,
+    max_iterations: int = MAX_ITERATIONS,
+    is_approved: Verdict = strict_sentinel,
+    token_budget: int | None = None,
+    generator_prompt: str = GENERATOR_PROMPT,
+    reviewer_prompt: str = REVIEWER_PROMPT,
+    entry_point: str | None = None,
+    trim: Callable[[list[dict]], list[dict]] | None = None,
+) -> LoopResult:
+    """Run the generator/reviewer loop on one shared thread (see module docstring).
+
+    `chat(messages, role=...)` makes one model call. `trim`, if given, maps the shared thread
+    to the messages actually sent (the full thread is kept in the result either way).
+    """
+    if not task or not task.strip():
+        raise ValueError("The task is blank: give the generator something to write.")
+    if max_iterations < 1:
+        raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    thread: list[dict] = [{"role": "user", "content": task}]
+    turns: list[Turn] = []
+    code = ""
+    used = 0
+
+    def call(role: str, system: str) -> ReplyLike:
+        nonlocal used
+        sent = trim(thread) if trim else thread
+        reply = chat([{"role": "system", "content": system}, *sent], role=role)
+        used += reply.prompt_tokens + reply.completion_tokens
+        return reply
+
+    def result(approved: bool, reason: str, iteration: int, error: str | None = None) -> LoopResult:
+        return LoopResult(task, approved, reason, code, iteration, turns, thread, error)
+
+    for iteration in range(1, max_iterations + 1):
+        try:
+            gen = call("generator", generator_prompt)
+        except ModelError as err:
+            return result(False, "error", iteration - 1, f"generator call failed: {err}")
+        extraction = extract_code(gen.text, entry_point)
+        code = extraction.code if extraction.found else code  # keep the last real draft
+        thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
+        turns.append(Turn(len(thread) - 1, iteration, "generator", gen.text, gen.prompt_tokens,
+                          gen.completion_tokens, extraction.code, note="" if extraction.found else extraction.reason))
+        if token_budget is not None and used >= token_budget:
+            return result(False, "token_budget", iteration)
+        try:
+            review = call("reviewer", reviewer_prompt)
+        except ModelError as err:
+            return result(False, "error", iteration, f"reviewer call failed: {err}")
+        text = review.text or ""
+        ok = bool(text.strip()) and is_approved(text)
+        thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})
+        turns.append(Turn(len(thread) - 1, iteration, "reviewer", text, review.prompt_tokens,
+                          review.completion_tokens, approved=ok, note="" if text.strip() else "empty review"))
+        if ok:
+            return result(True, "approved", iteration)
+        if token_budget is not None and used >= token_budget:
+            return result(False, "token_budget", iteration)
+    return result(False, "max_iterations", max_iterations)
+
+
+def keep_last(n: int) -> Callable[[list[dict]], list[dict]]:
+    """A thread trimmer: the task plus the last `n` messages (drop older rounds)."""
+    if n < 1:
+        raise ValueError("keep at least one message besides the task")
+    return lambda thread: thread[:1] + thread[1:][-n:]

@@ -1,0 +1,41 @@
+"""Reading a reviewer's verdict from free text: the APPROVED sentinel and its pitfalls.
+
+Three readings, from the most naive to the strict one the course uses:
+- `contains_sentinel`: "APPROVED" anywhere (common in tutorials): "Not APPROVED yet" approves.
+- `starts_with_sentinel`: the textbook check, `review.strip().upper().startswith("APPROVED")`:
+  "**APPROVED**" is missed, and "APPROVED? Not yet ..." or "Approvedly bad" approve.
+- `strict_sentinel`: the first non-empty line, without markdown emphasis and a final
+  period or exclamation mark, must be exactly the sentinel (upper case). Conservative: a
+  reviewer that adds words on the same line is read as "not approved", which costs one more
+  round, never a false approval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Verdict = Callable[[str], bool]
+_MARKUP = re.compile(r"^[\s*_`#>~\-]+|[\s*_`~]+$")
+
+
+def contains_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    return sentinel in (review or "")
+
+
+def starts_with_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    return (review or "").strip().upper().startswith(sentinel)
+
+
+def strict_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    for line in (review or "").splitlines():
+        if line.strip():
+            core = _MARKUP.sub("", line.strip())
+            core = _MARKUP.sub("", core.rstrip(".!"))
+            return core == sentinel
+    return False
+
+
+def verdict_for(sentinel: str, reading: Callable[[str, str], bool] = strict_sentinel) -> Verdict:
+    """A one-argument verdict function for another sentinel, e.g. verdict_for("CODE_IS_PERFECT")."""
+    return lambda review: reading(review, sentinel)

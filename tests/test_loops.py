@@ -1,0 +1,130 @@
+"""maker_checker with scripted fake agents: every way a loop can end, and the shared thread."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from reflect.llm import ModelError
+from reflect.loops import GENERATOR_PROMPT, REVIEWER_PROMPT, keep_last, maker_checker
+from reflect.sentinel import starts_with_sentinel, verdict_for
+
+DRAFT = "```python\ndef f(x):\n    return x\n```"
+
+
+@dataclass
+class R:
+    text: str
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+class Script:
+    """Answers generator and reviewer calls from two scripts; records what each saw."""
+
+    def __init__(self, generator, reviewer):
+        self.scripts = {"generator": list(generator), "reviewer": list(reviewer)}
+        self.seen = []
+
+    def __call__(self, messages, role):
+        self.seen.append((role, [dict(m) for m in messages]))
+        item = self.scripts[role].pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item if isinstance(item, R) else R(item)
+
+
+def test_approved_on_first_review():
+    s = Script([DRAFT], ["APPROVED"])
+    res = maker_checker(s, "write f")
+    assert (res.approved, res.stop_reason, res.iterations) == (True, "approved", 1)
+    assert res.final_code == "def f(x):\n    return x\n"
+    assert [m["content"][:12] for m in res.thread] == ["write f", "[Generator]:", "[Reviewer]: "]
+
+
+def test_each_agent_sees_its_own_system_prompt_and_the_shared_thread():
+    s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
+    maker_checker(s, "write f")
+    roles = [r for r, _ in s.seen]
+    assert roles == ["generator", "reviewer", "generator", "reviewer"]
+    assert s.seen[0][1][0] == {"role": "system", "content": GENERATOR_PROMPT}
+    assert s.seen[1][1][0] == {"role": "system", "content": REVIEWER_PROMPT}
+    third = s.seen[2][1]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "assistant"]
+    assert third[-1]["content"] == "[Reviewer]: Handle negatives."
+
+
+def test_approved_after_revisions_keeps_history():
+    s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED\nGood."])
+    res = maker_checker(s, "write f")
+    assert res.approved and res.iterations == 2
+    assert "abs" in res.final_code and len(res.drafts) == 2
+    assert [t.approved for t in res.reviews] == [False, True]
+    assert res.total_tokens == 4 * 15
+
+
+def test_never_approved_stops_at_max_iterations_with_last_version():
+    s = Script([DRAFT.replace("x\n", f"x + {i}\n") for i in range(4)], ["Fix it."] * 4)
+    res = maker_checker(s, "write f", max_iterations=4)
+    assert (res.approved, res.stop_reason, res.iterations) == (False, "max_iterations", 4)
+    assert "x + 3" in res.final_code
+    assert len(res.thread) == 1 + 2 * 4
+
+
+@pytest.mark.parametrize("review", ["", "   ", "\x00\x01garbled###", "**APPROVED** but no"])
+def test_empty_or_garbled_review_is_not_approval(review):
+    s = Script([DRAFT] * 2, [review, "APPROVED"])
+    res = maker_checker(s, "write f", max_iterations=2)
+    assert res.reviews[0].approved is False
+    assert res.approved and res.iterations == 2
+    if not review.strip():
+        assert res.reviews[0].note == "empty review"
+
+
+def test_provider_error_mid_loop_ends_cleanly_and_keeps_the_draft():
+    s = Script([DRAFT, ModelError("server down")], ["Fix it."])
+    res = maker_checker(s, "write f")
+    assert (res.approved, res.stop_reason) == (False, "error")
+    assert "server down" in res.error and res.final_code.startswith("def f")
+    assert len(res.turns) == 2
+
+
+def test_reviewer_error_is_reported_as_such():
+    res = maker_checker(Script([DRAFT], [ModelError("429")]), "write f")
+    assert res.stop_reason == "error" and res.error.startswith("reviewer call failed")
+
+
+def test_prose_only_draft_keeps_previous_code_and_notes_it():
+    s = Script([DRAFT, "I would rather explain."], ["Fix.", "APPROVED"])
+    res = maker_checker(s, "write f")
+    assert res.final_code.startswith("def f") and res.turns[2].note.startswith("The reply has no Python code")
+
+
+def test_token_budget_stops_the_loop():
+    s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 100, 10)] * 4)
+    res = maker_checker(s, "write f", token_budget=300)
+    assert res.stop_reason == "token_budget" and not res.approved
+    assert res.iterations == 2
+
+
+def test_blank_task_is_a_clear_error():
+    with pytest.raises(ValueError, match="The task is blank"):
+        maker_checker(Script([], []), "   ")
+    with pytest.raises(ValueError, match="max_iterations"):
+        maker_checker(Script([], []), "x", max_iterations=0)
+
+
+def test_other_sentinel_and_reading():
+    s = Script([DRAFT], ["CODE_IS_PERFECT"])
+    assert maker_checker(s, "x", is_approved=verdict_for("CODE_IS_PERFECT")).approved
+    s = Script([DRAFT], ["APPROVED? Not yet."])
+    assert maker_checker(s, "x", is_approved=starts_with_sentinel, max_iterations=1).approved  # the naive pitfall
+
+
+def test_trimmed_thread_sends_less_but_keeps_everything():
+    s = Script([DRAFT] * 3, ["Fix a.", "Fix b.", "APPROVED"])
+    res = maker_checker(s, "write f", trim=keep_last(2))
+    last_generator = [m for r, m in s.seen if r == "generator"][-1]
+    assert len(last_generator) == 1 + 1 + 2  # system, task, last two messages
+    assert len(res.thread) == 7
+    with pytest.raises(ValueError):
+        keep_last(0)
