@@ -1,9 +1,8 @@
 """maker_checker with scripted fake agents: every way a loop can end, and the shared thread."""
 
-from dataclasses import dataclass
-
 import pytest
 
+from reflect.fakes import FakeReply, ScriptedChat
 from reflect.llm import ModelError
 from reflect.loops import GENERATOR_PROMPT, REVIEWER_PROMPT, keep_last, maker_checker
 from reflect.sentinel import starts_with_sentinel, verdict_for
@@ -11,26 +10,20 @@ from reflect.sentinel import starts_with_sentinel, verdict_for
 DRAFT = "```python\ndef f(x):\n    return x\n```"
 
 
-@dataclass
-class R:
-    text: str
-    prompt_tokens: int = 10
-    completion_tokens: int = 5
+def R(text, prompt_tokens=10, completion_tokens=5):
+    return FakeReply(text, prompt_tokens, completion_tokens)
 
 
-class Script:
-    """Answers generator and reviewer calls from two scripts; records what each saw."""
+class Script(ScriptedChat):
+    """Generator and reviewer scripts; every reply costs 10 + 5 tokens unless given."""
 
     def __init__(self, generator, reviewer):
-        self.scripts = {"generator": list(generator), "reviewer": list(reviewer)}
-        self.seen = []
+        wrap = lambda items: [i if isinstance(i, (FakeReply, BaseException)) else R(i) for i in items]  # noqa: E731
+        super().__init__({"generator": wrap(generator), "reviewer": wrap(reviewer)})
 
-    def __call__(self, messages, role):
-        self.seen.append((role, [dict(m) for m in messages]))
-        item = self.scripts[role].pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item if isinstance(item, R) else R(item)
+    @property
+    def seen(self):
+        return self.calls
 
 
 def test_approved_on_first_review():
@@ -128,3 +121,38 @@ def test_trimmed_thread_sends_less_but_keeps_everything():
     assert len(res.thread) == 7
     with pytest.raises(ValueError):
         keep_last(0)
+
+
+def test_render_turn_shows_verdict_and_draft_diff():
+    from reflect.widgets import render_turn, thread_stepper
+
+    s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED"])
+    res = maker_checker(s, "write f")
+    assert "verdict: not approved" in render_turn(res, 1)
+    third = render_turn(res, 2)
+    assert "-    return x" in third and "+    return abs(x)" in third
+    assert "(no change)" not in third
+    box = thread_stepper(res)
+    slider, view = box.children
+    slider.value = 3
+    assert "verdict: APPROVED" in view.value
+
+
+def test_judge_the_judge_pairs_each_verdict_with_the_tests():
+    from reflect.evaluate import judge_the_judge
+    from reflect.tasks import get_task
+    from tests.reference_solutions import CORRECT, FLAWED
+
+    wrong = f"```python\n{FLAWED['count_vowels']}```"
+    right = f"```python\n{CORRECT['count_vowels']}```"
+    s = Script([wrong, right], ["APPROVED? no", "Not needed but fine"])
+    res = maker_checker(s, "count vowels", max_iterations=2)
+    assert judge_the_judge(get_task("count_vowels"), res) == [(1, False, False), (2, False, True)]
+
+
+def test_scripted_chat_counts_words_and_runs_out_loudly():
+    chat = ScriptedChat({"critic": ["looks good"]})
+    r = chat([{"role": "user", "content": "three words here"}], role="critic")
+    assert (r.text, r.prompt_tokens, r.completion_tokens) == ("looks good", 3, 2)
+    with pytest.raises(IndexError, match="no more replies for role 'critic'"):
+        chat([], role="critic")

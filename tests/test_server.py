@@ -97,3 +97,13 @@ def test_status_command(gguf, capsys):
 
 def test_settings_port_default_is_free():
     assert Settings.from_env({}).local_port == 0
+
+
+def test_big_log_is_rotated_at_start(gguf, course_env, monkeypatch):
+    monkeypatch.setattr(server, "LOG_LIMIT", 100)
+    log = course_env / "state" / "server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("x" * 1000)
+    server.ensure_server()
+    assert (course_env / "state" / "server.log.1").stat().st_size == 1000
+    assert log.stat().st_size < 1000

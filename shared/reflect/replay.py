@@ -19,7 +19,9 @@ import difflib
 import json
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import vcr
@@ -61,9 +63,17 @@ def body_json(body: bytes | str | None):
         return body
 
 
-def json_body_matcher(r1, r2) -> None:
-    """vcrpy matcher: equal when the JSON bodies are equal (key order and spacing ignored)."""
-    assert body_json(r1.body) == body_json(r2.body), "request bodies differ"
+@lru_cache(maxsize=8192)
+def _request_key(method: str, uri: str, body: bytes | str | None) -> str:
+    """Method, path, query and the JSON body in canonical form (key order and spacing ignored)."""
+    parts = urlsplit(uri)
+    return f"{method} {parts.path}?{parts.query} {json.dumps(body_json(body), sort_keys=True)}"
+
+
+def request_matcher(r1, r2) -> None:
+    """vcrpy matcher on the whole request. The key is memoised: replay compares each request
+    with every recorded one, and re-parsing JSON for each pair made replay O(n^2) in parsing."""
+    assert _request_key(r1.method, r1.uri, r1.body) == _request_key(r2.method, r2.uri, r2.body), "requests differ"
 
 
 @dataclass
@@ -104,12 +114,12 @@ class Recorder:
         v = vcr.VCR(
             serializer="yaml",
             record_mode=RecordMode.NONE if self.mode == "replay" else RecordMode.ALL,
-            match_on=["method", "path", "query", "json_body"],
+            match_on=["course_request"],
             before_record_request=self.scrub_request,
             before_record_response=self.scrub_response,
             decode_compressed_response=True,
         )
-        v.register_matcher("json_body", json_body_matcher)
+        v.register_matcher("course_request", request_matcher)
         self._context = v.use_cassette(str(self.path))
         self.cassette = self._context.__enter__()
         _OPEN[self.path] = self

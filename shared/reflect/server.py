@@ -26,6 +26,7 @@ from .config import Settings, state_dir
 from .localmodel import model_label, model_path
 
 START_TIMEOUT_S = 180.0
+LOG_LIMIT = 20 * 1024 * 1024
 SERVE_COMMAND = [sys.executable, "-m", "reflect.serve"]  # tests swap in a model-free server
 
 
@@ -120,6 +121,8 @@ def start_server(settings: Settings, model: Path) -> ServerState:
         )
     log = state_dir() / "server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    if log.exists() and log.stat().st_size > LOG_LIMIT:
+        log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
     cmd = [
         *SERVE_COMMAND, "--model", str(model), "--alias", model_label(model),
         "--port", str(port), "--idle-minutes", str(settings.idle_minutes),

@@ -1,0 +1,58 @@
+from dataclasses import dataclass
+
+import pytest
+
+from reflect.evaluate import judge, one_shot, pass_rate
+from reflect.results import load_attempts, save_attempts
+from reflect.tasks import get_task
+from tests.reference_solutions import CORRECT, FLAWED
+
+
+@dataclass
+class R:
+    text: str
+    prompt_tokens: int = 40
+    completion_tokens: int = 20
+
+
+def test_one_shot_passes_a_correct_reply_and_counts_tokens():
+    seen = []
+
+    def chat(messages, role):
+        seen.append((role, messages))
+        return R(f"Here:\n```python\n{CORRECT['factorial']}```")
+
+    a = one_shot(chat, get_task("factorial"))
+    assert a.passed and a.first_failure == "" and a.static_failures == []
+    assert (a.prompt_tokens, a.completion_tokens) == (40, 20)
+    assert seen[0][0] == "generator" and "Requirements:" in seen[0][1][1]["content"]
+    assert "assert" not in seen[0][1][1]["content"]
+
+
+def test_flawed_reply_names_first_failure_and_static_failures():
+    a = judge(get_task("merge_sorted"), FLAWED["merge_sorted"])
+    assert not a.passed and a.first_failure.startswith("merge_sorted_lists(")
+    assert any("sorted" in s for s in a.static_failures)
+
+
+def test_prose_only_reply_is_a_failure_with_a_reason():
+    a = one_shot(lambda m, role: R("I cannot help with that."), get_task("fibonacci"))
+    assert not a.passed and a.first_failure == "no code in the reply" and a.n_tests == 0
+
+
+def test_pass_rate():
+    t = get_task("count_vowels")
+    assert pass_rate([judge(t, CORRECT["count_vowels"]), judge(t, FLAWED["count_vowels"])]) == 0.5
+    assert pass_rate([]) == 0.0
+
+
+def test_results_round_trip(monkeypatch, tmp_path):
+    monkeypatch.setattr("reflect.results.results_dir", lambda: tmp_path)
+    attempts = [judge(get_task("count_vowels"), CORRECT["count_vowels"])]
+    save_attempts("01_demo", attempts, {"model": "m"})
+    assert load_attempts("01_demo") == attempts
+    with pytest.raises(FileNotFoundError, match="Run lesson 07 first"):
+        load_attempts("07_missing")
+    (tmp_path / "01_bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not a results file"):
+        load_attempts("01_bad")
