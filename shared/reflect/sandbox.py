@@ -89,16 +89,16 @@ class SandboxResult:
     def failures(self) -> list[TestOutcome]:
         return [t for t in self.tests if not t.passed]
 
-    def feedback(self, max_failures: int = 5) -> str:
+    def feedback(self, max_failures: int = 5, label: str = "hidden") -> str:
         """Short, specific test evidence for a critic or a refiner."""
         if self.passed:
-            return f"All {len(self.tests)} hidden checks passed."
+            return f"All {len(self.tests)} {label} checks passed."
         lines = []
         if self.error:
             lines.append(self.error)
         fails = self.failures
         if fails:
-            lines.append(f"{len(fails)} of {len(self.tests)} hidden checks failed:")
+            lines.append(f"{len(fails)} of {len(self.tests)} {label} checks failed:")
             lines += [f"- {t.describe()}" for t in fails[:max_failures]]
             if len(fails) > max_failures:
                 lines.append(f"- ... and {len(fails) - max_failures} more")

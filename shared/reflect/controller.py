@@ -1,0 +1,97 @@
+"""When a scored reflection loop stops, and which attempt it returns.
+
+`StopRule.decide(history)` looks at the attempts so far and says whether to stop and why:
+the score reached the threshold; the iteration budget is spent; no improvement over the
+best score in `patience` rounds (convergence); a draft came back to an earlier one or the
+scores swing up and down (oscillation); or the score dropped more than `regression_drop`
+(20%) below the best (regression, which also reverts to the best attempt).
+`best_so_far(history)` returns the highest-scoring attempt, not the last.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+
+@dataclass
+class ScoredAttempt:
+    iteration: int
+    output: str
+    score: float | None  # None: the critic's reply could not be used
+    feedback: str
+    tokens: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    threshold: float = 8
+    max_iterations: int = 3
+    patience: int = 2
+    regression_drop: float = 0.2
+    oscillation_window: int = 4
+
+    def decide(self, history: list[ScoredAttempt]) -> str | None:
+        """The reason to stop now, or None to go on."""
+        if not history:
+            return None
+        last = history[-1]
+        scores = [a.score for a in history if a.score is not None]
+        if last.score is not None and last.score >= self.threshold:
+            return "threshold"
+        if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
+            return "regression"
+        if _repeats_earlier_draft(history):
+            return "oscillation"
+        if len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
+            return "oscillation"
+        if len(history) > self.patience and scores:
+            best_before = max((a.score for a in history[: -self.patience] if a.score is not None), default=None)
+            recent = [a.score for a in history[-self.patience:] if a.score is not None]
+            if best_before is not None and (not recent or max(recent) <= best_before):
+                return "converged"
+        if len(history) >= self.max_iterations:
+            return "max_iterations"
+        return None
+
+
+def _normalise(code: str) -> str:
+    return "\n".join(line.rstrip() for line in code.strip().splitlines() if line.strip())
+
+
+def _repeats_earlier_draft(history: list[ScoredAttempt]) -> bool:
+    last = _normalise(history[-1].output)
+    return bool(last) and any(_normalise(a.output) == last for a in history[:-1])
+
+
+def _swings(scores: list[float]) -> bool:
+    """Up, down, up (or down, up, down) with a spread that is not noise."""
+    deltas = [b - a for a, b in pairwise(scores)]
+    alternating = all(d != 0 for d in deltas) and all((x > 0) != (y > 0) for x, y in pairwise(deltas))
+    return alternating and statistics.pstdev(scores) >= 1
+
+
+def best_so_far(history: list[ScoredAttempt]) -> ScoredAttempt | None:
+    """The highest-scoring attempt (the earliest among equals); unscored attempts only if nothing is scored."""
+    scored = [a for a in history if a.score is not None]
+    if not scored:
+        return history[-1] if history else None
+    return max(scored, key=lambda a: (a.score, -a.iteration))
+
+
+def analyze_improvement(history: list[ScoredAttempt]) -> dict:
+    """initial, final and best score, improvement (final - initial), iterations, score progression."""
+    scores = [a.score for a in history]
+    known = [s for s in scores if s is not None]
+    initial = known[0] if known else None
+    final = known[-1] if known else None
+    return {
+        "initial": initial,
+        "final": final,
+        "best": max(known) if known else None,
+        "improvement": (final - initial) if known else None,
+        "iterations": len(history),
+        "progression": scores,
+    }

@@ -1,0 +1,164 @@
+"""Evaluators a scored reflection loop can use, side by side. Each returns an `Evaluation`
+with a score on the same 1-10 scale, feedback text for the refiner, and its token cost.
+
+- LLMCritic: a model returns a JSON critique (schema-validated; one repair request at most).
+- RuleCritic: the static ast checks, no model.
+- HybridCritic: rules for form, the LLM for content; failed rules cap the score.
+- TestGroundedCritic: runs *visible* tests in the sandbox and quotes the failures. The
+  hidden tests that judge the loop stay hidden: visible tests are a separate share of them.
+- VotingCritic: several LLM critics with different prompts; the mean score and the spread.
+"""
+
+from __future__ import annotations
+
+import ast
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .critique import Critique, critique_schema, parse_critique
+from .llm import response_format_for
+from .sandbox import run_code
+from .tasks import Task
+
+CODE_CRITERIA = (
+    "syntax errors", "runtime errors", "edge cases (empty input, negatives, invalid values)",
+    "correctness against every stated requirement", "security (eval/exec on input, shell calls)",
+    "performance", "readability (names, docstring, type hints)",
+)
+CRITIC_PROMPT = (
+    "You are a strict code critic. Judge the code against the task and these criteria: {criteria}. "
+    "Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list of "
+    "concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
+)
+
+
+@dataclass
+class Evaluation:
+    score: float | None  # 1-10; None when the critic's reply could not be used
+    feedback: str
+    tokens: int = 0
+    detail: dict = field(default_factory=dict)
+
+
+def _tokens(reply) -> int:
+    return reply.prompt_tokens + reply.completion_tokens
+
+
+def _review_request(task: Task, code: str) -> str:
+    return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{code}\n```"
+
+
+@dataclass
+class LLMCritic:
+    chat: Callable
+    live_backend: str = "local"
+    criteria: tuple[str, ...] = CODE_CRITERIA
+    system_prompt: str = CRITIC_PROMPT
+    structured: bool = True  # ask the server to constrain decoding to the schema
+    max_repairs: int = 1
+    name: str = "llm"
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        messages = [{"role": "system", "content": self.system_prompt.format(criteria="; ".join(self.criteria))},
+                    {"role": "user", "content": _review_request(task, code)}]
+        params = {"temperature": 0}
+        if self.structured:
+            params["response_format"] = response_format_for(self.live_backend, critique_schema(), "critique")
+        used = 0
+        for attempt in range(self.max_repairs + 1):
+            reply = self.chat(messages, role="critic", **params)
+            used += _tokens(reply)
+            parsed = parse_critique(reply.text)
+            if isinstance(parsed, Critique):
+                return Evaluation(parsed.score, _feedback(parsed), used, {"critique": parsed, "repairs": attempt})
+            if attempt < self.max_repairs:
+                messages = messages + [
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only."},
+                ]
+        return Evaluation(None, f"The critic's reply was unusable ({parsed.error}).", used,
+                          {"failure": parsed, "repairs": self.max_repairs})
+
+
+def _feedback(c: Critique) -> str:
+    issues = "\n".join(f"- {i}" for i in c.issues) or "- none"
+    return f"Score {c.score}/10.\nIssues:\n{issues}\nMost important fix: {c.suggestion}"
+
+
+@dataclass
+class RuleCritic:
+    name: str = "rules"
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        checks = task.static_checks(code)
+        failed = [c for c in checks if not c.passed]
+        score = 1 + 9 * (len(checks) - len(failed)) / len(checks)
+        text = "All static checks pass." if not failed else "Static checks failed:\n" + "\n".join(f"- {c.reason}" for c in failed)
+        return Evaluation(round(score, 1), text, 0, {"checks": checks})
+
+
+@dataclass
+class HybridCritic:
+    llm: LLMCritic
+    rules: RuleCritic = field(default_factory=RuleCritic)
+    cap: float = 5
+    name: str = "hybrid"
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        r = self.rules.evaluate(task, code)
+        if r.score is not None and r.score < 10 and r.detail["checks"] and not r.detail["checks"][0].passed:
+            return Evaluation(1, r.feedback, 0, {"rules": r})  # does not parse: no need to ask a model
+        m = self.llm.evaluate(task, code)
+        score = m.score
+        if score is not None and r.score < 10:
+            score = min(score, self.cap)
+        return Evaluation(score, f"{r.feedback}\n{m.feedback}", m.tokens, {"rules": r, "llm": m})
+
+
+def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
+    """(visible, held_out): the first share of the top-level test steps, and the rest."""
+    tree = ast.parse(tests)
+    steps = [ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body]
+    k = max(1, round(len(steps) * visible_share))
+    return "\n".join(steps[:k]) + "\n", "\n".join(steps[k:]) + "\n"
+
+
+@dataclass
+class TestGroundedCritic:
+    __test__ = False  # not a pytest class
+    visible_share: float = 0.5
+    name: str = "tests"
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        visible, _ = split_tests(task.tests, self.visible_share)
+        res = run_code(code, visible, task.entry_point)
+        n = len(res.tests) or 1
+        score = 1 + 9 * res.n_passed / n if res.tests else 1
+        return Evaluation(round(score, 1), res.feedback(label="visible"), 0, {"result": res})
+
+
+VOTER_PROMPTS = (
+    CRITIC_PROMPT,
+    CRITIC_PROMPT.replace("strict code critic", "senior engineer reviewing a pull request, focused on edge cases"),
+    CRITIC_PROMPT.replace("strict code critic", "security-minded reviewer who also checks correctness"),
+)
+
+
+@dataclass
+class VotingCritic:
+    chat: Callable
+    live_backend: str = "local"
+    prompts: tuple[str, ...] = VOTER_PROMPTS
+    name: str = "voting"
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        votes = [LLMCritic(self.chat, self.live_backend, system_prompt=p).evaluate(task, code) for p in self.prompts]
+        scores = [v.score for v in votes if v.score is not None]
+        tokens = sum(v.tokens for v in votes)
+        if not scores:
+            return Evaluation(None, "No voter gave a usable score.", tokens, {"votes": votes})
+        spread = statistics.pstdev(scores) if len(scores) > 1 else 0.0
+        best = min((v for v in votes if v.score is not None), key=lambda v: v.score)  # quote the harshest voter
+        return Evaluation(round(statistics.mean(scores), 2), best.feedback, tokens,
+                          {"votes": votes, "scores": scores, "spread": spread})

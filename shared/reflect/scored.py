@@ -1,0 +1,66 @@
+"""The scored reflection loop: generator, critic, refiner, with a stop rule and best-so-far.
+
+Roles and temperatures: generator 0.3, critic 0 (in the critic), refiner 0.2. From the second
+iteration on, the refiner gets the task, the previous attempt and the critic's feedback, and
+is told to use the feedback rather than start over. The loop returns the best attempt, not
+the last; a regression stops early and reverts to the best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .controller import ScoredAttempt, StopRule, best_so_far
+from .extract import extract_code
+from .llm import ModelError
+from .tasks import Task
+
+GENERATOR_SYSTEM = "You are an expert Python developer. Write the requested function. Output only the code, in one Python code block."
+REFINER_SYSTEM = (
+    "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
+    "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
+)
+TEMPERATURES = {"generator": 0.3, "refiner": 0.2}
+
+
+@dataclass
+class ScoredResult:
+    task_id: str
+    best: ScoredAttempt | None
+    history: list[ScoredAttempt] = field(default_factory=list)
+    stop_reason: str = ""
+    error: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return sum(a.tokens for a in self.history)
+
+
+def refine_request(task: Task, previous: str, feedback: str) -> str:
+    return (f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
+            f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
+
+
+def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42) -> ScoredResult:
+    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring)."""
+    rule = rule or StopRule()
+    extra = {} if seed is None else {"seed": seed}
+    history: list[ScoredAttempt] = []
+    messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
+    role = "generator"
+    while True:
+        try:
+            reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
+        except ModelError as err:
+            return ScoredResult(task.id, best_so_far(history), history, "error", str(err))
+        code = extract_code(reply.text, task.entry_point).code
+        ev = critic.evaluate(task, code)
+        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback,
+                                     reply.prompt_tokens + reply.completion_tokens + ev.tokens, {"evaluation": ev}))
+        reason = rule.decide(history)
+        if reason:
+            return ScoredResult(task.id, best_so_far(history), history, reason)
+        role = "refiner"
+        messages = [{"role": "system", "content": REFINER_SYSTEM},
+                    {"role": "user", "content": refine_request(task, code, ev.feedback)}]

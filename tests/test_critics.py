@@ -1,0 +1,97 @@
+"""The evaluators and the scored loop on fakes: no model needed."""
+
+import json
+
+from reflect.controller import StopRule
+from reflect.critics import (
+    HybridCritic,
+    LLMCritic,
+    RuleCritic,
+    TestGroundedCritic,
+    VotingCritic,
+    split_tests,
+)
+from reflect.fakes import ScriptedChat
+from reflect.llm import ModelError
+from reflect.scored import scored_reflection
+from reflect.tasks import get_task
+from tests.reference_solutions import CORRECT, FLAWED
+
+TASK = get_task("factorial")
+
+
+def crit(score, issues=("x",)):
+    return json.dumps({"score": score, "issues": list(issues), "strengths": [], "suggestion": "fix x"})
+
+
+def test_llm_critic_asks_for_schema_json_and_parses():
+    chat = ScriptedChat({"critic": [crit(6)]})
+    ev = LLMCritic(chat, "local").evaluate(TASK, CORRECT["factorial"])
+    assert ev.score == 6 and "Most important fix: fix x" in ev.feedback
+    assert ev.tokens > 0
+    # the critic sent the schema in the local server's form
+    assert chat.calls[0][0] == "critic"
+
+
+def test_llm_critic_repairs_once_then_gives_up_without_looping():
+    chat = ScriptedChat({"critic": ["I like it, 9/10", '{"score": 0, "issues": [], "strengths": [], "suggestion": ""}', crit(9)]})
+    ev = LLMCritic(chat, "local").evaluate(TASK, "x")
+    assert ev.score is None and "unusable" in ev.feedback and "greater than or equal to 1" in ev.feedback
+    assert len(chat.calls) == 2  # one call + one repair, never more
+    repaired = LLMCritic(ScriptedChat({"critic": ["nope", crit(8)]}), "local").evaluate(TASK, "x")
+    assert repaired.score == 8 and repaired.detail["repairs"] == 1
+
+
+def test_rule_critic():
+    good = RuleCritic().evaluate(TASK, CORRECT["factorial"])
+    bad = RuleCritic().evaluate(TASK, FLAWED["factorial"])
+    assert good.score == 10 and bad.score < 10 and "no docstring" in bad.feedback
+
+
+def test_hybrid_caps_the_llm_when_rules_fail():
+    chat = ScriptedChat({"critic": [crit(9)]})
+    ev = HybridCritic(LLMCritic(chat, "local")).evaluate(TASK, FLAWED["factorial"])
+    assert ev.score == 5 and "Static checks failed" in ev.feedback
+    unparsable = HybridCritic(LLMCritic(ScriptedChat({"critic": []}), "local")).evaluate(TASK, "def (:")
+    assert unparsable.score == 1  # no model call for code that does not parse
+
+
+def test_test_grounded_critic_uses_only_visible_tests():
+    visible, held_out = split_tests(TASK.tests)
+    assert visible.strip() and held_out.strip() and set(visible.splitlines()).isdisjoint(held_out.splitlines())
+    vowels = get_task("count_vowels")
+    ev = TestGroundedCritic().evaluate(vowels, FLAWED["count_vowels"])
+    assert ev.score < 10 and "visible checks failed" in ev.feedback and 'count_vowels("AEIOU"): expected 5, got 0' in ev.feedback
+    assert TestGroundedCritic().evaluate(vowels, CORRECT["count_vowels"]).score == 10
+    # the factorial flaw (no ValueError) sits in the held-out half: visible tests alone miss it
+    assert TestGroundedCritic().evaluate(TASK, FLAWED["factorial"]).score == 10
+    assert not TASK.run(FLAWED["factorial"]).passed
+
+
+def test_voting_critic_mean_and_spread():
+    chat = ScriptedChat({"critic": [crit(4), crit(8), "garbage", "garbage"]})
+    ev = VotingCritic(chat, "local").evaluate(TASK, "x")
+    assert ev.score == 6 and ev.detail["spread"] == 2 and ev.detail["scores"] == [4, 8]
+
+
+def fenced(code):
+    return f"```python\n{code}```"
+
+
+def test_scored_loop_improves_and_stops_on_threshold():
+    vowels = get_task("count_vowels")
+    chat = ScriptedChat({"generator": [fenced(FLAWED["count_vowels"])], "refiner": [fenced(CORRECT["count_vowels"])]})
+    res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10))
+    assert res.stop_reason == "threshold" and res.best.iteration == 2 and len(res.history) == 2
+    refiner_msg = chat.calls[1][1][1]["content"]
+    assert "Your previous attempt" in refiner_msg and "Critic feedback" in refiner_msg and "do not start over" in refiner_msg
+
+
+def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
+    crit_chat = ScriptedChat({"critic": [crit(8), crit(3)]})
+    chat = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [fenced(FLAWED["factorial"])]})
+    res = scored_reflection(chat, TASK, LLMCritic(crit_chat, "local"), StopRule(threshold=9))
+    assert res.stop_reason == "regression" and res.best.iteration == 1
+    err = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]})
+    res = scored_reflection(err, TASK, RuleCritic(), StopRule(threshold=11, max_iterations=3))
+    assert res.stop_reason == "error" and res.best.iteration == 1 and "down" in res.error
