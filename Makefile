@@ -39,7 +39,7 @@ model: install
 	$(PY) -m reflect.localmodel
 
 lab: model
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 run: model
 	$(PY) tools/run_notebooks.py --live $(if $(NB),--only $(NB),)

@@ -56,15 +56,14 @@ def run_live(only: str | None) -> int:
     paths = selected("notebooks", only)
     failed = 0
     for i, path in enumerate(paths, 1):
-        print(f"[{i}/{len(paths)}] {path.name} on the {live} model ...", end=" ", flush=True)
         try:
             nb, secs = execute(path, {"COURSE_BACKEND": live})
         except CellExecutionError as err:
             failed += 1
-            print(f"FAILED\n{str(err)[:2000]}", flush=True)
+            print(f"[{i}/{len(paths)}] {path.name} on the {live} model: FAILED\n{str(err)[:2000]}", flush=True)
             continue
         nbformat.write(nb, out_dir / path.name)
-        print(f"ok ({secs:.0f} s) -> build/run/{path.name}", flush=True)
+        print(f"[{i}/{len(paths)}] {path.name} on the {live} model: ok ({secs:.0f} s) -> build/run/{path.name}", flush=True)
     return failed
 
 
@@ -74,14 +73,13 @@ def run_record(only: str | None) -> int:
     source = Settings.from_env().record_from
     paths = selected("solutions", only)
     for i, sol in enumerate(paths, 1):
-        print(f"[{i}/{len(paths)}] {sol.name}: recording live from {source} ...", end=" ", flush=True)
         _, secs = execute(sol, {"COURSE_BACKEND": "record", "COURSE_RECORD_FROM": source})
-        print(f"ok ({secs:.0f} s); refreshing outputs in replay ...", end=" ", flush=True)
         for path in (ROOT / "notebooks" / sol.name, sol):
             if path.exists():
                 nb, _ = execute(path, {"COURSE_BACKEND": "replay"})
                 nbformat.write(nb, path)
-        print("ok", flush=True)
+        print(f"[{i}/{len(paths)}] {sol.name}: recorded live from {source} ({secs:.0f} s), outputs refreshed in replay",
+              flush=True)
     return 0
 
 
@@ -89,10 +87,9 @@ def run_refresh(only: str | None) -> int:
     """Re-execute notebooks/ and solutions/ in replay and save their outputs (no model needed)."""
     paths = [*selected("notebooks", only), *selected("solutions", only)]
     for i, path in enumerate(paths, 1):
-        print(f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay ...", end=" ", flush=True)
         nb, secs = execute(path, {"COURSE_BACKEND": "replay"})
         nbformat.write(nb, path)
-        print(f"ok ({secs:.0f} s)", flush=True)
+        print(f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay: ok ({secs:.0f} s)", flush=True)
     return 0
 
 
