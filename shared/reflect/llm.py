@@ -14,7 +14,6 @@ Backends (COURSE_BACKEND, from the environment or `.env`):
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,8 +232,3 @@ def connect(
         print(conn.banner())
     return conn
 
-
-def elapsed(fn, *args, **kwargs) -> tuple[Any, float]:
-    """Run fn and return (result, seconds): for benchmarks, not for notebook outputs."""
-    t = time.perf_counter()
-    return fn(*args, **kwargs), time.perf_counter() - t
