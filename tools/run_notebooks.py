@@ -31,7 +31,7 @@ def execute(path: Path, env: dict[str, str], timeout: int = 3600) -> tuple[nbfor
     os.environ.update(env)  # the kernel inherits this process's environment
     start = time.perf_counter()
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=["--log-level=ERROR"],
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         for k, v in old.items():
