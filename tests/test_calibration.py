@@ -1,0 +1,36 @@
+from reflect.calibration import agreement, replay_rule, sweep, uninformative_band
+from reflect.controller import ScoredAttempt, StopRule
+
+
+def hist(*items):
+    """items: (score, passed, tokens)"""
+    return [ScoredAttempt(i + 1, f"code {i}", s, "", t, {"passed": p}) for i, (s, p, t) in enumerate(items)]
+
+
+def test_agreement_counts_each_kind():
+    a = agreement([(9, True), (9, False), (3, False), (3, True), (None, True)], threshold=8)
+    assert (a.true_accepts, a.false_accepts, a.true_rejects, a.false_rejects, a.unscored) == (1, 1, 1, 1, 1)
+    assert a.rate == 0.5
+    assert agreement([], 5).rate == 0.0
+
+
+def test_replay_rule_cuts_where_the_rule_stops():
+    h = hist((6, False, 100), (8, True, 120), (9, True, 130))
+    cut, reason = replay_rule(h, StopRule(threshold=8, max_iterations=3))
+    assert len(cut) == 2 and reason == "threshold"
+    cut, reason = replay_rule(h, StopRule(threshold=10, max_iterations=5))
+    assert len(cut) == 3 and reason == "recording ended"
+
+
+def test_sweep_trades_iterations_for_pass_rate():
+    histories = [hist((6, False, 100), (8, True, 100), (9, True, 100)), hist((9, True, 50)), hist((5, False, 80), (7, False, 80), (7, False, 80))]
+    rows = {r["threshold"]: r for r in sweep(histories, [6, 8, 9], max_iterations=3)}
+    assert rows[6]["avg_iterations"] == (1 + 1 + 2) / 3
+    assert rows[9]["avg_iterations"] == (3 + 1 + 3) / 3
+    assert rows[6]["pass_rate"] == 1 / 3 and rows[8]["pass_rate"] == 2 / 3
+    assert rows[9]["avg_tokens"] == (300 + 50 + 240) / 3
+
+
+def test_uninformative_band():
+    pairs = [(9, True), (9, True), (7, True), (7, False), (3, False)]
+    assert uninformative_band(pairs) == [7]
