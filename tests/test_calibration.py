@@ -34,3 +34,16 @@ def test_sweep_trades_iterations_for_pass_rate():
 def test_uninformative_band():
     pairs = [(9, True), (9, True), (7, True), (7, False), (3, False)]
     assert uninformative_band(pairs) == [7]
+
+
+def test_threshold_explorer_redraws_from_recorded_histories():
+    from reflect.widgets import threshold_explorer, threshold_summary
+
+    histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
+    assert threshold_summary(histories, 6, 3).endswith("1.00 iterations on average, final pass rate 0%, 100 tokens per task")
+    box = threshold_explorer(histories)
+    thr, its, out = box.children
+    thr.value = 8
+    assert "2.00 iterations" in out.value and "100%" in out.value
+    its.value = 1
+    assert "1.00 iterations" in out.value

@@ -43,3 +43,29 @@ def thread_stepper(result: LoopResult):
     slider.observe(show, names="value")
     show()
     return widgets.VBox([slider, view])
+
+
+def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
+    """One line: what the recorded loops would have done under this threshold and budget."""
+    from .calibration import sweep
+
+    row = sweep(histories, [threshold], max_iterations)[0]
+    return (f"threshold {threshold:g}, max {max_iterations} iterations: {row['avg_iterations']:.2f} iterations on average, "
+            f"final pass rate {row['pass_rate']:.0%}, {row['avg_tokens']:.0f} tokens per task")
+
+
+def threshold_explorer(histories):
+    """Sliders for threshold and max iterations that replay recorded histories instantly (no model calls)."""
+    import ipywidgets as widgets
+
+    thr = widgets.FloatSlider(value=8, min=1, max=10, step=0.5, description="threshold")
+    its = widgets.IntSlider(value=3, min=1, max=max((len(h) for h in histories), default=1), description="max iter.")
+    out = widgets.HTML()
+
+    def show(change=None) -> None:
+        out.value = f"<pre>{html.escape(threshold_summary(histories, thr.value, its.value))}</pre>"
+
+    thr.observe(show, names="value")
+    its.observe(show, names="value")
+    show()
+    return widgets.VBox([thr, its, out])
