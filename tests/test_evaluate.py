@@ -48,6 +48,7 @@ def test_pass_rate():
 
 def test_results_round_trip(monkeypatch, tmp_path):
     monkeypatch.setattr("reflect.results.results_dir", lambda: tmp_path)
+    monkeypatch.setattr("reflect.results.recorded_dir", lambda: tmp_path)
     attempts = [judge(get_task("count_vowels"), CORRECT["count_vowels"])]
     save_attempts("01_demo", attempts, {"model": "m"})
     assert load_attempts("01_demo") == attempts
@@ -56,3 +57,20 @@ def test_results_round_trip(monkeypatch, tmp_path):
     (tmp_path / "01_bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="not a results file"):
         load_attempts("01_bad")
+
+
+def test_live_runs_never_overwrite_recorded_results(monkeypatch, tmp_path):
+    from reflect import results
+
+    monkeypatch.setattr(results, "repo_root", lambda: tmp_path)
+    attempts = [judge(get_task("count_vowels"), CORRECT["count_vowels"])]
+    monkeypatch.setenv("COURSE_BACKEND", "replay")
+    recorded = save_attempts("01_x", attempts)
+    assert recorded == tmp_path / "results" / "01_x.json"
+    monkeypatch.setenv("COURSE_BACKEND", "local")
+    assert load_attempts("01_x") == attempts  # falls back to the recorded results
+    mine = [judge(get_task("count_vowels"), FLAWED["count_vowels"])]
+    assert save_attempts("01_x", mine) == tmp_path / "build" / "results" / "01_x.json"
+    assert load_attempts("01_x") == mine  # live prefers your own run
+    monkeypatch.setenv("COURSE_BACKEND", "replay")
+    assert load_attempts("01_x") == attempts  # and the recorded file was never touched

@@ -1,7 +1,11 @@
 """Per-task results a lesson stores so later lessons can load them without re-running.
 
-Files live in the course's `results/` folder as readable JSON, one per experiment, written
-by the lesson that measured them (so a replayed run rewrites the same bytes).
+Readable JSON, one file per experiment. Where they go depends on who answered:
+- replay and record: the committed `results/` folder (a replayed run rewrites the same bytes,
+  so `make test` never dirties the checkout);
+- a live model (local or openai): `build/results/` (ignored by git), so your own runs never
+  overwrite the recorded ones. Loading in live mode prefers your own results and falls back
+  to the recorded ones when you have not run the earlier lesson live.
 """
 
 from __future__ import annotations
@@ -9,12 +13,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .config import repo_root
+from .config import Settings, repo_root
 from .evaluate import Attempt
 
 
-def results_dir() -> Path:
+def recorded_dir() -> Path:
     return repo_root() / "results"
+
+
+def live_dir() -> Path:
+    return repo_root() / "build" / "results"
+
+
+def results_dir() -> Path:
+    """Where this run writes: see the module docstring."""
+    return recorded_dir() if Settings.from_env().backend in ("replay", "record") else live_dir()
 
 
 def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) -> Path:
@@ -27,6 +40,8 @@ def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) 
 
 def load_attempts(name: str) -> list[Attempt]:
     path = results_dir() / f"{name}.json"
+    if not path.exists() and results_dir() != recorded_dir():
+        path = recorded_dir() / f"{name}.json"  # no live run of that lesson yet: use the recorded one
     if not path.exists():
         lesson = name.split("_")[0]
         raise FileNotFoundError(f"No stored results {path.name}. Run lesson {lesson} first (make run NB={lesson}).")
