@@ -107,7 +107,7 @@ class HybridCritic:
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
         r = self.rules.evaluate(task, code)
-        if r.score is not None and r.score < 10 and r.detail["checks"] and not r.detail["checks"][0].passed:
+        if not r.detail["checks"][0].passed:  # run_checks puts `parses` first
             return Evaluation(1, r.feedback, 0, {"rules": r})  # does not parse: no need to ask a model
         m = self.llm.evaluate(task, code)
         score = m.score
