@@ -63,7 +63,7 @@ notebooks: install
 	$(PY) tools/run_notebooks.py --refresh $(if $(NB),--only $(NB),)
 
 record: model
-	$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)
+	$(if $(KEEP),COURSE_RECORD_KEEP=1 ,)$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)
 
 stop-model: install
 	$(PY) -m reflect.server stop

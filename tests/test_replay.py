@@ -5,6 +5,7 @@ import yaml
 from pytest_socket import disable_socket, enable_socket
 
 from reflect import ReplayMiss, connect
+from reflect.replay import recorded_requests
 from tests.conftest import settings_for
 
 FAKE_KEY = "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"  # built at run time: no key-shaped literal in git
@@ -104,3 +105,34 @@ def test_recording_is_saved_after_every_call(course_env, fake_model):
     data = yaml.safe_load((course_env / "cassettes" / "02_partial.yaml").read_text())
     assert len(data["interactions"]) == 1
     conn.recorder.close()
+
+
+def _chat_all(conn, prompts):
+    return [conn.chat([MSGS[0], {"role": "user", "content": p}], role="generator", temperature=0).text for p in prompts]
+
+
+def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fake_model, monkeypatch):
+    rec = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=FAKE_KEY,
+                       COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    first = fake_model(["A1", "B1"])
+    conn = connect("01_demo", settings=rec, transport=first.transport(), quiet=True)
+    assert _chat_all(conn, ["a", "b"]) == ["A1", "B1"]
+    conn.recorder.close()
+
+    monkeypatch.setenv("COURSE_RECORD_KEEP", "1")  # the notebook changed: "b" is gone, "c" is new
+    second = fake_model(["C2"])
+    conn = connect("01_demo", settings=rec, transport=second.transport(), quiet=True)
+    assert _chat_all(conn, ["a", "c"]) == ["A1", "C2"]  # "a" replayed, only "c" went to the model
+    assert [r["messages"][1]["content"] for r in second.requests] == ["c"]
+    conn.recorder.close()
+    monkeypatch.delenv("COURSE_RECORD_KEEP")
+    prompts = lambda: [r["body"]["messages"][1]["content"] for r in recorded_requests(course_env / "cassettes" / "01_demo.yaml")]  # noqa: E731
+    assert sorted(prompts()) == ["a", "b", "c"]  # kept until a clean replay prunes
+
+    monkeypatch.setenv("COURSE_REPLAY_PRUNE", "1")
+    conn = _replay(course_env)
+    assert _chat_all(conn, ["a", "c"]) == ["A1", "C2"]
+    conn.recorder.close()
+    assert prompts() == ["a", "c"]
+    monkeypatch.delenv("COURSE_REPLAY_PRUNE")
+    assert _chat_all(_replay(course_env), ["a", "c"]) == ["A1", "C2"]

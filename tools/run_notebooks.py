@@ -7,7 +7,9 @@
 --record runs solutions/NN live in record mode (the solution makes every call the learner's
 version makes, and more), then executes notebooks/NN and solutions/NN in replay mode and
 saves their outputs in place: the committed outputs are a real run, replayed, so nbval in
-replay compares them exactly.
+replay compares them exactly. With COURSE_RECORD_KEEP=1 (`make record NB=03 KEEP=1`) calls
+that are already in the cassette are replayed and only new ones go to the model; the
+solution's replay then prunes the interactions no longer asked for.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def run_record(only: str | None) -> int:
         _, secs = execute(sol, {"COURSE_BACKEND": "record", "COURSE_RECORD_FROM": source})
         for path in (ROOT / "notebooks" / sol.name, sol):
             if path.exists():
-                nb, _ = execute(path, {"COURSE_BACKEND": "replay"})
+                # after a KEEP=1 recording, the solution's replay drops what it no longer asks for
+                prune = "1" if path == sol and os.environ.get("COURSE_RECORD_KEEP") == "1" else ""
+                nb, _ = execute(path, {"COURSE_BACKEND": "replay", "COURSE_REPLAY_PRUNE": prune})
                 nbformat.write(nb, path)
         print(f"[{i}/{len(paths)}] {sol.name}: recorded live from {source} ({secs:.0f} s), outputs refreshed in replay",
               flush=True)

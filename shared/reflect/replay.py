@@ -11,12 +11,16 @@
   Authorization, API keys, cookies and organisation ids never reach the file.
 - Each recorded response carries `x-course-latency-ms`, the measured wall-clock latency, so
   replayed runs report the same latency (and tables and plots) as the recording.
+- `make record NB=NN KEEP=1` (COURSE_RECORD_KEEP=1) re-records only what changed: recorded
+  requests that still match are played back, new ones go to the live model; a replay pass
+  with COURSE_REPLAY_PRUNE=1 then drops the interactions the notebook no longer asks for.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -86,6 +90,8 @@ class Recorder:
     started: float = 0.0
     last_ms: int | None = None
     cassette: object = None
+    keep: bool = field(default_factory=lambda: os.environ.get("COURSE_RECORD_KEEP", "") == "1")
+    prune: bool = field(default_factory=lambda: os.environ.get("COURSE_REPLAY_PRUNE", "") == "1")
     _context: object = field(default=None, repr=False)
 
     def scrub_request(self, request):
@@ -110,10 +116,16 @@ class Recorder:
             )
         if self.mode == "record":
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.unlink(missing_ok=True)  # recording rewrites the whole cassette
+            if not self.keep:
+                self.path.unlink(missing_ok=True)  # recording rewrites the whole cassette
+        if self.mode == "replay":
+            record_mode = RecordMode.NONE
+        else:
+            record_mode = RecordMode.NEW_EPISODES if self.keep else RecordMode.ALL
         v = vcr.VCR(
             serializer="yaml",
-            record_mode=RecordMode.NONE if self.mode == "replay" else RecordMode.ALL,
+            record_mode=record_mode,
+            drop_unused_requests=self.mode == "replay" and self.prune,
             match_on=["course_request"],
             before_record_request=self.scrub_request,
             before_record_response=self.scrub_response,
@@ -134,8 +146,10 @@ class Recorder:
 
     def save(self) -> None:
         """Write the cassette now (record mode), so an interrupted recording keeps what it got."""
-        if self.mode == "record" and self.cassette is not None:
-            self.cassette._save(force=True)  # vcrpy saves on exit; a kernel may never exit cleanly
+        if self.cassette is not None and (self.mode == "record" or self.prune):
+            # vcrpy saves on exit; a kernel may never exit cleanly. When pruning, each save
+            # writes the interactions played so far, so the end of the run leaves only those.
+            self.cassette._save(force=True)
 
     def miss_message(self, request: httpx.Request) -> str:
         nb = self.notebook.split("_")[0]
@@ -178,6 +192,7 @@ class CourseTransport(httpx.BaseTransport):
         if self.recorder is not None and self.recorder.mode == "record":
             # report exactly what the cassette holds, so a replay prints the same numbers
             self.last_latency_ms = self.recorder.last_ms if self.recorder.last_ms is not None else self.last_latency_ms
+        if self.recorder is not None and (self.recorder.mode == "record" or self.recorder.prune):
             self.recorder.save()
         return response
 
