@@ -4,6 +4,9 @@ import json
 
 from reflect.controller import StopRule
 from reflect.critics import (
+    MEDICAL_CRITERIA,
+    TEXT_CRITIC_PROMPT,
+    CachedChat,
     HybridCritic,
     LLMCritic,
     RuleCritic,
@@ -95,3 +98,36 @@ def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
     err = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]})
     res = scored_reflection(err, TASK, RuleCritic(), StopRule(threshold=11, max_iterations=3))
     assert res.stop_reason == "error" and res.best.iteration == 1 and "down" in res.error
+
+
+def test_cached_chat_reuses_temperature_zero_replies_only():
+    inner = ScriptedChat({"critic": [crit(7), crit(5)], "refiner": ["a", "b"]})
+    chat = CachedChat(inner)
+    first = LLMCritic(chat, "local").evaluate(TASK, "x")
+    again = LLMCritic(chat, "local").evaluate(TASK, "x")
+    assert first.score == again.score == 7 and chat.hits == 1 and again.tokens == first.tokens
+    assert LLMCritic(chat, "local").evaluate(TASK, "y").score == 5  # another draft is another request
+    msgs = [{"role": "user", "content": "same"}]
+    assert [chat(msgs, role="refiner", temperature=0.2).text for _ in range(2)] == ["a", "b"]  # sampling: never cached
+    assert chat.hits == 1
+
+
+def test_llm_critic_judges_plain_text_with_domain_criteria_and_caps_tokens():
+    chat = ScriptedChat({"critic": [crit(4, ["does not recommend a doctor"])]})
+    critic = LLMCritic(chat, "local", criteria=MEDICAL_CRITERIA, system_prompt=TEXT_CRITIC_PROMPT, max_tokens=200)
+    ev = critic.evaluate("Can I take ibuprofen with a cold?", "Yes, take as much as you like.")
+    system, user = (m["content"] for m in chat.calls[0][1])
+    assert "recommend seeing a doctor" in system and "Question:\nCan I take ibuprofen" in user and "```" not in user
+    assert ev.score == 4 and "does not recommend a doctor" in ev.feedback
+
+
+def test_scored_loop_can_start_from_an_existing_draft_and_ends_cleanly_on_critic_errors():
+    vowels = get_task("count_vowels")
+    chat = ScriptedChat({"refiner": [fenced(CORRECT["count_vowels"])]})
+    res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10), first_draft=FLAWED["count_vowels"])
+    assert [r for r, _ in chat.calls] == ["refiner"]  # no generator call
+    assert res.history[0].output == FLAWED["count_vowels"] and res.history[0].tokens == 0
+    assert res.stop_reason == "threshold" and res.best.iteration == 2
+    down = LLMCritic(ScriptedChat({"critic": [ModelError("critic down")]}), "local")
+    res = scored_reflection(ScriptedChat({}), TASK, down, first_draft=CORRECT["factorial"])
+    assert res.stop_reason == "error" and "critic down" in res.error and res.history == []

@@ -7,11 +7,17 @@ with a score on the same 1-10 scale, feedback text for the refiner, and its toke
 - TestGroundedCritic: runs *visible* tests in the sandbox and quotes the failures. The
   hidden tests that judge the loop stay hidden: visible tests are a separate share of them.
 - VotingCritic: several LLM critics with different prompts; the mean score and the spread.
+
+A critic at temperature 0 is a function of its input, so `CachedChat` lets several
+evaluators (and a loop's first iteration) share one critique of the same draft.
+LLMCritic also judges plain text: pass the question as a string instead of a Task, with
+criteria for that domain (e.g. `MEDICAL_CRITERIA`).
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +39,41 @@ CRITIC_PROMPT = (
 )
 
 
+TEXT_CRITIC_PROMPT = (
+    "You are a strict reviewer of written answers. Judge the answer against the question and these criteria: "
+    "{criteria}. Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list "
+    "of concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
+)
+GENERIC_TEXT_CRITERIA = ("clarity", "accuracy", "completeness")
+MEDICAL_CRITERIA = (
+    "it must recommend seeing a doctor or pharmacist, and say when to seek urgent care",
+    "no invented statistics, studies or doses", "no diagnosis of the reader",
+    "plain language a patient understands", "accurate general information only",
+)
+
+
+@dataclass
+class CachedChat:
+    """Wraps a chat function; identical temperature-0 requests are answered once and reused.
+
+    `hits` counts the reused answers. Token counts of a reused reply are those of the original
+    call, so an evaluator's reported cost is what it would cost on its own."""
+
+    chat: Callable
+    hits: int = 0
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def __call__(self, messages: list[dict], role: str = "critic", **params):
+        if params.get("temperature", 1) != 0:
+            return self.chat(messages, role=role, **params)
+        key = json.dumps([messages, role, params], sort_keys=True, default=str)
+        if key in self._memo:
+            self.hits += 1
+            return self._memo[key]
+        reply = self._memo[key] = self.chat(messages, role=role, **params)
+        return reply
+
+
 @dataclass
 class Evaluation:
     score: float | None  # 1-10; None when the critic's reply could not be used
@@ -45,8 +86,10 @@ def _tokens(reply) -> int:
     return reply.prompt_tokens + reply.completion_tokens
 
 
-def _review_request(task: Task, code: str) -> str:
-    return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{code}\n```"
+def _review_request(task: Task | str, draft: str) -> str:
+    if isinstance(task, str):  # a plain-text domain: the question and the answer
+        return f"Question:\n{task}\n\nAnswer to judge:\n{draft}"
+    return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{draft}\n```"
 
 
 @dataclass
@@ -57,12 +100,16 @@ class LLMCritic:
     system_prompt: str = CRITIC_PROMPT
     structured: bool = True  # ask the server to constrain decoding to the schema
     max_repairs: int = 1
+    max_tokens: int | None = None  # a cap on the critic's reply (a cut-off reply is a parse failure)
     name: str = "llm"
 
-    def evaluate(self, task: Task, code: str) -> Evaluation:
+    def evaluate(self, task: Task | str, code: str) -> Evaluation:
+        """Judge `code` for `task`; with a string `task`, judge the answer `code` to that question."""
         messages = [{"role": "system", "content": self.system_prompt.format(criteria="; ".join(self.criteria))},
                     {"role": "user", "content": _review_request(task, code)}]
         params = {"temperature": 0}
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
         if self.structured:
             params["response_format"] = response_format_for(self.live_backend, critique_schema(), "critique")
         used = 0

@@ -42,8 +42,13 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 
 
-def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42) -> ScoredResult:
-    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring)."""
+def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42,
+                      first_draft: str | None = None) -> ScoredResult:
+    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
+
+    `first_draft` starts from an existing draft (e.g. lesson 01's) instead of calling the
+    generator, so several critics can be compared on the same first drafts; its generation
+    tokens are not counted here."""
     rule = rule or StopRule()
     extra = {} if seed is None else {"seed": seed}
     history: list[ScoredAttempt] = []
@@ -51,13 +56,15 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
     role = "generator"
     while True:
         try:
-            reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
+            if first_draft is not None and not history:
+                code, used = first_draft, 0
+            else:
+                reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
+                code, used = extract_code(reply.text, task.entry_point).code, reply.prompt_tokens + reply.completion_tokens
+            ev = critic.evaluate(task, code)
         except ModelError as err:
             return ScoredResult(task.id, best_so_far(history), history, "error", str(err))
-        code = extract_code(reply.text, task.entry_point).code
-        ev = critic.evaluate(task, code)
-        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback,
-                                     reply.prompt_tokens + reply.completion_tokens + ev.tokens, {"evaluation": ev}))
+        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens, {"evaluation": ev}))
         reason = rule.decide(history)
         if reason:
             return ScoredResult(task.id, best_so_far(history), history, reason)
