@@ -118,14 +118,15 @@ class LLMCritic:
             used += _tokens(reply)
             parsed = parse_critique(reply.text)
             if isinstance(parsed, Critique):
-                return Evaluation(parsed.score, _feedback(parsed), used, {"critique": parsed, "repairs": attempt})
+                return Evaluation(parsed.score, _feedback(parsed), used,
+                                  {"critique": parsed, "repairs": attempt, "raw": reply.text})
             if attempt < self.max_repairs:
                 messages = messages + [
                     {"role": "assistant", "content": reply.text},
                     {"role": "user", "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only."},
                 ]
         return Evaluation(None, f"The critic's reply was unusable ({parsed.error}).", used,
-                          {"failure": parsed, "repairs": self.max_repairs})
+                          {"failure": parsed, "repairs": self.max_repairs, "raw": reply.text})
 
 
 def _feedback(c: Critique) -> str:
