@@ -57,6 +57,8 @@ def test_hybrid_caps_the_llm_when_rules_fail():
     assert ev.score == 5 and "Static checks failed" in ev.feedback
     unparsable = HybridCritic(LLMCritic(ScriptedChat({"critic": []}), "local")).evaluate(TASK, "def (:")
     assert unparsable.score == 1  # no model call for code that does not parse
+    clean = HybridCritic(LLMCritic(ScriptedChat({"critic": [crit(7)]}), "local")).evaluate(TASK, CORRECT["factorial"])
+    assert clean.score == 7 and "Static checks" not in clean.feedback and clean.feedback.startswith("Score 7/10")
 
 
 def test_test_grounded_critic_uses_only_visible_tests():
@@ -110,6 +112,9 @@ def test_cached_chat_reuses_temperature_zero_replies_only():
     msgs = [{"role": "user", "content": "same"}]
     assert [chat(msgs, role="refiner", temperature=0.2).text for _ in range(2)] == ["a", "b"]  # sampling: never cached
     assert chat.hits == 1
+    seeded = CachedChat(ScriptedChat({"refiner": ["a", "b", "c"]}), seeded=True)
+    assert [seeded(msgs, role="refiner", temperature=0.2, seed=s).text for s in (1, 1, 2)] == ["a", "a", "b"]
+    assert seeded(msgs, role="refiner", temperature=0.2).text == "c" and seeded.hits == 1  # no seed: not reused
 
 
 def test_llm_critic_judges_plain_text_with_domain_criteria_and_caps_tokens():

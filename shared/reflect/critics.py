@@ -56,15 +56,19 @@ MEDICAL_CRITERIA = (
 class CachedChat:
     """Wraps a chat function; identical temperature-0 requests are answered once and reused.
 
-    `hits` counts the reused answers. Token counts of a reused reply are those of the original
-    call, so an evaluator's reported cost is what it would cost on its own."""
+    With `seeded=True`, sampled requests that carry a `seed` are reused too: on llama.cpp the
+    same request with the same seed gives the same reply (hosted APIs promise this only on a
+    best-effort basis). `hits` counts the reused answers. Token counts of a reused reply are
+    those of the original call, so an evaluator's reported cost is what it would cost alone."""
 
     chat: Callable
+    seeded: bool = False
     hits: int = 0
     _memo: dict = field(default_factory=dict, repr=False)
 
     def __call__(self, messages: list[dict], role: str = "critic", **params):
-        if params.get("temperature", 1) != 0:
+        deterministic = params.get("temperature", 1) == 0 or (self.seeded and params.get("seed") is not None)
+        if not deterministic:
             return self.chat(messages, role=role, **params)
         key = json.dumps([messages, role, params], sort_keys=True, default=str)
         if key in self._memo:
@@ -161,7 +165,8 @@ class HybridCritic:
         score = m.score
         if score is not None and r.score < 10:
             score = min(score, self.cap)
-        return Evaluation(score, f"{r.feedback}\n{m.feedback}", m.tokens, {"rules": r, "llm": m})
+        feedback = m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"  # rules speak only when they fail
+        return Evaluation(score, feedback, m.tokens, {"rules": r, "llm": m})
 
 
 def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
