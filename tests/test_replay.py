@@ -114,25 +114,25 @@ def _chat_all(conn, prompts):
 def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fake_model, monkeypatch):
     rec = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=FAKE_KEY,
                        COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
-    first = fake_model(["A1", "B1"])
+    first = fake_model(["A1", "B1", "D1"])
     conn = connect("01_demo", settings=rec, transport=first.transport(), quiet=True)
-    assert _chat_all(conn, ["a", "b"]) == ["A1", "B1"]
+    assert _chat_all(conn, ["a", "b", "d"]) == ["A1", "B1", "D1"]
     conn.recorder.close()
 
     monkeypatch.setenv("COURSE_RECORD_KEEP", "1")  # the notebook changed: "b" is gone, "c" is new
     second = fake_model(["C2"])
     conn = connect("01_demo", settings=rec, transport=second.transport(), quiet=True)
-    assert _chat_all(conn, ["a", "c"]) == ["A1", "C2"]  # "a" replayed, only "c" went to the model
+    assert _chat_all(conn, ["a", "d", "c"]) == ["A1", "D1", "C2"]  # "a", "d" replayed; only "c" went to the model
     assert [r["messages"][1]["content"] for r in second.requests] == ["c"]
     conn.recorder.close()
     monkeypatch.delenv("COURSE_RECORD_KEEP")
     prompts = lambda: [r["body"]["messages"][1]["content"] for r in recorded_requests(course_env / "cassettes" / "01_demo.yaml")]  # noqa: E731
-    assert sorted(prompts()) == ["a", "b", "c"]  # kept until a clean replay prunes
+    assert sorted(prompts()) == ["a", "b", "c", "d"]  # kept until a clean replay prunes
 
     monkeypatch.setenv("COURSE_REPLAY_PRUNE", "1")
     conn = _replay(course_env)
-    assert _chat_all(conn, ["a", "c"]) == ["A1", "C2"]
+    assert _chat_all(conn, ["a", "d", "c"]) == ["A1", "D1", "C2"]
     conn.recorder.close()
-    assert prompts() == ["a", "c"]
+    assert prompts() == ["a", "d", "c"]
     monkeypatch.delenv("COURSE_REPLAY_PRUNE")
-    assert _chat_all(_replay(course_env), ["a", "c"]) == ["A1", "C2"]
+    assert _chat_all(_replay(course_env), ["a", "d", "c"]) == ["A1", "D1", "C2"]

@@ -31,6 +31,7 @@ import httpx
 import vcr
 from vcr.errors import CannotOverwriteExistingCassetteException, UnhandledHTTPRequestError
 from vcr.record_mode import RecordMode
+from vcr.serializers.compat import convert_to_bytes
 
 LATENCY_HEADER = "x-course-latency-ms"
 ROLE_HEADER = "x-course-role"
@@ -150,6 +151,8 @@ class Recorder:
             # vcrpy saves on exit; a kernel may never exit cleanly. When pruning, each save
             # writes the interactions played so far, so the end of the run leaves only those.
             self.cassette._save(force=True)
+            for _, response in self.cassette.data:  # vcrpy's serializer turns bodies into str in place;
+                convert_to_bytes(response)  # a later playback of them needs bytes again
 
     def miss_message(self, request: httpx.Request) -> str:
         nb = self.notebook.split("_")[0]
