@@ -47,8 +47,8 @@ def start(model: Path, cache: bool, log: Path) -> ServerState:
     port = free_port()
     cmd = [sys.executable, "-m", "reflect.serve", "--model", str(model), "--alias", model_label(model),
            "--port", str(port), "--threads", str(THREADS), "--n-ctx", str(N_CTX), "--idle-minutes", "20"]
-    if not cache:
-        cmd.append("--no-cache")
+    if cache:
+        cmd.append("--cache")
     with open(log, "ab") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time())

@@ -57,12 +57,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--n-ctx", type=int, default=8192)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    p.add_argument("--no-cache", action="store_true", help="turn off the RAM prompt cache")
+    # Off by default: with llama-cpp-python 0.3.36 the RAM prompt cache grew the server past
+    # 23 GB resident after about 85 lesson-03 calls and the kernel's OOM killer stopped it.
+    # llama.cpp still reuses the previous request's prefix without it.
+    p.add_argument("--cache", action="store_true", help="turn on the RAM prompt cache (memory grows per request)")
     p.add_argument("--idle-minutes", type=float, default=30.0)
     args = p.parse_args(argv)
 
     state = new_state()
-    app = build_app(args.model, args.alias, args.n_ctx, args.threads, not args.no_cache, state)
+    app = build_app(args.model, args.alias, args.n_ctx, args.threads, args.cache, state)
     run(app, args.port, args.idle_minutes, state)
 
 
