@@ -107,10 +107,14 @@ class LLMCritic:
     max_tokens: int | None = None  # a cap on the critic's reply (a cut-off reply is a parse failure)
     name: str = "llm"
 
+    def messages(self, task: Task | str, code: str) -> list[dict]:
+        """The critic's request: its system prompt with the criteria, then the task and the draft."""
+        return [{"role": "system", "content": self.system_prompt.format(criteria="; ".join(self.criteria))},
+                {"role": "user", "content": _review_request(task, code)}]
+
     def evaluate(self, task: Task | str, code: str) -> Evaluation:
         """Judge `code` for `task`; with a string `task`, judge the answer `code` to that question."""
-        messages = [{"role": "system", "content": self.system_prompt.format(criteria="; ".join(self.criteria))},
-                    {"role": "user", "content": _review_request(task, code)}]
+        messages = self.messages(task, code)
         params = {"temperature": 0}
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
