@@ -73,3 +73,87 @@ def test_stdout_is_captured_and_capped():
 
 def test_int_and_float_compare_like_python():
     assert run_code("def f():\n    return 3\n", "assert f() == 3.0\n", "f").passed
+
+
+def test_a_call_that_mutates_its_argument_is_seen_by_the_tests():
+    tests = "data = [3, 1, 2]\nassert f(data) == 3\nassert data == [3, 1, 2]\n"
+    sorts_in_place = run_code("def f(xs):\n    xs.sort()\n    return max(xs)\n", tests, "f")
+    copies = run_code("def f(xs):\n    return max(sorted(xs))\n", tests, "f")
+    assert not sorts_in_place.passed and sorts_in_place.failures[0].describe() == "FAIL data: expected [3, 1, 2], got [1, 2, 3]"
+    assert copies.passed, copies.feedback()
+
+
+def test_a_mutation_into_something_not_plain_is_a_change_too():
+    tests = "d = {'a': 1}\nf(d)\nassert d == {'a': 1}\n"
+    res = run_code("def f(d):\n    d['a'] = object()\n", tests, "f")
+    assert not res.passed
+
+
+def test_an_exception_subclass_is_caught_as_its_builtin_base():
+    code = "class BadRoman(ValueError):\n    pass\ndef f(s):\n    raise BadRoman('not a numeral: ' + s)\n"
+    res = run_code(code, "with raises(ValueError):\n    f('Z')\nassert f('I') == 1\n", "f")
+    assert res.tests[0].passed
+    assert res.tests[1].describe() == "FAIL assert f('I') == 1: raised BadRoman: not a numeral: I"
+
+
+def test_an_exception_outside_exception_never_reaches_the_judge_as_itself():
+    res = run_code("def f():\n    raise KeyboardInterrupt('stop')\n", "assert f() == 1\n", "f")
+    assert not res.passed and res.tests[0].actual == "raised KeyboardInterrupt: stop"
+
+
+def test_plain_values_cross_exactly():
+    value = "{1: [2.5, -0.0, (3, 'x')], 'k': {b'y', frozenset({1})}, 'c': 1+2j, 'big': 7 ** 400, 'ba': bytearray(b'z')}"
+    res = run_code(f"def f():\n    return {value}\n", f"assert f() == {value}\nassert repr(f()) == repr({value})\n", "f")
+    assert res.passed, res.feedback()
+
+
+def test_a_generator_result_is_not_plain():
+    res = run_code("def f():\n    return (i for i in range(3))\n", "assert f() == [0, 1, 2]\n", "f")
+    assert res.failures[0].actual == "a generator object (only plain values count)"
+
+
+def test_humaneval_tests_use_the_prompts_helpers_from_the_trusted_setup():
+    from reflect.tasks import humaneval_tasks
+    from reflect.tasks import _humaneval_problems as problems
+
+    by_id = {p["task_id"]: p for p in problems()}
+    for task in humaneval_tasks():
+        if task.id not in ("HumanEval/0", "HumanEval/32", "HumanEval/38", "HumanEval/50"):
+            continue
+        p = by_id[task.id]
+        good = task.run(p["prompt"] + p["canonical_solution"])
+        assert good.passed, (task.id, good.feedback())
+        # a solution that also redefines the prompt's helper cannot change what the tests use
+        cheat = p["prompt"] + "    return None\n"
+        if task.id == "HumanEval/32":
+            cheat += "\ndef poly(xs, x):\n    return 0\n"
+        assert not task.run(cheat).passed, task.id
+
+
+def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from reflect.sandbox._worker import NotPlain, decode, encode
+
+    leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
+    values = st.recursive(leaves, lambda kids: st.lists(kids) | st.tuples(kids, kids)
+                          | st.dictionaries(st.text(), kids), max_leaves=20)
+
+    @given(values)
+    def round_trip(v):
+        back = decode(encode(v))
+        assert back == v and repr(back) == repr(v)
+
+    round_trip()
+    for junk in ({"i": "1"}, {"q": 1}, [1, 2], 1.5, {"l": 3}, {"d": [[1]]}):
+        with pytest.raises(ValueError):
+            decode(junk)
+    with pytest.raises(NotPlain):
+        encode(object())
+
+
+def test_a_rigged_object_inside_a_compared_structure_still_equals_nothing():
+    code = "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef f():\n    return Yes()\n"
+    res = run_code(code, "assert (f(), 0) == (1, 0)\nassert 1 in [f()]\nassert f() != 1\n", "f")
+    assert [t.passed for t in res.tests] == [False, False, True]

@@ -1,6 +1,10 @@
-"""Hostile inputs: each is contained (no hang, nothing escapes) and gets a correct verdict.
+"""Hostile code: each case is contained (no hang, nothing escapes) and gets the specific verdict
+its guard promises, not merely "some failure".
 
-The module-level HOSTILE list is what the closing note counts ("tried / escaped").
+The module-level HOSTILE table is what the closing note counts ("tried / escaped"): each entry
+is (code, text that must appear in the verdict). The forging attempts at the end target the
+verdict itself: patched builtins, a rewritten worker, forged replies, hunting for the expected
+values in the worker's memory. They must all leave a wrong answer judged wrong.
 """
 
 import os
@@ -11,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from reflect.sandbox import Limits, run_code
+from reflect.tasks import get_task
 
 TESTS = "assert f() == 1\n"
 FAST = Limits(timeout_s=4, memory_mb=512)
@@ -21,47 +26,57 @@ def _fn(body: str) -> str:
 
 
 HOSTILE = {
-    "infinite_loop": _fn("while True:\n    pass"),
-    "fork_bomb": "import os\nwhile True:\n    os.fork()\n",
-    "fork_bomb_in_call": _fn("import os\nwhile True:\n    os.fork()\nreturn 1"),
-    "subprocess_spawn": _fn("import subprocess\nsubprocess.run(['sleep', '100'])\nreturn 1"),
-    "os_system": _fn("import os\nos.system('sleep 100')\nreturn 1"),
-    "allocate_tens_of_gib": "x = bytearray(40 * 1024 ** 3)\n" + _fn("return 1"),
-    "allocate_in_loop": _fn("xs = []\nwhile True:\n    xs.append(bytearray(100 * 1024 ** 2))"),
-    "deep_recursion": _fn("import sys\nsys.setrecursionlimit(10 ** 9)\ndef g(n):\n    return g(n + 1) + 1\nreturn g(0)"),
-    "huge_output": _fn("while True:\n    print('x' * 10000)"),
-    "early_exit_status_0": "import sys\nsys.exit(0)\n",
-    "os_exit_in_test": _fn("import os\nos._exit(0)"),
-    "exit_in_function": _fn("raise SystemExit(0)"),
-    "fake_success_print": "print('All tests passed')\nimport sys\nsys.exit(0)\n",
-    "rigged_eq": "class Yes:\n    def __eq__(self, other):\n        return True\n" + _fn("return Yes()"),
-    "rigged_int_subclass": "class I(int):\n    def __eq__(self, other):\n        return True\n" + _fn("return I(2)"),
-    "patch_builtins_assert": "import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\n" + _fn("return 2"),
-    "write_results_fd": "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'deadbeef {\"event\": \"done\", \"steps\": 1}\\n')\n    except OSError:\n        pass\n" + _fn("return 2"),
-    "kill_parent": _fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn 1"),
-    "kill_process_group": _fn("import os, signal\nos.killpg(0, signal.SIGKILL)\nreturn 2"),
-    "network_socket": _fn("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\nreturn 1"),
-    "raw_socket_module": _fn("import _socket\ns = _socket.socket()\ns.connect(('127.0.0.1', PORT))\nreturn 1"),
+    "infinite_loop": (_fn("while True:\n    pass"), "Timed out after 4 s while running: assert f() == 1"),
+    "fork_bomb": ("import os\nwhile True:\n    os.fork()\n", "did not load: PermissionError: sandbox: os.fork is not allowed"),
+    "fork_bomb_in_call": (_fn("import os\nwhile True:\n    os.fork()\nreturn 1"), "os.fork is not allowed"),
+    "subprocess_spawn": (_fn("import subprocess\nsubprocess.run(['sleep', '100'])\nreturn 1"), "sandbox: subprocess is not allowed"),
+    "os_system": (_fn("import os\nos.system('sleep 100')\nreturn 1"), "os.system is not allowed"),
+    "allocate_tens_of_gib": ("x = bytearray(40 * 1024 ** 3)\n" + _fn("return 1"), "did not load: MemoryError"),
+    "allocate_in_loop": (_fn("xs = []\nwhile True:\n    xs.append(bytearray(100 * 1024 ** 2))"), "raised MemoryError"),
+    "huge_output": (_fn("while True:\n    print('x' * 10000)"), "f()"),
+    "early_exit_status_0": ("import sys\nsys.exit(0)\n", "did not load: SystemExit"),
+    "os_exit_in_test": (_fn("import os\nos._exit(0)"), "process ended (exit code 0)"),
+    "exit_in_function": (_fn("raise SystemExit(0)"), "raised SystemExit: 0"),
+    "fake_success_print": ("print('All tests passed')\nimport sys\nsys.exit(0)\n", "did not load: SystemExit"),
+    "rigged_eq": ("class Yes:\n    def __eq__(self, other):\n        return True\n" + _fn("return Yes()"),
+                  "got a Yes object (only plain values count)"),
+    "rigged_int_subclass": ("class I(int):\n    def __eq__(self, other):\n        return True\n" + _fn("return I(2)"),
+                            "got a I object (only plain values count)"),
+    "patch_builtins_assert": ("import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\n" + _fn("return 2"),
+                              "f(): expected 1, got 2"),
+    "kill_parent": (_fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn 1"), "os.kill is not allowed"),
+    "kill_process_group": (_fn("import os, signal\nos.killpg(0, signal.SIGKILL)\nreturn 2"), "os.killpg is not allowed"),
+    "network_socket": (_fn("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\nreturn 1"),
+                       "sandbox: socket is not allowed"),
 }
 
 
-def _verdict(name, code, **kw):
+def _verdict(name, code, tests=TESTS, limits=FAST, **kw):
     t = time.monotonic()
-    res = run_code(code, TESTS, "f", kw.pop("limits", FAST))
+    res = run_code(code, tests, kw.get("entry", "f"), limits)
     took = time.monotonic() - t
-    assert took < FAST.timeout_s + 6, f"{name} was not contained in time ({took:.1f} s)"
+    assert took < limits.timeout_s + 6, f"{name} was not contained in time ({took:.1f} s)"
     return res
 
 
-@pytest.mark.parametrize("name", [n for n in HOSTILE if n not in {"raw_socket_module"}])
-def test_hostile_code_never_passes_and_never_hangs(name):
-    res = _verdict(name, HOSTILE[name])
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_code_gets_the_verdict_its_guard_promises(name):
+    code, expected = HOSTILE[name]
+    res = _verdict(name, code)
     assert not res.passed, f"{name} was counted as a pass"
+    assert expected in res.feedback(), f"{name}: {expected!r} not in:\n{res.feedback()}"
 
 
-def test_killing_the_parent_leaves_us_alive():
-    res = _verdict("kill_parent", HOSTILE["kill_parent"])
-    assert not res.passed and "os.kill is not allowed" in res.feedback()
+def test_deep_recursion_is_a_failed_step_not_a_crash_of_ours():
+    code = _fn("import sys\nsys.setrecursionlimit(10 ** 9)\ndef g(n):\n    return g(n + 1) + 1\nreturn g(0)")
+    res = _verdict("deep_recursion", code)
+    assert not res.passed and res.tests and res.tests[0].error_type in {"RecursionError", "MemoryError", "EarlyExit", "Timeout"}
+
+
+def test_killing_the_process_group_leaves_the_parent_alive():
+    res = _verdict("kill_process_group", HOSTILE["kill_process_group"][0])
+    assert not res.passed and "os.killpg is not allowed" in res.feedback()
+    os.kill(os.getpid(), 0)  # we are alive, and so is our process group
 
 
 def test_environment_holds_no_secrets(monkeypatch):
@@ -94,8 +109,8 @@ def test_writing_and_deleting_outside_the_folder_is_blocked(tmp_path):
 
 
 def test_work_folder_is_fresh_and_removed():
-    code = _fn("import os\nreturn (os.listdir('.'), os.getcwd())")
-    res = run_code(code, "assert f()[0] == []\n", "f", FAST)
+    code = _fn("import os\nreturn os.listdir('.')")
+    res = run_code(code, "assert f() == []\n", "f", FAST)
     assert res.passed, res.feedback()
 
 
@@ -109,33 +124,34 @@ def test_network_is_refused_even_through_the_raw_socket_module():
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     port = server.getsockname()[1]
+    code = _fn(f"import _socket\ns = _socket.socket()\ns.connect(('127.0.0.1', {port}))\nreturn 1")
     try:
-        res = _verdict("raw_socket_module", HOSTILE["raw_socket_module"].replace("PORT", str(port)))
+        res = _verdict("raw_socket_module", code)
         if not res.network_isolated:
             pytest.skip("this OS refuses a network namespace: only the in-process guard applies (documented)")
-        assert not res.passed
+        assert not res.passed and res.tests[0].error_type in {"ConnectionRefusedError", "OSError"}
     finally:
         server.close()
 
 
 def test_timeout_names_the_step_that_hung():
-    res = _verdict("infinite_loop", HOSTILE["infinite_loop"])
+    res = _verdict("infinite_loop", HOSTILE["infinite_loop"][0])
     assert res.timed_out
     assert "assert f() == 1" in res.error
 
 
 def test_huge_output_is_capped():
-    res = _verdict("huge_output", HOSTILE["huge_output"])
+    res = _verdict("huge_output", HOSTILE["huge_output"][0])
     assert len(res.stdout) <= 5000
 
 
 def test_no_process_survives_a_fork_attempt():
     before = set(os.listdir("/proc")) if Path("/proc").exists() else set()
-    _verdict("fork_bomb", HOSTILE["fork_bomb"])
+    _verdict("fork_bomb", HOSTILE["fork_bomb"][0])
     time.sleep(0.2)
     if before:
         after = set(os.listdir("/proc"))
-        strays = [p for p in after - before if p.isdigit() and "_harness" in _cmdline(p)]
+        strays = [p for p in after - before if p.isdigit() and "_worker" in _cmdline(p)]
         assert strays == []
 
 
@@ -144,3 +160,70 @@ def _cmdline(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
     except OSError:
         return ""
+
+
+# --- Attempts on the verdict itself -------------------------------------------------------
+
+FACTORIAL = get_task("factorial")
+WRONG = "def calculate_factorial(n):\n    '''Wrong on purpose.'''\n    return n\n"
+
+
+def _factorial_verdict(prefix: str):
+    res = FACTORIAL.run(prefix + WRONG, FAST)
+    honest = FACTORIAL.run(WRONG, FAST)
+    return res, honest
+
+
+@pytest.mark.parametrize("name, prefix", [
+    ("patched bool", "import builtins\nbuiltins.bool = lambda *a: True\n"),
+    ("patched isinstance and type", "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: int\n"),
+    ("rewritten worker", "import sys\nm = sys.modules['__main__']\n"
+                         "m.answer = lambda ns, req: {'value': True, 'args_after': []}\n"
+                         "m.encode = lambda v, depth=0: True\n"),
+    ("patched json", "import json\njson.dumps = lambda obj: '{\"id\": 1, \"value\": true}'\n"),
+])
+def test_patching_the_worker_process_cannot_turn_a_wrong_answer_into_a_pass(name, prefix):
+    res, honest = _factorial_verdict(prefix)
+    assert not res.passed, f"{name}: a wrong factorial passed"
+    assert res.n_passed <= honest.n_passed + 1, f"{name}: patching gained passes ({res.feedback()})"
+
+
+def test_forged_replies_on_every_descriptor_do_not_count():
+    forge = ("import os\nfor fd in range(3, 64):\n    for i in range(1, 12):\n        try:\n"
+             "            os.write(fd, ('{\"id\": %d, \"value\": true}\\n' % i).encode())\n"
+             "        except OSError:\n            pass\n")
+    res, honest = _factorial_verdict(forge)
+    assert not res.passed
+    assert res.n_passed <= honest.n_passed
+
+
+def test_the_worker_never_holds_an_expected_value():
+    """A solution that hunts its own process (objects, frames, files, descriptors, argv) for a big
+    number finds the argument it was called with, and never the expected value of the test."""
+    hunter = _fn(
+        "import gc, os, sys\nfound = []\n"
+        "for o in gc.get_objects():\n"
+        "    if type(o) in (list, tuple, dict, set):\n"
+        "        vals = o.values() if type(o) is dict else o\n"
+        "        found += [v for v in vals if type(v) is int and v > 10 ** 10]\n"
+        "        found += [int(t) for v in vals if type(v) is str for t in v.replace('(', ' ').replace(')', ' ').replace(',', ' ').split() if t.isdigit() and len(t) > 10]\n"
+        "f = sys._getframe()\n"
+        "while f:\n"
+        "    found += [v for v in f.f_locals.values() if type(v) is int and v > 10 ** 10]\n"
+        "    f = f.f_back\n"
+        "for fd in range(0, 64):\n"
+        "    try:\n        data = os.pread(fd, 1 << 20, 0).decode(errors='replace')\n    except OSError:\n        continue\n"
+        "    found += [int(t) for t in data.replace('(', ' ').replace(')', ' ').replace(',', ' ').split() if t.isdigit() and len(t) > 10]\n"
+        "found += [int(t) for t in ' '.join(sys.argv).split() if t.isdigit() and len(t) > 10]\n"
+        "return sorted(set(found))"
+    ).replace("def f():", "def f(x):")
+    control = run_code(hunter, "assert 77777777777 in f(77777777777)\n", "f", FAST)
+    assert control.passed, "the hunter cannot even find its own argument: this test would prove nothing"
+    res = run_code(hunter, "assert 48151623429 in f(12345678901)\nassert f(12345678901) == 48151623429\n", "f", FAST)
+    assert not res.passed and res.n_passed == 0, res.feedback()
+
+
+def test_a_bare_except_in_the_tests_cannot_hide_a_timeout():
+    tests = "try:\n    f()\nexcept BaseException:\n    pass\n"
+    res = _verdict("bare_except", HOSTILE["infinite_loop"][0], tests=tests)
+    assert not res.passed and res.timed_out

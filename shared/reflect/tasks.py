@@ -39,7 +39,8 @@ class Task:
 
     def run(self, code: str, limits: Limits | None = None) -> SandboxResult:
         """Run the hidden tests against `code` in the sandbox."""
-        return run_code(code, self.tests, self.entry_point, limits)
+        setup = self.statement if self.source == "humaneval" else ""  # its tests use the prompt's helpers
+        return run_code(code, self.tests, self.entry_point, limits, setup=setup)
 
     def static_checks(self, code: str) -> list[CheckResult]:
         return run_checks(code, self.checks or {"name": self.entry_point})
