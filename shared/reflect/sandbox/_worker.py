@@ -135,7 +135,7 @@ def answer(ns, req):
     except (NotPlain, RecursionError) as err:
         out["not_plain"] = type(result).__name__ if isinstance(err, NotPlain) and str(err) != "nested too deep" else "deeply nested"
     after = []
-    for a, sent in zip(args, req["args"]):  # arguments the call changed, so the parent sees mutation
+    for a, sent in zip(args, req["args"], strict=True):  # arguments the call changed, so the parent sees mutation
         try:
             now = encode(a)
         except (NotPlain, RecursionError):
