@@ -16,6 +16,7 @@ def main() -> None:
     p.add_argument("--alias", required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--idle-minutes", type=float, default=30.0)
+    p.add_argument("--state-file", default=None)
     args = p.parse_args()
     if "crash" in args.model:
         print("fake_serve: cannot load model", file=sys.stderr, flush=True)
@@ -31,7 +32,7 @@ def main() -> None:
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
-    serve.run(app, args.port, args.idle_minutes, state)
+    serve.run(app, args.port, args.idle_minutes, state, args.state_file)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """The shared local server manager, with a model-free server (tests/fake_serve.py)."""
 
+import os
+import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,14 +63,83 @@ def test_other_model_replaces_the_server(gguf, course_env, monkeypatch):
     assert s2.model_path == str(other) and not server.pid_alive(s1.pid)
 
 
-def test_idle_server_stops_itself(gguf, monkeypatch):
+def test_idle_server_stops_itself_and_leaves_no_state_file(gguf, monkeypatch):
     monkeypatch.setenv("COURSE_LOCAL_IDLE_MINUTES", "0.01")  # 0.6 s
     s = server.ensure_server()
+    assert server._state_file().exists()
     deadline = time.monotonic() + 15
     while server.pid_alive(s.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not server.pid_alive(s.pid)
     assert "idle for 0.01 min, stopping" in Path(s.log).read_text()
+    assert not server._state_file().exists(), "an idle exit left a record naming a pid that can be reused"
+
+
+def test_sigterm_exit_leaves_no_state_file(gguf):
+    s = server.ensure_server()
+    os.kill(s.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while server.pid_alive(s.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not server._state_file().exists()
+
+
+@pytest.fixture
+def stranger():
+    """An unrelated live process of the user's (think: an editor, a database)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _stale_record(pid: int, port: int, identity: str, model: str) -> None:
+    state = server.ServerState(port, pid, model, "tiny", "/nonexistent.log", 0.0, identity)
+    server._write_state(state)
+
+
+def test_a_stale_record_naming_an_unrelated_process_never_gets_it_killed(gguf, stranger):
+    # the record names the stranger's pid, as after a reboot: same number, another process
+    _stale_record(stranger.pid, 9, "12345 python -m reflect.serve --model x", str(gguf))
+    s = server.ensure_server()
+    assert s.pid != stranger.pid and server.health(s)
+    time.sleep(0.3)
+    assert stranger.poll() is None, "ensure_server signalled a process that is not the course's server"
+
+
+def test_a_record_with_the_strangers_own_identity_but_no_health_is_not_enough_for_stop(gguf, stranger):
+    # even a matching pid is not ours when the start time and command line differ
+    _stale_record(stranger.pid, 9, server.process_identity(stranger.pid).replace("sleep", "sleeq"), str(gguf))
+    assert "no process was signalled" in server.stop_server()
+    time.sleep(0.3)
+    assert stranger.poll() is None and server.read_state() is None
+
+
+def test_an_unreadable_state_file_is_no_server_with_a_clear_message(gguf, capsys):
+    server._state_file().parent.mkdir(parents=True, exist_ok=True)
+    server._state_file().mkdir()  # reading a folder fails like a file of another user's would
+    assert server.read_state() is None
+    assert "cannot be read" in capsys.readouterr().err
+    with pytest.raises(server.ServerError, match="Cannot write the server state file.*COURSE_STATE_DIR"):
+        server.ensure_server()
+    assert not any(server.pid_alive(int(p)) and "fake_serve" in _cmdline(p) for p in os.listdir("/proc") if p.isdigit())
+
+
+def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatch, capsys):
+    def denied(self, *a, **k):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    _stale_record(os.getpid(), 9, "x", str(gguf))
+    monkeypatch.setattr(Path, "read_text", denied)
+    assert server.read_state() is None
+    assert "PermissionError" in capsys.readouterr().err
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_port_in_use_is_a_clear_error(gguf, monkeypatch):
@@ -107,3 +179,18 @@ def test_big_log_is_rotated_at_start(gguf, course_env, monkeypatch):
     server.ensure_server()
     assert (course_env / "state" / "server.log.1").stat().st_size == 1000
     assert log.stat().st_size < 1000
+
+
+def test_two_processes_with_the_same_command_line_have_different_identities():
+    cmd = [sys.executable, "-c", "import time; time.sleep(30)"]
+    first = subprocess.Popen(cmd)
+    time.sleep(0.1)  # start times are counted in clock ticks (10 ms)
+    second = subprocess.Popen(cmd)
+    try:
+        a, b = server.process_identity(first.pid), server.process_identity(second.pid)
+        assert a and b and a != b, "a reused pid running the same command would pass for our server"
+    finally:
+        for p in (first, second):
+            p.kill()
+            p.wait()
+    assert server.process_identity(first.pid) is None

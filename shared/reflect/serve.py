@@ -9,9 +9,13 @@ It is llama-cpp-python's own OpenAI-compatible FastAPI app with two additions:
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import signal
+import sys
 import threading
 import time
+from pathlib import Path
 
 
 def build_app(model: str, alias: str, n_ctx: int, n_threads: int, cache: bool, state: dict):
@@ -62,19 +66,33 @@ def main(argv: list[str] | None = None) -> None:
     # llama.cpp still reuses the previous request's prefix without it.
     p.add_argument("--cache", action="store_true", help="turn on the RAM prompt cache (memory grows per request)")
     p.add_argument("--idle-minutes", type=float, default=30.0)
+    p.add_argument("--state-file", default=None, help="the manager's record of this server, removed on exit")
     args = p.parse_args(argv)
 
     state = new_state()
     app = build_app(args.model, args.alias, args.n_ctx, args.threads, args.cache, state)
-    run(app, args.port, args.idle_minutes, state)
+    run(app, args.port, args.idle_minutes, state, args.state_file)
 
 
 def new_state() -> dict:
     return {"inflight": 0, "last": time.monotonic()}
 
 
-def run(app, port: int, idle_minutes: float, state: dict) -> None:
-    """Serve on 127.0.0.1:port until stopped or idle for `idle_minutes`."""
+def forget(state_file: str | None) -> None:
+    """Remove the manager's state file if it still names this process (never another server's)."""
+    if not state_file:
+        return
+    path = Path(state_file)
+    try:
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def run(app, port: int, idle_minutes: float, state: dict, state_file: str | None = None) -> None:
+    """Serve on 127.0.0.1:port until stopped or idle for `idle_minutes`; on every clean exit
+    (idle, SIGTERM, Ctrl-C) remove the state file, so no stale record names a reusable pid."""
     import uvicorn
 
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -88,7 +106,13 @@ def run(app, port: int, idle_minutes: float, state: dict) -> None:
                 server.should_exit = True
 
     threading.Thread(target=watchdog, daemon=True).start()
-    server.run()
+    # uvicorn shuts down gracefully on SIGTERM and then re-raises it to the handler it found:
+    # make that handler a SystemExit, so the `finally` below runs instead of a hard exit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.run()
+    finally:
+        forget(state_file)
 
 
 if __name__ == "__main__":

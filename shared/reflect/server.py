@@ -5,6 +5,12 @@ notebook of a user shares it: the state file (port, pid, model) lives in the use
 folder, guarded by a file lock so two kernels starting at once do not start two servers.
 A dead or foreign server is replaced. `python -m reflect.server stop` (`make stop-model`)
 stops it; the server also stops itself after an idle period (see `reflect.serve`).
+
+Only a process that is provably the course's server is ever signalled: the state file
+records the pid together with that process's start time and command line, and both must
+still match. A pid that now belongs to something else (after a reboot, or a long idle
+period) is left alone and the stale record is dropped. The server removes the state file
+itself on every clean exit, the idle exit included.
 """
 
 from __future__ import annotations
@@ -36,15 +42,19 @@ class ServerError(RuntimeError):
 
 @dataclass
 class ServerState:
+    """What the state file records about the running server."""
+
     port: int
     pid: int
     model_path: str
     alias: str
     log: str
     started_at: float
+    identity: str  # the process's start time and command line: see process_identity()
 
     @property
     def base_url(self) -> str:
+        """The OpenAI-compatible base URL of this server."""
         return f"http://127.0.0.1:{self.port}/v1"
 
 
@@ -53,17 +63,64 @@ def _state_file() -> Path:
 
 
 def read_state() -> ServerState | None:
+    """The recorded server, or None: no file, a file from another version, or one we cannot read."""
+    path = _state_file()
     try:
-        return ServerState(**json.loads(_state_file().read_text()))
-    except (OSError, ValueError, TypeError):
+        return ServerState(**json.loads(path.read_text()))
+    except FileNotFoundError:
         return None
+    except OSError as err:
+        print(f"[reflect] The server state file {path} cannot be read ({type(err).__name__}: {err}); "
+              "treating it as no server. Remove it, or set COURSE_STATE_DIR to a folder of your own.",
+              file=sys.stderr)
+        return None
+    except (ValueError, TypeError):
+        return None  # corrupt, or written by an older version of the course: not a server we know
 
 
 def _write_state(state: ServerState) -> None:
-    _state_file().parent.mkdir(parents=True, exist_ok=True)
-    tmp = _state_file().with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(state), indent=1))
-    os.replace(tmp, _state_file())
+    path = _state_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(state), indent=1))
+        os.replace(tmp, path)
+    except OSError as err:
+        stop_pid(state.pid)  # ours, just started: do not leave it running unrecorded
+        raise ServerError(
+            f"Cannot write the server state file {path} ({type(err).__name__}: {err}). "
+            "Remove it, or set COURSE_STATE_DIR to a folder of your own."
+        ) from err
+
+
+def process_identity(pid: int) -> str | None:
+    """The start time and command line of process `pid`, or None if there is no such process.
+
+    A pid alone is not an identity: after a reboot or a long idle period the same number can
+    belong to any process of yours. Start time plus command line can not be reused by chance.
+    """
+    proc = Path(f"/proc/{pid}")
+    if Path("/proc/self/stat").exists():
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            return None
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+        if fields[0] == "Z":
+            return None  # a zombie is not a running server
+        return f"{fields[19]} {cmdline}"  # field 22 of stat: start time in clock ticks since boot
+    try:  # macOS and other systems without /proc
+        out = subprocess.run(["ps", "-o", "lstart=,command=", "-p", str(pid)], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def is_ours(state: ServerState) -> bool:
+    """True only if the recorded pid is still the very process the course started."""
+    return process_identity(state.pid) == state.identity
 
 
 def pid_alive(pid: int) -> bool:
@@ -125,13 +182,14 @@ def start_server(settings: Settings, model: Path) -> ServerState:
         log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
     cmd = [
         *SERVE_COMMAND, "--model", str(model), "--alias", model_label(model),
-        "--port", str(port), "--idle-minutes", str(settings.idle_minutes),
+        "--port", str(port), "--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file()),
     ]
     with open(log, "ab") as fh:
         proc = subprocess.Popen(  # own session: the server outlives the kernel that started it
             cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
         )
-    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time())
+    identity = process_identity(proc.pid) or ""
+    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time(), identity)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -152,19 +210,29 @@ def ensure_server(settings: Settings | None = None) -> ServerState:
     """Return a healthy shared server for the configured model, starting one if needed."""
     settings = settings or Settings.from_env()
     model = model_path(settings)
-    state_dir().mkdir(parents=True, exist_ok=True)
-    with FileLock(str(state_dir() / "server.lock"), timeout=START_TIMEOUT_S + 30):
+    lock = state_dir() / "server.lock"
+    try:
+        state_dir().mkdir(parents=True, exist_ok=True)
+        guard = FileLock(str(lock), timeout=START_TIMEOUT_S + 30)
+        guard.acquire()
+    except OSError as err:
+        raise ServerError(
+            f"Cannot use the course state folder {state_dir()} ({type(err).__name__}: {err}). "
+            "Set COURSE_STATE_DIR to a folder of your own."
+        ) from err
+    try:
         state = read_state()
-        if state and pid_alive(state.pid) and health(state):
-            if state.model_path == str(model):
+        if state and is_ours(state):
+            if health(state) and state.model_path == str(model):
                 return state
-            stop_pid(state.pid)  # another model was asked for: replace the server
-        elif state and pid_alive(state.pid):
-            stop_pid(state.pid)  # alive but not answering as ours: do not leave it eating the CPU
+            stop_pid(state.pid)  # ours, but another model was asked for, or it stopped answering
         return start_server(settings, model)
+    finally:
+        guard.release()
 
 
 def stop_pid(pid: int, grace: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds. Callers check is_ours() first."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -181,14 +249,15 @@ def stop_pid(pid: int, grace: float = 10.0) -> None:
 
 
 def stop_server() -> str:
+    """Stop the recorded server if it is still the course's own process; say what happened."""
     state = read_state()
     if state is None:
         return "No local model server is recorded."
-    if pid_alive(state.pid) and health(state):
+    if is_ours(state):
         stop_pid(state.pid)
         msg = f"Stopped the local model server (pid {state.pid}, port {state.port})."
     else:
-        msg = "The recorded local model server was not running."
+        msg = "The recorded local model server was not running (its stale record is removed; no process was signalled)."
     _state_file().unlink(missing_ok=True)
     return msg
 
@@ -203,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"Local model server: {s.base_url} (pid {s.pid}, model {s.alias})")
     elif cmd == "status":
         s = read_state()
-        up = bool(s and pid_alive(s.pid) and health(s))
+        up = bool(s and is_ours(s) and health(s))
         print(f"Local model server: {'running at ' + s.base_url if up else 'not running'}")
     else:
         raise SystemExit("usage: python -m reflect.server [start|stop|status]")
