@@ -35,3 +35,10 @@ def test_dotenv_file_is_read_and_environment_wins(course_env, monkeypatch):
     monkeypatch.setenv("COURSE_MODEL", "from-env")
     s = Settings.from_env()
     assert s.backend == "replay" and s.model == "from-env"
+
+
+def test_record_keep_and_replay_prune_come_from_settings_and_dotenv(course_env):
+    (course_env / ".env").write_text("COURSE_RECORD_KEEP=1\n")
+    s = Settings.from_env()
+    assert s.record_keep and not s.replay_prune
+    assert Settings.from_env({"COURSE_REPLAY_PRUNE": "1"}).replay_prune

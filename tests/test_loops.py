@@ -37,11 +37,11 @@ def test_approved_on_first_review():
 def test_each_agent_sees_its_own_system_prompt_and_the_shared_thread():
     s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
     maker_checker(s, "write f")
-    roles = [r for r, _ in s.seen]
+    roles = [c.role for c in s.seen]
     assert roles == ["generator", "reviewer", "generator", "reviewer"]
-    assert s.seen[0][1][0] == {"role": "system", "content": GENERATOR_PROMPT}
-    assert s.seen[1][1][0] == {"role": "system", "content": REVIEWER_PROMPT}
-    third = s.seen[2][1]
+    assert s.seen[0].messages[0] == {"role": "system", "content": GENERATOR_PROMPT}
+    assert s.seen[1].messages[0] == {"role": "system", "content": REVIEWER_PROMPT}
+    third = s.seen[2].messages
     assert [m["role"] for m in third] == ["system", "user", "assistant", "assistant"]
     assert third[-1]["content"] == "[Reviewer]: Handle negatives."
 
@@ -76,14 +76,15 @@ def test_empty_or_garbled_review_is_not_approval(review):
 def test_provider_error_mid_loop_ends_cleanly_and_keeps_the_draft():
     s = Script([DRAFT, ModelError("server down")], ["Fix it."])
     res = maker_checker(s, "write f")
-    assert (res.approved, res.stop_reason) == (False, "error")
+    assert (res.approved, res.stop_reason) == (False, "provider_error")
     assert "server down" in res.error and res.final_code.startswith("def f")
     assert len(res.turns) == 2
 
 
 def test_reviewer_error_is_reported_as_such():
     res = maker_checker(Script([DRAFT], [ModelError("429")]), "write f")
-    assert res.stop_reason == "error" and res.error.startswith("reviewer call failed")
+    assert res.stop_reason == "provider_error" and res.error.startswith("reviewer call failed")
+    assert res.final_code.startswith("def f") and res.iterations == 1
 
 
 def test_prose_only_draft_keeps_previous_code_and_notes_it():
@@ -116,7 +117,7 @@ def test_other_sentinel_and_reading():
 def test_trimmed_thread_sends_less_but_keeps_everything():
     s = Script([DRAFT] * 3, ["Fix a.", "Fix b.", "APPROVED"])
     res = maker_checker(s, "write f", trim=keep_last(2))
-    last_generator = [m for r, m in s.seen if r == "generator"][-1]
+    last_generator = [c.messages for c in s.seen if c.role == "generator"][-1]
     assert len(last_generator) == 1 + 1 + 2  # system, task, last two messages
     assert len(res.thread) == 7
     with pytest.raises(ValueError):

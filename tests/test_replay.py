@@ -1,5 +1,7 @@
 """Record, then replay with the network blocked: identical outputs; misses are loud."""
 
+import dataclasses
+
 import pytest
 import yaml
 from pytest_socket import disable_socket, enable_socket
@@ -22,8 +24,8 @@ def _record(course_env, fake_model, replies, key=FAKE_KEY):
     return conn, out
 
 
-def _replay(course_env):
-    s = settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+def _replay(course_env, **env):
+    s = settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"), **env)
     return connect("01_demo", settings=s, quiet=True)
 
 
@@ -119,20 +121,18 @@ def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fak
     assert _chat_all(conn, ["a", "b", "d"]) == ["A1", "B1", "D1"]
     conn.recorder.close()
 
-    monkeypatch.setenv("COURSE_RECORD_KEEP", "1")  # the notebook changed: "b" is gone, "c" is new
+    # the notebook changed: "b" is gone, "c" is new
     second = fake_model(["C2"])
-    conn = connect("01_demo", settings=rec, transport=second.transport(), quiet=True)
+    keep = dataclasses.replace(rec, record_keep=True)
+    conn = connect("01_demo", settings=keep, transport=second.transport(), quiet=True)
     assert _chat_all(conn, ["a", "d", "c"]) == ["A1", "D1", "C2"]  # "a", "d" replayed; only "c" went to the model
     assert [r["messages"][1]["content"] for r in second.requests] == ["c"]
     conn.recorder.close()
-    monkeypatch.delenv("COURSE_RECORD_KEEP")
     prompts = lambda: [r["body"]["messages"][1]["content"] for r in recorded_requests(course_env / "cassettes" / "01_demo.yaml")]  # noqa: E731
     assert sorted(prompts()) == ["a", "b", "c", "d"]  # kept until a clean replay prunes
 
-    monkeypatch.setenv("COURSE_REPLAY_PRUNE", "1")
-    conn = _replay(course_env)
+    conn = _replay(course_env, COURSE_REPLAY_PRUNE="1")
     assert _chat_all(conn, ["a", "d", "c"]) == ["A1", "D1", "C2"]
     conn.recorder.close()
     assert prompts() == ["a", "d", "c"]
-    monkeypatch.delenv("COURSE_REPLAY_PRUNE")
     assert _chat_all(_replay(course_env), ["a", "d", "c"]) == ["A1", "D1", "C2"]

@@ -57,6 +57,8 @@ class Settings:
     model: str | None
     role_models: dict[str, str] = field(default_factory=dict)
     cassette_dir: Path = field(default_factory=lambda: repo_root() / "cassettes")
+    record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
+    replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -96,6 +98,8 @@ class Settings:
             model=env.get("COURSE_MODEL") or None,
             role_models=roles,
             cassette_dir=cassettes,
+            record_keep=env.get("COURSE_RECORD_KEEP", "") == "1",
+            replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
         )
 
     @property

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 from .critique import Critique, critique_schema, parse_critique
 from .llm import response_format_for
-from .sandbox import run_code
 from .tasks import Task
 
 CODE_CRITERIA = (
@@ -174,11 +173,26 @@ class HybridCritic:
 
 
 def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
-    """(visible, held_out): the first share of the top-level test steps, and the rest."""
+    """(visible, held_out): the first share of the test steps the sandbox runs, and the rest.
+
+    Steps are the top-level statements, or, for a HumanEval-style test file, the statements
+    in the body of `check(candidate)`; each half keeps the file's other top-level lines
+    (imports, METADATA) and its own `check` function."""
     tree = ast.parse(tests)
-    steps = [ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body]
+    check = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
+    if check is None:
+        steps = [ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body]
+        k = max(1, round(len(steps) * visible_share))
+        return "\n".join(steps[:k]) + "\n", "\n".join(steps[k:]) + "\n"
+    head = "\n".join(ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body if n is not check)
+    lines = tests.splitlines()
+    steps = ["\n".join(lines[n.lineno - 1:n.end_lineno]) for n in check.body]  # whole lines: indentation kept
     k = max(1, round(len(steps) * visible_share))
-    return "\n".join(steps[:k]) + "\n", "\n".join(steps[k:]) + "\n"
+
+    def part(body: list[str]) -> str:
+        return f"{head}\n\ndef check(candidate):\n" + "\n".join(body) + "\n" if body else head + "\n"
+
+    return part(steps[:k]), part(steps[k:])
 
 
 @dataclass
@@ -189,7 +203,7 @@ class TestGroundedCritic:
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
         visible, _ = split_tests(task.tests, self.visible_share)
-        res = run_code(code, visible, task.entry_point)
+        res = task.run(code, tests=visible)
         n = len(res.tests) or 1
         score = 1 + 9 * res.n_passed / n if res.tests else 1
         return Evaluation(round(score, 1), res.feedback(label="visible"), 0, {"result": res})

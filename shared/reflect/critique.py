@@ -10,7 +10,6 @@ never a retry loop of its own.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, ValidationError
@@ -44,24 +43,42 @@ class ParseFailure:
     error: str  # one line: what was wrong
 
 
-_OBJECT = re.compile(r"\{.*\}", re.S)
+def _json_objects(raw: str):
+    """Every complete JSON object in `raw`, in order: `raw_decode` from each `{` that is not
+    inside an object already found (a dict in prose, a fenced block, two objects in a row)."""
+    decoder = json.JSONDecoder()
+    pos = raw.find("{")
+    while pos != -1:
+        try:
+            obj, end = decoder.raw_decode(raw, pos)
+        except ValueError:
+            pos = raw.find("{", pos + 1)
+            continue
+        yield obj
+        pos = raw.find("{", end)
 
 
 def parse_critique(text: str) -> Critique | ParseFailure:
-    """Parse and validate a critic reply. JSON inside prose or a code fence is accepted."""
+    """Parse and validate a critic reply: the first JSON object in it that is a valid critique.
+
+    JSON inside prose or a code fence is accepted. With no valid critique, the failure names
+    what was wrong with the first complete JSON object (or that there is none)."""
     raw = text or ""
     if not raw.strip():
         return ParseFailure(raw, "the critic reply is empty")
     try:
         data = json.loads(raw)
     except ValueError:
-        m = _OBJECT.search(raw)
-        if not m:
-            return ParseFailure(raw, "no JSON object in the critic reply")
-        try:
-            data = json.loads(m.group(0))
-        except ValueError as err:
-            return ParseFailure(raw, f"invalid JSON: {err.msg} at position {err.pos}")
+        candidates = list(_json_objects(raw))
+        if not candidates:
+            start, end = raw.find("{"), raw.rfind("}")
+            if start == -1 or end < start:
+                return ParseFailure(raw, "no JSON object in the critic reply")
+            try:
+                json.loads(raw[start:end + 1])
+            except ValueError as err:  # say what is wrong with the broken object itself
+                return ParseFailure(raw, f"invalid JSON: {err.msg} at position {err.pos}")
+        data = next((c for c in candidates if isinstance(c, dict) and _valid(c)), candidates[0])
     if not isinstance(data, dict):
         return ParseFailure(raw, f"expected a JSON object, got {type(data).__name__}")
     try:
@@ -70,3 +87,11 @@ def parse_critique(text: str) -> Critique | ParseFailure:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "object"
         return ParseFailure(raw, f"{where}: {first['msg']} (got {first.get('input')!r})")
+
+
+def _valid(data: dict) -> bool:
+    try:
+        Critique.model_validate(data)
+    except ValidationError:
+        return False
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 
@@ -13,20 +14,32 @@ class FakeReply:
     role: str = ""
 
 
+@dataclass(frozen=True)
+class Call:
+    """One request a ScriptedChat received: the role, a copy of the messages, and every other
+    keyword argument (temperature, seed, max_tokens, response_format, ...), so a test can
+    assert that a loop or a critic asked for what the lesson says it asks for."""
+
+    role: str
+    messages: list[dict]
+    params: dict
+
+
 @dataclass
 class ScriptedChat:
-    """`chat(messages, role=...)` that answers each role from its own script, in order.
+    """`chat(messages, role=..., **params)` that answers each role from its own script, in order.
 
     Script items are strings, FakeReply objects, or exceptions to raise (to simulate a
     provider error). Prompt tokens default to the number of words sent, so a growing thread
-    costs more, as it does with a real model.
+    costs more, as it does with a real model. Every call is kept in `calls` with its full
+    parameters.
     """
 
     scripts: dict[str, list]
-    calls: list[tuple[str, list[dict]]] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
 
     def __call__(self, messages: list[dict], role: str = "generator", **params) -> FakeReply:
-        self.calls.append((role, [dict(m) for m in messages]))
+        self.calls.append(Call(role, [dict(m) for m in messages], copy.deepcopy(params)))
         script = self.scripts.get(role)
         if not script:
             raise IndexError(f"ScriptedChat has no more replies for role {role!r}")

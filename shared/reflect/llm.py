@@ -196,7 +196,8 @@ def connect(
     if settings.backend in ("replay", "record"):
         if not notebook:
             raise ConfigError(f"COURSE_BACKEND={settings.backend} needs a notebook name: connect('01_one_shot').")
-        recorder = Recorder(notebook, settings.cassette_dir / f"{notebook}.yaml", settings.backend)
+        recorder = Recorder(notebook, settings.cassette_dir / f"{notebook}.yaml", settings.backend,
+                            keep=settings.record_keep, prune=settings.replay_prune)
 
     role_models = dict(settings.role_models)
     live = settings.live_backend

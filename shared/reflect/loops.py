@@ -60,7 +60,7 @@ class Turn:
 class LoopResult:
     task: str
     approved: bool
-    stop_reason: str  # approved | max_iterations | token_budget | error
+    stop_reason: str  # approved | max_iterations | token_budget | provider_error
     final_code: str
     iterations: int
     turns: list[Turn] = field(default_factory=list)
@@ -120,7 +120,7 @@ def maker_checker(
         try:
             gen = call("generator", generator_prompt)
         except ModelError as err:
-            return result(False, "error", iteration - 1, f"generator call failed: {err}")
+            return result(False, "provider_error", iteration - 1, f"generator call failed: {err}")
         extraction = extract_code(gen.text, entry_point)
         code = extraction.code if extraction.found else code  # keep the last real draft
         thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
@@ -131,7 +131,7 @@ def maker_checker(
         try:
             review = call("reviewer", reviewer_prompt)
         except ModelError as err:
-            return result(False, "error", iteration, f"reviewer call failed: {err}")
+            return result(False, "provider_error", iteration, f"reviewer call failed: {err}")
         text = review.text or ""
         ok = bool(text.strip()) and is_approved(text)
         thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})

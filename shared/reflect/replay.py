@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -91,8 +90,8 @@ class Recorder:
     started: float = 0.0
     last_ms: int | None = None
     cassette: object = None
-    keep: bool = field(default_factory=lambda: os.environ.get("COURSE_RECORD_KEEP", "") == "1")
-    prune: bool = field(default_factory=lambda: os.environ.get("COURSE_REPLAY_PRUNE", "") == "1")
+    keep: bool = False  # record: replay what is recorded, record only new calls (Settings.record_keep)
+    prune: bool = False  # replay: drop recorded calls nobody asked for (Settings.replay_prune)
     _context: object = field(default=None, repr=False)
 
     def scrub_request(self, request):

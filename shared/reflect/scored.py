@@ -26,10 +26,15 @@ TEMPERATURES = {"generator": 0.3, "refiner": 0.2}
 
 @dataclass
 class ScoredResult:
+    """A scored loop's outcome: the best attempt, every attempt, and why it stopped.
+
+    `best` is never None: when a provider error came before any draft, it is an empty
+    attempt (iteration 0, no score) whose feedback names the error."""
+
     task_id: str
-    best: ScoredAttempt | None
+    best: ScoredAttempt
     history: list[ScoredAttempt] = field(default_factory=list)
-    stop_reason: str = ""
+    stop_reason: str = ""  # threshold | max_iterations | converged | oscillation | regression | provider_error
     error: str | None = None
 
     @property
@@ -55,6 +60,7 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
     messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
     role = "generator"
     while True:
+        code = None
         try:
             if first_draft is not None and not history:
                 code, used = first_draft, 0
@@ -63,7 +69,10 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
                 code, used = extract_code(reply.text, task.entry_point).code, reply.prompt_tokens + reply.completion_tokens
             ev = critic.evaluate(task, code)
         except ModelError as err:
-            return ScoredResult(task.id, best_so_far(history), history, "error", str(err))
+            if code is not None:  # the draft arrived, its critique did not: keep it, unscored
+                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used))
+            best = best_so_far(history) or ScoredAttempt(0, "", None, f"no draft: {err}")
+            return ScoredResult(task.id, best, history, "provider_error", str(err))
         history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens, {"evaluation": ev}))
         reason = rule.decide(history)
         if reason:

@@ -37,10 +37,14 @@ class Task:
         reqs = "\n".join(f"- {r}" for r in self.requirements)
         return f"{self.statement}\n\nRequirements:\n{reqs}" if reqs else self.statement
 
-    def run(self, code: str, limits: Limits | None = None) -> SandboxResult:
-        """Run the hidden tests against `code` in the sandbox."""
-        setup = self.statement if self.source == "humaneval" else ""  # its tests use the prompt's helpers
-        return run_code(code, self.tests, self.entry_point, limits, setup=setup)
+    @property
+    def setup(self) -> str:
+        """Trusted code the tests need on the judge's side: HumanEval's prompt (its helpers)."""
+        return self.statement if self.source == "humaneval" else ""
+
+    def run(self, code: str, limits: Limits | None = None, tests: str | None = None) -> SandboxResult:
+        """Run the hidden tests (or the given share of them, `tests`) against `code` in the sandbox."""
+        return run_code(code, self.tests if tests is None else tests, self.entry_point, limits, setup=self.setup)
 
     def static_checks(self, code: str) -> list[CheckResult]:
         return run_checks(code, self.checks or {"name": self.entry_point})
