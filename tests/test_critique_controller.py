@@ -97,3 +97,19 @@ def test_analyze_improvement():
     assert analyze_improvement(h(4, None, 7)) == {
         "initial": 4, "final": 7, "best": 7, "improvement": 3, "iterations": 3, "progression": [4, None, 7]}
     assert analyze_improvement(h(None))["improvement"] is None
+
+
+@pytest.mark.parametrize("text", [
+    'It returns a dict like {"a": 1} for one word. Review: ' + json.dumps(GOOD),
+    "Returns {'a': 1} for 'a'.\n```json\n" + json.dumps(GOOD) + "\n```\nThanks {for reading}.",
+    json.dumps(GOOD) + "\n" + json.dumps(GOOD | {"score": 2}),
+    'Mentions {"score": 99} in prose, then ' + json.dumps(GOOD),
+])
+def test_the_first_valid_critique_is_read_whatever_surrounds_it(text):
+    c = parse_critique(text)
+    assert isinstance(c, Critique) and c.score == 7 and c.suggestion == "add a docstring"
+
+
+def test_a_critique_cut_off_midway_is_a_parse_failure_naming_no_object():
+    res = parse_critique('```json\n{\n  "score": 10,\n  "issues": [],\n  "strengths": [')
+    assert isinstance(res, ParseFailure) and res.error == "no JSON object in the critic reply"
