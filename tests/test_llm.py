@@ -4,7 +4,7 @@ import httpx
 import openai
 import pytest
 
-from reflect import ModelError, connect
+from reflect import ModelError, connect, llm
 from reflect.config import ConfigError
 from reflect.llm import response_format_for
 from tests.conftest import settings_for
@@ -48,12 +48,12 @@ def test_replay_needs_a_notebook_name():
         connect(settings=settings_for("replay"), quiet=True)
 
 
-@pytest.mark.parametrize("status,needle", [(500, "failed after 2 retries"), (429, "for 429 wait a minute"),
+@pytest.mark.parametrize("status,needle", [(500, "failed: Error code: 500"), (429, "for 429 wait a minute"),
                                            (401, "Check OPENAI_API_KEY")])
-def test_provider_errors_are_retried_then_explained(fake_model, status, needle):
+def test_provider_errors_are_retried_then_explained(fake_model, status, needle, monkeypatch):
+    monkeypatch.setattr(llm, "BACKOFF_S", (0.01, 0.01))
     fake = fake_model([httpx.Response(status, json={"error": {"message": "boom"}})] * 3)
     conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
-    conn.client = conn.client.with_options(max_retries=2)
     with pytest.raises(ModelError, match=needle):
         conn.chat([{"role": "user", "content": "x"}])
     retried = status in (500, 429)

@@ -12,6 +12,7 @@ from platformdirs import user_cache_path, user_state_path
 BACKENDS = ("local", "openai", "replay", "record")
 LIVE_BACKENDS = ("local", "openai")
 APP_NAME = "reflection-course"
+DEFAULT_TIMEOUT_S = 300.0  # one chat call, retries included: a long local generation fits, a hang does not
 
 
 class ConfigError(ValueError):
@@ -57,6 +58,7 @@ class Settings:
     model: str | None
     role_models: dict[str, str] = field(default_factory=dict)
     cassette_dir: Path = field(default_factory=lambda: repo_root() / "cassettes")
+    timeout_s: float = DEFAULT_TIMEOUT_S  # COURSE_TIMEOUT_S: the budget of one chat call
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
 
@@ -79,8 +81,13 @@ class Settings:
         try:
             port = int(env.get("COURSE_LOCAL_PORT") or 0)
             idle = float(env.get("COURSE_LOCAL_IDLE_MINUTES") or 30)
+            timeout = float(env.get("COURSE_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
         except ValueError as err:
-            raise ConfigError(f"COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES must be numbers: {err}") from err
+            raise ConfigError(
+                f"COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES / COURSE_TIMEOUT_S must be numbers: {err}"
+            ) from err
+        if timeout <= 0:
+            raise ConfigError(f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}")
         roles = {
             k.removeprefix("COURSE_MODEL_").lower(): v
             for k, v in env.items()
@@ -98,6 +105,7 @@ class Settings:
             model=env.get("COURSE_MODEL") or None,
             role_models=roles,
             cassette_dir=cassettes,
+            timeout_s=timeout,
             record_keep=env.get("COURSE_RECORD_KEEP", "") == "1",
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
         )

@@ -14,6 +14,7 @@ Backends (COURSE_BACKEND, from the environment or `.env`):
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ import httpx
 import openai
 
 from .accounting import CallRecord, Ledger
-from .config import ConfigError, Settings
+from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings
 from .replay import (
     BACKEND_HEADER,
     LATENCY_HEADER,
@@ -32,8 +33,9 @@ from .replay import (
 )
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-TIMEOUT = httpx.Timeout(300.0, connect=5.0)  # local prompt processing is slow; never wait forever
-MAX_RETRIES = 2  # the openai client's own backoff: connection errors, 408, 409, 429, 5xx
+MAX_RETRIES = 2  # retries of a refused connection, 408, 409, 429 or 5xx, within the call's budget
+BACKOFF_S = (1.0, 2.0)  # wait before the first and second retry
+RETRY_STATUS = {408, 409, 429}
 
 
 class ModelError(RuntimeError):
@@ -87,21 +89,44 @@ class Connection:
     def response_format(self, schema: dict, name: str = "reply") -> dict:
         return response_format_for(self.live_backend, schema, name)
 
+    @property
+    def budget_s(self) -> float:
+        """Seconds one chat call may take in all, retries included (COURSE_TIMEOUT_S)."""
+        return self.settings.timeout_s if self.settings else DEFAULT_TIMEOUT_S
+
     def chat(self, messages: list[dict], role: str = "generator", **params: Any) -> Reply:
-        """One chat completion, recorded in `self.ledger` under `role`."""
+        """One chat completion, recorded in `self.ledger` under `role`.
+
+        Returns or raises ModelError within `budget_s` seconds (plus, on the local backend, the
+        time to restart a server that had died). A server that is down (connection refused or
+        reset) is restarted once (local) or retried (others); a server that is slow is not
+        retried and not restarted: the error says how long it waited and what to change.
+        """
         model = params.pop("model", None) or self.model_for(role)
-        try:
-            raw = self._create(model, messages, role, params)
-        except openai.APIConnectionError:
-            if self.backend != "local":
-                raise ModelError(self._explain("could not connect")) from None
-            self._reconnect_local()  # the shared server stopped (idle) or died: start it again
+        start = time.monotonic()
+        deadline = start + self.budget_s
+        retries, restarted = 0, False
+        while True:
+            remaining = deadline - time.monotonic()
             try:
-                raw = self._create(model, messages, role, params)
+                raw = self._create(model, messages, role, params, remaining)
+                break
+            except openai.APITimeoutError:  # before APIConnectionError: it is a subclass
+                raise ModelError(self._slow(time.monotonic() - start)) from None
+            except openai.APIConnectionError as err:
+                if self.backend == "local" and not restarted:
+                    self._reconnect_local()  # the shared server stopped (idle) or died: start it again
+                    restarted = True
+                    deadline = time.monotonic() + self.budget_s  # a fresh server gets the whole budget
+                    continue
+                what = "could not connect" if retries >= MAX_RETRIES else None
+                retries = self._wait_to_retry(retries, deadline, what or str(err), err)
+            except openai.APIStatusError as err:
+                if err.status_code not in RETRY_STATUS and err.status_code < 500:
+                    raise ModelError(self._explain(str(err))) from err
+                retries = self._wait_to_retry(retries, deadline, str(err), err)
             except openai.APIError as err:
                 raise ModelError(self._explain(str(err))) from err
-        except openai.APIError as err:
-            raise ModelError(self._explain(str(err))) from err
         completion = raw.parse()
         header = raw.headers.get(LATENCY_HEADER)
         if header is not None:
@@ -124,10 +149,30 @@ class Connection:
         self.ledger.add(CallRecord(role, reply.prompt_tokens, reply.completion_tokens, latency, self.live_backend, model))
         return reply
 
-    def _create(self, model: str, messages: list[dict], role: str, params: dict):
+    def _create(self, model: str, messages: list[dict], role: str, params: dict, remaining: float):
         headers = {ROLE_HEADER: role, BACKEND_HEADER: self.live_backend}
+        wait = max(remaining, 0.001)
         return self.client.chat.completions.with_raw_response.create(
-            model=model, messages=messages, extra_headers=headers, **params
+            model=model, messages=messages, extra_headers=headers,
+            timeout=httpx.Timeout(wait, connect=min(5.0, wait)), **params
+        )
+
+    def _wait_to_retry(self, retries: int, deadline: float, what: str, err: Exception) -> int:
+        """Sleep before the next retry, or raise ModelError when retries or the budget are spent."""
+        if retries >= MAX_RETRIES:
+            raise ModelError(self._explain(what)) from err
+        pause = BACKOFF_S[min(retries, len(BACKOFF_S) - 1)]
+        if time.monotonic() + pause >= deadline:
+            raise ModelError(self._explain(f"{what} (no time left in the {self.budget_s:g} s budget for a retry)")) from err
+        time.sleep(pause)
+        return retries + 1
+
+    def _slow(self, waited: float) -> str:
+        return (
+            f"The {self.live_backend} model at {self.base_url} did not answer within {waited:.0f} s "
+            f"(the per-call budget, COURSE_TIMEOUT_S={self.budget_s:g}). The server is slow, not down, so it "
+            "was neither retried nor restarted. Ask for less (a shorter prompt, a smaller max_tokens), "
+            "raise COURSE_TIMEOUT_S, or check what else is using the CPU."
         )
 
     def _reconnect_local(self) -> None:
@@ -148,7 +193,7 @@ class Connection:
                 f"Check OPENAI_API_KEY, OPENAI_BASE_URL (now {self.base_url}) and that model "
                 f"{self.model!r} exists there; for 429 wait a minute or lower the request rate."
             )
-        return f"The {self.live_backend} model at {self.base_url} failed after {MAX_RETRIES} retries: {what}. {hint}"
+        return f"The {self.live_backend} model at {self.base_url} failed: {what}. {hint}"
 
 
 def response_format_for(live_backend: str, schema: dict, name: str = "reply") -> dict:
@@ -217,12 +262,13 @@ def connect(
         model, api_key = settings.model or DEFAULT_OPENAI_MODEL, settings.openai_api_key
 
     course_transport = CourseTransport(transport, recorder.open() if recorder else None)
-    client = openai.OpenAI(
+    timeout = httpx.Timeout(settings.timeout_s, connect=5.0)
+    client = openai.OpenAI(  # no retries of its own: Connection.chat retries within one budget
         api_key=api_key,
         base_url=base_url,
-        timeout=TIMEOUT,
-        max_retries=0 if settings.backend == "replay" else MAX_RETRIES,
-        http_client=httpx.Client(transport=course_transport, timeout=TIMEOUT),
+        timeout=timeout,
+        max_retries=0,
+        http_client=httpx.Client(transport=course_transport, timeout=timeout),
     )
     conn = Connection(
         client=client, model=model, backend=settings.backend, live_backend=live, base_url=base_url,

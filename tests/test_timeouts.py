@@ -1,0 +1,148 @@
+"""One stated budget per chat call: a slow server and a server that is down, told apart.
+
+A stub HTTP server on 127.0.0.1 either stalls (reads the request, never answers) or closes
+every connection at once. Bounded: every stub stops by itself when its test ends.
+"""
+
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from reflect import ModelError, connect, llm
+from tests.conftest import settings_for
+
+MSG = [{"role": "user", "content": "hi"}]
+
+
+class Stub:
+    """A TCP server on 127.0.0.1 that stalls or closes every connection; counts connections."""
+
+    def __init__(self, mode: str):
+        self.mode, self.connections = mode, 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.open: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            if self.mode == "close":
+                conn.close()
+            else:  # stall: read the request, never answer
+                conn.settimeout(0.2)
+                try:
+                    conn.recv(65536)
+                except OSError:
+                    pass
+                self.open.append(conn)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        for c in self.open:
+            c.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def stub():
+    made = []
+
+    def make(mode):
+        made.append(Stub(mode))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def _conn(port: int, budget: float, backend: str = "openai"):
+    s = settings_for("openai", OPENAI_API_KEY="k", OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+                     COURSE_TIMEOUT_S=str(budget))
+    conn = connect(settings=s, quiet=True)
+    restarts = []
+    if backend == "local":  # the local backend's behaviour, without starting a model server
+        conn.backend = conn.live_backend = "local"
+
+        def restart():
+            restarts.append(time.monotonic())
+            if len(restarts) > 2:  # a loop that restarts on every failure would never end
+                raise RuntimeError("restarted again and again")
+
+        conn._reconnect_local = restart
+    return conn, restarts
+
+
+@pytest.mark.parametrize("backend", ["openai", "local"])
+def test_a_slow_server_gets_one_clear_error_within_the_budget_and_no_restart(stub, backend):
+    server = stub("stall")
+    conn, restarts = _conn(server.port, 1.5, backend)
+    t = time.monotonic()
+    with pytest.raises(ModelError, match=r"did not answer within [12] s .*COURSE_TIMEOUT_S=1.5.*slow, not down"):
+        conn.chat(MSG)
+    took = time.monotonic() - t
+    assert 1.4 <= took < 2.5, f"waited {took:.1f} s for a 1.5 s budget"
+    assert server.connections == 1, "a slow request was sent again"
+    assert restarts == []
+
+
+def test_a_local_server_that_is_down_is_restarted_once_then_the_error_is_clear(stub, monkeypatch):
+    monkeypatch.setattr(llm, "BACKOFF_S", (0.05, 0.05))
+    server = stub("close")
+    conn, restarts = _conn(server.port, 5, "local")
+    t = time.monotonic()
+    with pytest.raises(ModelError, match="could not connect"):
+        conn.chat(MSG)
+    assert len(restarts) == 1
+    assert server.connections == 1 + 1 + llm.MAX_RETRIES  # first try, after the restart, retries
+    assert time.monotonic() - t < 3
+
+
+def test_a_hosted_server_that_is_down_is_retried_then_explained(stub, monkeypatch):
+    monkeypatch.setattr(llm, "BACKOFF_S", (0.05, 0.05))
+    server = stub("close")
+    conn, restarts = _conn(server.port, 5)
+    with pytest.raises(ModelError, match="could not connect.*Check OPENAI_API_KEY, OPENAI_BASE_URL"):
+        conn.chat(MSG)
+    assert server.connections == 1 + llm.MAX_RETRIES and restarts == []
+
+
+def test_retries_never_run_past_the_budget(fake_model):
+    def slow_500(body):
+        time.sleep(0.6)
+        return httpx.Response(500, json={"error": {"message": "busy"}})
+
+    fake = fake_model([slow_500] * 5)
+    s = settings_for("openai", OPENAI_API_KEY="k", COURSE_TIMEOUT_S="1.5")
+    conn = connect(settings=s, transport=fake.transport(), quiet=True)
+    t = time.monotonic()
+    with pytest.raises(ModelError, match="no time left in the 1.5 s budget"):
+        conn.chat(MSG)
+    assert time.monotonic() - t < 1.5 and len(fake.requests) == 1  # a 1 s backoff would end past the budget
+
+
+def test_a_passing_5xx_is_retried_and_the_answer_arrives(fake_model, monkeypatch):
+    monkeypatch.setattr(llm, "BACKOFF_S", (0.01, 0.01))
+    fake = fake_model([httpx.Response(503, json={"error": {"message": "loading"}}), "hello"])
+    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
+    assert conn.chat(MSG).text == "hello" and len(fake.requests) == 2
+
+
+def test_the_budget_is_a_setting():
+    assert settings_for("openai", OPENAI_API_KEY="k").timeout_s == 300
+    with pytest.raises(Exception, match="COURSE_TIMEOUT_S must be a positive"):
+        settings_for("openai", OPENAI_API_KEY="k", COURSE_TIMEOUT_S="0")
