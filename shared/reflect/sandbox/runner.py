@@ -426,18 +426,22 @@ def _cap(text: str) -> str:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the worker and anything it started (same process group), then reap it."""
-    for _ in range(50):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            break
-        time.sleep(0.01)
+    """Kill the worker and anything it started (same process group), and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    for _ in range(50):  # strays it started, still in its group after the worker is reaped
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            break
+        time.sleep(0.01)
 
 
 def short(value, limit: int = 300) -> str:
