@@ -79,6 +79,10 @@ class CachedChat:
 
 @dataclass
 class Evaluation:
+    """A critic's verdict: score 1-10 (None if unusable), feedback for the refiner, tokens spent.
+
+    `detail["usage"]`, where a critic called a model: (prompt tokens, completion tokens, calls)."""
+
     score: float | None  # 1-10; None when the critic's reply could not be used
     feedback: str
     tokens: int = 0
@@ -120,20 +124,22 @@ class LLMCritic:
         if self.structured:
             params["response_format"] = response_format_for(self.live_backend, critique_schema(), "critique")
         used = 0
+        usage = [0, 0, 0]  # prompt tokens, completion tokens, calls
         for attempt in range(self.max_repairs + 1):
             reply = self.chat(messages, role="critic", **params)
             used += _tokens(reply)
+            usage = [usage[0] + reply.prompt_tokens, usage[1] + reply.completion_tokens, usage[2] + 1]
             parsed = parse_critique(reply.text)
             if isinstance(parsed, Critique):
                 return Evaluation(parsed.score, _feedback(parsed), used,
-                                  {"critique": parsed, "repairs": attempt, "raw": reply.text})
+                                  {"critique": parsed, "repairs": attempt, "raw": reply.text, "usage": tuple(usage)})
             if attempt < self.max_repairs:
                 messages = messages + [
                     {"role": "assistant", "content": reply.text},
                     {"role": "user", "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only."},
                 ]
         return Evaluation(None, f"The critic's reply was unusable ({parsed.error}).", used,
-                          {"failure": parsed, "repairs": self.max_repairs, "raw": reply.text})
+                          {"failure": parsed, "repairs": self.max_repairs, "raw": reply.text, "usage": tuple(usage)})
 
 
 def _feedback(c: Critique) -> str:
@@ -169,7 +175,7 @@ class HybridCritic:
         if score is not None and r.score < 10:
             score = min(score, self.cap)
         feedback = m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"  # rules speak only when they fail
-        return Evaluation(score, feedback, m.tokens, {"rules": r, "llm": m})
+        return Evaluation(score, feedback, m.tokens, {"rules": r, "llm": m, "usage": m.detail.get("usage", (0, 0, 0))})
 
 
 def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
@@ -227,9 +233,10 @@ class VotingCritic:
         votes = [LLMCritic(self.chat, self.live_backend, system_prompt=p).evaluate(task, code) for p in self.prompts]
         scores = [v.score for v in votes if v.score is not None]
         tokens = sum(v.tokens for v in votes)
+        usage = tuple(sum(v.detail.get("usage", (0, 0, 0))[i] for v in votes) for i in range(3))
         if not scores:
-            return Evaluation(None, "No voter gave a usable score.", tokens, {"votes": votes})
+            return Evaluation(None, "No voter gave a usable score.", tokens, {"votes": votes, "usage": usage})
         spread = statistics.pstdev(scores) if len(scores) > 1 else 0.0
         best = min((v for v in votes if v.score is not None), key=lambda v: v.score)  # quote the harshest voter
         return Evaluation(round(statistics.mean(scores), 2), best.feedback, tokens,
-                          {"votes": votes, "scores": scores, "spread": spread})
+                          {"votes": votes, "scores": scores, "spread": spread, "usage": usage})

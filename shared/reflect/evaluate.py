@@ -45,12 +45,18 @@ def judge(task: Task, code: str, prompt_tokens: int = 0, completion_tokens: int 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:
     """One call, no review: the baseline every later lesson compares against."""
+    _, reply, code = one_shot_call(chat, task, system_prompt)
+    return judge(task, code, reply.prompt_tokens, reply.completion_tokens)
+
+
+def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], object, str]:
+    """The one generator call of one-shot: (messages sent, reply, extracted code)."""
     prompt = task.prompt()
     if not prompt.strip():
         raise ValueError(f"Task {task.id!r} has a blank statement.")
-    reply = chat([{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}], role="generator")
-    code = extract_code(reply.text, task.entry_point)
-    return judge(task, code.code, reply.prompt_tokens, reply.completion_tokens)
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}]
+    reply = chat(messages, role="generator")
+    return messages, reply, extract_code(reply.text, task.entry_point).code
 
 
 def pass_rate(attempts: list[Attempt]) -> float:

@@ -63,17 +63,21 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         code = None
         try:
             if first_draft is not None and not history:
-                code, used = first_draft, 0
+                code, used, call = first_draft, 0, {}
             else:
                 reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
                 code, used = extract_code(reply.text, task.entry_point).code, reply.prompt_tokens + reply.completion_tokens
+                call = {"role": role, "request": messages[-1]["content"], "reply": reply.text,
+                        "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                        "latency_s": getattr(reply, "latency_s", 0.0)}
             ev = critic.evaluate(task, code)
         except ModelError as err:
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored
-                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used))
+                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, {"call": call}))
             best = best_so_far(history) or ScoredAttempt(0, "", None, f"no draft: {err}")
             return ScoredResult(task.id, best, history, "provider_error", str(err))
-        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens, {"evaluation": ev}))
+        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens,
+                                     {"evaluation": ev, "call": call}))
         reason = rule.decide(history)
         if reason:
             return ScoredResult(task.id, best_so_far(history), history, reason)

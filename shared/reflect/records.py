@@ -1,0 +1,144 @@
+"""One record shape for every strategy: a `Run` is an ordered list of `Step`s and one outcome.
+
+A `Step` is one model call or one check inside a run (compare smolagents' `ActionStep` and
+LangGraph's state snapshots: one record per step, kept in order, printable, JSON-ready).
+A `Run` is what one strategy did on one task: the final code, why it stopped (`Stop`, a fixed
+set), every step, tokens by role, model calls, wall time, and which draft was chosen and why.
+
+`Critic` and `Strategy` are the two small protocols the lessons build on: a critic evaluates
+code for a task; a strategy runs a task with a chat function and returns a `Run`. A new
+lesson adds a class with that one method, not a special case. This module imports nothing
+else from the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+
+class Stop(StrEnum):
+    """Why a run ended. The same few reasons for every strategy."""
+
+    ACCEPTED = "accepted"  # the critic or reviewer accepted the draft
+    BUDGET = "budget"  # the iteration or token budget was spent (one-shot: its one call)
+    CONVERGED = "converged"  # no better score for `patience` rounds
+    OSCILLATING = "oscillating"  # a draft came back, or scores swung up and down
+    REGRESSED = "regressed"  # the score fell well below the best: reverted to the best
+    INVALID_CRITIC = "invalid_critic"  # the critic's output could not be used
+    PROVIDER_ERROR = "provider_error"  # the model's server failed (timeout, refused, 5xx)
+    BLANK_INPUT = "blank_input"  # nothing to do: no model call was made
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model call (kind "model") or one check (kind "check") inside a run, in order."""
+
+    index: int
+    role: str  # generator | reviewer | critic | refiner | tests | ...
+    kind: str  # "model" or "check"
+    request: str = ""  # what was asked: the last message sent, or what was checked
+    reply: str = ""  # the reply text, or the evidence of a check
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    verdict: str | None = None  # what this step decided: "approved", "score 7", "5/7 passed", ...
+    code: str | None = None  # the draft this step produced, if it produced one
+
+    def line(self, width: int = 70) -> str:
+        """One printable line: index, role, tokens, verdict and the start of the reply."""
+        tokens = f"{self.prompt_tokens}+{self.completion_tokens} tok" if self.kind == "model" else "check"
+        text = " ".join(self.reply.split())
+        text = text if len(text) <= width else text[: width - 3] + "..."
+        verdict = f" [{self.verdict}]" if self.verdict else ""
+        return f"{self.index:>2} {self.role:<9} {tokens:>13}{verdict} {text}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """The outcome of one strategy on one task; the same fields whatever the strategy."""
+
+    strategy: str
+    task_id: str
+    final_code: str
+    stop: Stop
+    steps: tuple[Step, ...] = ()
+    chosen: str = ""  # which draft is final_code, and why ("the best score, 8, at iteration 1")
+    wall_s: float = 0.0
+    error: str | None = None
+    passed: bool | None = None  # the hidden tests' verdict on final_code, when judged
+
+    @property
+    def calls(self) -> int:
+        """Model calls made (checks are not calls)."""
+        return sum(s.kind == "model" for s in self.steps)
+
+    @property
+    def tokens_by_role(self) -> dict[str, int]:
+        """Prompt + completion tokens per role, in the order roles first appear."""
+        out: dict[str, int] = {}
+        for s in self.steps:
+            if s.kind == "model":
+                out[s.role] = out.get(s.role, 0) + s.prompt_tokens + s.completion_tokens
+        return out
+
+    @property
+    def tokens(self) -> int:
+        """All tokens of all model calls."""
+        return sum(self.tokens_by_role.values())
+
+    def show(self) -> str:
+        """The run as text: one line per step, then the outcome."""
+        head = f"{self.strategy} on {self.task_id}: stop={self.stop.value}, {self.calls} calls, {self.tokens} tokens"
+        lines = [head, *(s.line() for s in self.steps), f"final: {self.chosen}"]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the stop reason as its string)."""
+        d = asdict(self)
+        d["stop"] = self.stop.value
+        return d
+
+    def to_json(self) -> str:
+        """The run as a JSON string."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Run:
+        """The inverse of to_dict."""
+        data = dict(data)
+        data["stop"] = Stop(data["stop"])
+        data["steps"] = tuple(Step(**s) for s in data.get("steps", ()))
+        return cls(**data)
+
+
+ChatFn = Callable[..., Any]  # chat(messages, role=..., **params) -> a reply with .text and token counts
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """Evaluates code for a task; returns an Evaluation (score 1-10 or None, feedback, tokens)."""
+
+    def evaluate(self, task: Any, code: str) -> Any: ...
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """Runs one task with a chat function and returns a Run."""
+
+    name: str
+
+    def run(self, task: Any, chat: ChatFn) -> Run: ...
+
+
+def model_step(index: int, role: str, messages: list[dict], reply: Any, code: str | None = None,
+               verdict: str | None = None) -> Step:
+    """A Step for one model call from the messages sent and the reply received."""
+    last = str(messages[-1].get("content", "")) if messages else ""
+    return Step(index, role, "model", last, getattr(reply, "text", "") or "", getattr(reply, "prompt_tokens", 0),
+                getattr(reply, "completion_tokens", 0), getattr(reply, "latency_s", 0.0), verdict, code)

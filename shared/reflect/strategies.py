@@ -1,0 +1,129 @@
+"""The lessons' strategies as `Strategy` objects: `run(task, chat) -> Run`, one record shape.
+
+Each wraps the loop a lesson writes (lesson 01's one-shot, lesson 02's maker-checker,
+lesson 03's scored reflection) without changing a single request it sends, and turns its
+result into a `Run` (reflect.records): the same fields for every strategy, so runs can be
+compared, printed and stored side by side. `as_run(result)` is the thin adapter for results
+a lesson made by calling the loop functions directly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .controller import StopRule
+from .evaluate import GENERATOR_PROMPT, judge, one_shot_call
+from .loops import LoopResult, maker_checker
+from .records import ChatFn, Critic, Run, Step, Stop, model_step
+from .scored import ScoredResult, scored_reflection
+from .tasks import Task
+
+LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "token_budget": Stop.BUDGET,
+              "provider_error": Stop.PROVIDER_ERROR}
+SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "converged": Stop.CONVERGED,
+                "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR}
+
+
+def _blank(name: str, task: Task) -> Run | None:
+    if task.prompt().strip():
+        return None
+    return Run(name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
+               error="The task is blank: give the generator something to write.")
+
+
+def _judged(run: Run, task: Task, judge_hidden: bool) -> Run:
+    if not judge_hidden:
+        return run
+    from dataclasses import replace
+
+    return replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+
+
+@dataclass
+class OneShot:
+    """Lesson 01: one generator call, no critic."""
+
+    system_prompt: str = GENERATOR_PROMPT
+    judge_hidden: bool = True  # fill Run.passed from the hidden tests
+    name: str = "one-shot"
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """One call; the draft is final."""
+        start = time.perf_counter()
+        if blank := _blank(self.name, task):
+            return blank
+        messages, reply, code = one_shot_call(chat, task, self.system_prompt)
+        run = Run(self.name, task.id, code, Stop.BUDGET, (model_step(0, "generator", messages, reply, code),),
+                  "the only draft", time.perf_counter() - start)
+        return _judged(run, task, self.judge_hidden)
+
+
+@dataclass
+class MakerChecker:
+    """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget."""
+
+    max_iterations: int = 4
+    options: dict = field(default_factory=dict)  # any other keyword of reflect.loops.maker_checker
+    judge_hidden: bool = True
+    name: str = "maker-checker"
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """Run the loop on the task's prompt and return its Run."""
+        start = time.perf_counter()
+        if blank := _blank(self.name, task):
+            return blank
+        res = maker_checker(chat, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point,
+                            **self.options)
+        return _judged(as_run(res, task.id, self.name, time.perf_counter() - start), task, self.judge_hidden)
+
+
+@dataclass
+class ScoredReflection:
+    """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
+
+    critic: Critic
+    rule: StopRule = field(default_factory=StopRule)
+    seed: int | None = 42
+    judge_hidden: bool = True
+    name: str = "scored"
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """Run the loop and return its Run."""
+        start = time.perf_counter()
+        if blank := _blank(self.name, task):
+            return blank
+        res = scored_reflection(chat, task, self.critic, self.rule, seed=self.seed)
+        return _judged(as_run(res, task.id, self.name, time.perf_counter() - start), task, self.judge_hidden)
+
+
+def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_s: float = 0.0) -> Run:
+    """A loop function's own result (LoopResult, ScoredResult) as a Run."""
+    if isinstance(result, LoopResult):
+        steps = tuple(
+            Step(i, t.role, "model", "", t.text, t.prompt_tokens, t.completion_tokens, 0.0,
+                 None if t.role == "generator" else ("approved" if t.approved else "not approved"), t.code)
+            for i, t in enumerate(result.turns)
+        )
+        chosen = "the last draft (maker-checker keeps the last version)"
+        return Run(strategy, task_id, result.final_code, LOOP_STOPS[result.stop_reason], steps, chosen, wall_s,
+                   result.error)
+    steps: list[Step] = []
+    for a in result.history:
+        call = a.extra.get("call") or {}
+        if call:
+            steps.append(Step(len(steps), call["role"], "model", call["request"], call["reply"], call["prompt_tokens"],
+                              call["completion_tokens"], call["latency_s"], code=a.output))
+        ev = a.extra.get("evaluation")
+        if ev is not None:  # one step per evaluation; a repaired critique counts its calls in `verdict`
+            prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
+            verdict = "unusable" if a.score is None else f"score {a.score:g}"
+            steps.append(Step(len(steps), "critic", "model" if calls else "check", "", ev.feedback, prompt,
+                              completion, 0.0, verdict + (f" ({calls} calls)" if calls > 1 else "")))
+    stop = SCORED_STOPS[result.stop_reason]
+    if stop is not Stop.PROVIDER_ERROR and result.history and all(a.score is None for a in result.history):
+        stop = Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
+    best = result.best
+    chosen = (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
+              else f"iteration {best.iteration}, unscored" if best.iteration else "no draft")
+    return Run(strategy, task_id, best.output, stop, tuple(steps), chosen, wall_s, result.error)

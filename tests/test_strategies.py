@@ -1,0 +1,99 @@
+"""Every strategy of lessons 01-03 returns the same record, a Run, on the same scripted model."""
+
+import json
+
+import pytest
+
+from reflect.controller import StopRule
+from reflect.critics import LLMCritic, RuleCritic
+from reflect.fakes import FakeReply, ScriptedChat
+from reflect.llm import ModelError
+from reflect.records import Critic, Run, Stop, Strategy
+from reflect.strategies import MakerChecker, OneShot, ScoredReflection, as_run
+from reflect.tasks import Task, get_task
+from tests.reference_solutions import CORRECT, FLAWED
+
+TASK = get_task("factorial")
+GOOD = f"```python\n{CORRECT['factorial']}```"
+BAD = f"```python\n{FLAWED['factorial']}```"
+CRIT = '{"score": %d, "issues": ["x"], "strengths": [], "suggestion": "fix"}'
+
+
+def script(**roles):
+    return ScriptedChat({r: [FakeReply(t, 11, 7) for t in texts] for r, texts in roles.items()})
+
+
+def strategies(critic_chat):
+    return [
+        (OneShot(), script(generator=[GOOD])),
+        (MakerChecker(), script(generator=[BAD, GOOD], reviewer=["Handle n < 0.", "APPROVED"])),
+        (ScoredReflection(LLMCritic(critic_chat, "local"), StopRule(threshold=9)),
+         script(generator=[BAD], refiner=[GOOD])),
+    ]
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_each_strategy_returns_a_run_with_the_same_fields(i):
+    critic_chat = script(critic=[CRIT % 4, CRIT % 9])
+    strategy, chat = strategies(critic_chat)[i]
+    assert isinstance(strategy, Strategy)
+    run = strategy.run(TASK, chat)
+    assert isinstance(run, Run) and run.task_id == "factorial" and run.strategy == strategy.name
+    assert run.final_code == CORRECT["factorial"].lstrip("\n") or run.final_code.strip() == CORRECT["factorial"].strip()
+    assert run.passed is True
+    expected_stop = {"one-shot": Stop.BUDGET, "maker-checker": Stop.ACCEPTED, "scored": Stop.ACCEPTED}[run.strategy]
+    assert run.stop is expected_stop
+    model_calls = len(chat.calls) + len(critic_chat.calls)
+    assert run.calls == model_calls and run.tokens == 18 * model_calls
+    assert [s.index for s in run.steps] == list(range(len(run.steps)))
+    assert Run.from_dict(json.loads(run.to_json())) == run
+    assert run.show().startswith(f"{run.strategy} on factorial: stop={run.stop.value}")
+
+
+def test_roles_and_verdicts_are_kept_in_order():
+    critic_chat = script(critic=[CRIT % 4, CRIT % 9])
+    (_, _), (mc, mc_chat), (sc, sc_chat) = strategies(critic_chat)
+    mc_run = mc.run(TASK, mc_chat)
+    assert [(s.role, s.verdict) for s in mc_run.steps] == [
+        ("generator", None), ("reviewer", "not approved"), ("generator", None), ("reviewer", "approved")]
+    sc_run = sc.run(TASK, sc_chat)
+    assert [(s.role, s.verdict) for s in sc_run.steps] == [
+        ("generator", None), ("critic", "score 4"), ("refiner", None), ("critic", "score 9")]
+    assert sc_run.tokens_by_role == {"generator": 18, "critic": 36, "refiner": 18}
+    assert sc_run.chosen == "the best score, 9, at iteration 2"
+
+
+def test_a_blank_task_makes_no_model_call():
+    blank = Task("blank", "f", "   ", tests="")
+    for strategy in (OneShot(), MakerChecker(), ScoredReflection(RuleCritic())):
+        chat = ScriptedChat({})
+        run = strategy.run(blank, chat)
+        assert run.stop is Stop.BLANK_INPUT and run.calls == 0 and chat.calls == []
+
+
+def test_the_scored_run_returns_the_best_draft_and_says_why():
+    critic_chat = script(critic=[CRIT % 8, CRIT % 3])
+    run = ScoredReflection(LLMCritic(critic_chat, "local"), StopRule(threshold=9)).run(
+        TASK, script(generator=[GOOD], refiner=[BAD]))
+    assert run.stop is Stop.REGRESSED and run.passed is True and "iteration 1" in run.chosen
+
+
+def test_provider_errors_and_unusable_critics_have_their_own_stop():
+    run = MakerChecker().run(TASK, ScriptedChat({"generator": [ModelError("down")]}))
+    assert run.stop is Stop.PROVIDER_ERROR and "down" in run.error and run.passed is False
+    junk = script(critic=["no json"] * 6)
+    run = ScoredReflection(LLMCritic(junk, "local"), StopRule(max_iterations=3)).run(
+        TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return"), GOOD]))
+    assert run.stop is Stop.INVALID_CRITIC and run.steps[1].verdict == "unusable (2 calls)"
+
+
+def test_critics_satisfy_the_protocol():
+    assert isinstance(RuleCritic(), Critic) and isinstance(LLMCritic(None), Critic)
+
+
+def test_a_loop_result_made_by_hand_adapts_too():
+    from reflect.loops import maker_checker
+
+    res = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial")
+    run = as_run(res, "factorial", "maker-checker")
+    assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None
