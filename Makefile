@@ -36,7 +36,7 @@ $(STAMP): $(PY) pyproject.toml
 install: $(STAMP)
 
 model: install
-	$(PY) -m reflect.localmodel
+	$(PY) -m reflect.model.localmodel
 
 lab: model
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -66,7 +66,7 @@ record: model
 	$(if $(KEEP),COURSE_RECORD_KEEP=1 ,)$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)
 
 stop-model: install
-	$(PY) -m reflect.server stop
+	$(PY) -m reflect.model.server stop
 
 bench-llm: model
 	$(PY) benchmarks/bench_llm.py

@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,8 +24,8 @@ from pathlib import Path
 import httpx
 import openai
 
-from reflect.localmodel import model_label, model_path
-from reflect.server import ServerState, free_port, health, stop_pid
+from reflect.model.localmodel import model_path
+from reflect.model.server import ServerState, free_port, launch, stop_pid
 
 THREADS = os.cpu_count() or 2
 N_CTX = 4096
@@ -44,21 +42,9 @@ def unique_prompt(i: int, long: bool) -> str:
 
 
 def start(model: Path, cache: bool, log: Path) -> ServerState:
-    port = free_port()
-    cmd = [sys.executable, "-m", "reflect.serve", "--model", str(model), "--alias", model_label(model),
-           "--port", str(port), "--threads", str(THREADS), "--n-ctx", str(N_CTX), "--idle-minutes", "20"]
-    if cache:
-        cmd.append("--cache")
-    with open(log, "ab") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time())
-    for _ in range(600):
-        if health(state, timeout=1):
-            return state
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited: see {log}")
-        time.sleep(0.25)
-    raise SystemExit("server did not start")
+    """A private server for the benchmark, started by the package's own launcher."""
+    extra = ["--threads", str(THREADS), "--n-ctx", str(N_CTX), "--idle-minutes", "20", *(["--cache"] if cache else [])]
+    return launch(model, free_port(), log, extra)
 
 
 def server_speeds(client: openai.OpenAI, model: str) -> tuple[float, float]:
@@ -121,8 +107,8 @@ def replay_ms_per_call(n: int = 200) -> tuple[float, float]:
 
     The second number is the client's own floor: what any call costs before replay adds anything."""
     from reflect import connect
-    from reflect.config import Settings
-    from reflect.replay import close_all
+    from reflect.model.config import Settings
+    from reflect.model.replay import close_all
 
     def fake(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={

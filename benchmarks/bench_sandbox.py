@@ -11,7 +11,7 @@ import statistics
 import time
 
 from reflect.sandbox import Limits, run_code
-from reflect.tasks import course_tasks, get_task
+from reflect.tasks.task import course_tasks, get_task
 
 REPEATS = 5
 

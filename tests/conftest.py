@@ -5,14 +5,14 @@ import json
 import httpx
 import pytest
 
-from reflect.config import Settings
+from reflect.model.config import Settings
 
 
 @pytest.fixture(autouse=True)
 def _close_cassettes():
     """A cassette left open would intercept every later test's HTTP calls."""
     yield
-    from reflect.replay import close_all
+    from reflect.model.replay import close_all
 
     close_all()
 

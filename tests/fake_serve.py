@@ -1,5 +1,5 @@
-"""A model-free stand-in for `reflect.serve`: the same health route, activity tracking and
-idle watchdog (the real ones from reflect.serve), around a tiny FastAPI app with a
+"""A model-free stand-in for `reflect.model.serve`: the same health route, activity tracking and
+idle watchdog (the real ones from reflect.model.serve), around a tiny FastAPI app with a
 /v1/chat/completions that echoes. Used by test_server.py to test the server manager fast."""
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 
 from fastapi import FastAPI
 
-from reflect import serve
+from reflect.model import serve
 
 
 def main() -> None:

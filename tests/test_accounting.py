@@ -1,4 +1,4 @@
-from reflect.accounting import CallRecord, Ledger, estimate_cost
+from reflect.model.accounting import CallRecord, Ledger, estimate_cost
 
 
 def test_local_is_free_and_unknown_hosted_model_has_no_price():

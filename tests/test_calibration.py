@@ -1,5 +1,5 @@
-from reflect.calibration import agreement, replay_rule, sweep, uninformative_band
-from reflect.controller import ScoredAttempt, StopRule
+from reflect.judging.calibration import agreement, replay_rule, sweep, uninformative_band
+from reflect.judging.controller import ScoredAttempt, StopRule
 
 
 def hist(*items):
@@ -37,7 +37,7 @@ def test_uninformative_band():
 
 
 def test_threshold_explorer_redraws_from_recorded_histories():
-    from reflect.widgets import threshold_explorer, threshold_summary
+    from reflect.notebook.widgets import threshold_explorer, threshold_summary
 
     histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
     assert threshold_summary(histories, 6, 3).endswith("1.00 iterations on average, final pass rate 0%, 100 tokens per task")

@@ -1,7 +1,7 @@
 """Static ast checks: each returns a pass flag and a one-line reason; nothing is executed."""
 
-from reflect import checks
-from reflect.tasks import get_task
+from reflect.tasks import checks
+from reflect.tasks.task import get_task
 from tests.reference_solutions import CORRECT
 
 GOOD = '''

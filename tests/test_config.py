@@ -1,6 +1,6 @@
 import pytest
 
-from reflect.config import ConfigError, Settings
+from reflect.model.config import ConfigError, Settings
 
 
 def test_default_is_local_without_a_key():

@@ -2,8 +2,8 @@
 
 import json
 
-from reflect.controller import StopRule
-from reflect.critics import (
+from reflect.judging.controller import StopRule
+from reflect.judging.critics import (
     MEDICAL_CRITERIA,
     TEXT_CRITIC_PROMPT,
     CachedChat,
@@ -14,10 +14,10 @@ from reflect.critics import (
     VotingCritic,
     split_tests,
 )
-from reflect.fakes import ScriptedChat
-from reflect.llm import ModelError
-from reflect.scored import scored_reflection
-from reflect.tasks import get_task
+from reflect.model.fakes import ScriptedChat
+from reflect.model.llm import ModelError
+from reflect.strategies.scored import scored_reflection
+from reflect.tasks.task import get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
 TASK = get_task("factorial")

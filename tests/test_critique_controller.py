@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from reflect.controller import ScoredAttempt, StopRule, analyze_improvement, best_so_far
-from reflect.critique import Critique, ParseFailure, critique_schema, parse_critique
+from reflect.judging.controller import ScoredAttempt, StopRule, analyze_improvement, best_so_far
+from reflect.judging.critique import Critique, ParseFailure, critique_schema, parse_critique
 
 GOOD = {"score": 7, "issues": ["no docstring"], "strengths": ["correct"], "suggestion": "add a docstring"}
 

@@ -2,9 +2,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from reflect.evaluate import judge, one_shot, pass_rate
-from reflect.results import load_attempts, save_attempts
-from reflect.tasks import get_task
+from reflect.evaluation.results import load_attempts, save_attempts
+from reflect.judging.hidden import judge, pass_rate
+from reflect.strategies.one_shot import one_shot
+from reflect.tasks.task import get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
 
@@ -47,8 +48,8 @@ def test_pass_rate():
 
 
 def test_results_round_trip(monkeypatch, tmp_path):
-    monkeypatch.setattr("reflect.results.results_dir", lambda: tmp_path)
-    monkeypatch.setattr("reflect.results.recorded_dir", lambda: tmp_path)
+    monkeypatch.setattr("reflect.evaluation.results.results_dir", lambda: tmp_path)
+    monkeypatch.setattr("reflect.evaluation.results.recorded_dir", lambda: tmp_path)
     attempts = [judge(get_task("count_vowels"), CORRECT["count_vowels"])]
     save_attempts("01_demo", attempts, {"model": "m"})
     assert load_attempts("01_demo") == attempts
@@ -60,7 +61,7 @@ def test_results_round_trip(monkeypatch, tmp_path):
 
 
 def test_live_runs_never_overwrite_recorded_results(monkeypatch, tmp_path):
-    from reflect import results
+    from reflect.evaluation import results
 
     monkeypatch.setattr(results, "repo_root", lambda: tmp_path)
     attempts = [judge(get_task("count_vowels"), CORRECT["count_vowels"])]

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from reflect import connect, server
-from reflect.config import Settings
-from reflect.extract import extract_code
-from reflect.tasks import get_task
+from reflect import connect
+from reflect.model import server
+from reflect.model.config import Settings
+from reflect.model.extract import extract_code
+from reflect.tasks.task import get_task
 
 pytestmark = pytest.mark.integration
 

@@ -4,9 +4,10 @@ import httpx
 import openai
 import pytest
 
-from reflect import ModelError, connect, llm
-from reflect.config import ConfigError
-from reflect.llm import response_format_for
+from reflect import ModelError, connect
+from reflect.model import llm
+from reflect.model.config import ConfigError
+from reflect.model.llm import response_format_for
 from tests.conftest import settings_for
 
 

@@ -5,8 +5,8 @@ from importlib import metadata
 
 import pytest
 
-from reflect import localmodel
-from reflect.localmodel import ModelFileError, assemble, find_parts, model_path
+from reflect.model import localmodel
+from reflect.model.localmodel import ModelFileError, assemble, find_parts, model_path
 
 
 @pytest.fixture

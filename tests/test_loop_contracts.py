@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from reflect.critics import Evaluation, LLMCritic
-from reflect.critique import critique_schema
-from reflect.fakes import ScriptedChat
-from reflect.llm import ModelError
-from reflect.scored import TEMPERATURES, scored_reflection
-from reflect.tasks import get_task
+from reflect.judging.critics import Evaluation, LLMCritic
+from reflect.judging.critique import critique_schema
+from reflect.model.fakes import ScriptedChat
+from reflect.model.llm import ModelError
+from reflect.strategies.scored import TEMPERATURES, scored_reflection
+from reflect.tasks.task import get_task
 
 TASK = get_task("factorial")
 
@@ -36,7 +36,7 @@ class ScoreScript:
 
 
 def run(scores, threshold=8, max_iterations=3, seed=42, **rule):
-    from reflect.controller import StopRule
+    from reflect.judging.controller import StopRule
 
     n = len(scores)
     chat = ScriptedChat({"generator": [draft(0)], "refiner": [draft(i) for i in range(1, n)]})

@@ -2,10 +2,15 @@
 
 import pytest
 
-from reflect.fakes import FakeReply, ScriptedChat
-from reflect.llm import ModelError
-from reflect.loops import GENERATOR_PROMPT, REVIEWER_PROMPT, keep_last, maker_checker
-from reflect.sentinel import starts_with_sentinel, verdict_for
+from reflect.judging.sentinel import starts_with_sentinel, verdict_for
+from reflect.model.fakes import FakeReply, ScriptedChat
+from reflect.model.llm import ModelError
+from reflect.strategies.maker_checker import (
+    GENERATOR_PROMPT,
+    REVIEWER_PROMPT,
+    keep_last,
+    maker_checker,
+)
 
 DRAFT = "```python\ndef f(x):\n    return x\n```"
 
@@ -125,7 +130,7 @@ def test_trimmed_thread_sends_less_but_keeps_everything():
 
 
 def test_render_turn_shows_verdict_and_draft_diff():
-    from reflect.widgets import render_turn, thread_stepper
+    from reflect.notebook.widgets import render_turn, thread_stepper
 
     s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED"])
     res = maker_checker(s, "write f")
@@ -140,8 +145,8 @@ def test_render_turn_shows_verdict_and_draft_diff():
 
 
 def test_judge_the_judge_pairs_each_verdict_with_the_tests():
-    from reflect.evaluate import judge_the_judge
-    from reflect.tasks import get_task
+    from reflect.judging.hidden import judge_the_judge
+    from reflect.tasks.task import get_task
     from tests.reference_solutions import CORRECT, FLAWED
 
     wrong = f"```python\n{FLAWED['count_vowels']}```"

@@ -7,7 +7,7 @@ import yaml
 from pytest_socket import disable_socket, enable_socket
 
 from reflect import ReplayMiss, connect
-from reflect.replay import recorded_requests
+from reflect.model.replay import recorded_requests
 from tests.conftest import settings_for
 
 FAKE_KEY = "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"  # built at run time: no key-shaped literal in git

@@ -3,7 +3,7 @@
 import pytest
 
 from reflect.sandbox import Limits, run_code
-from reflect.tasks import course_tasks, get_task
+from reflect.tasks.task import course_tasks, get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
 TASKS = {t.id: t for t in course_tasks()}
@@ -113,8 +113,8 @@ def test_a_generator_result_is_not_plain():
 
 
 def test_humaneval_tests_use_the_prompts_helpers_from_the_trusted_setup():
-    from reflect.tasks import _humaneval_problems as problems
-    from reflect.tasks import humaneval_tasks
+    from reflect.tasks.task import _humaneval_problems as problems
+    from reflect.tasks.task import humaneval_tasks
 
     by_id = {p["task_id"]: p for p in problems()}
     for task in humaneval_tasks():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reflect.sandbox import Limits, run_code
-from reflect.tasks import get_task
+from reflect.tasks.task import get_task
 
 TESTS = "assert f() == 1\n"
 FAST = Limits(timeout_s=4, memory_mb=512)

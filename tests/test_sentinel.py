@@ -1,6 +1,11 @@
 import pytest
 
-from reflect.sentinel import contains_sentinel, starts_with_sentinel, strict_sentinel, verdict_for
+from reflect.judging.sentinel import (
+    contains_sentinel,
+    starts_with_sentinel,
+    strict_sentinel,
+    verdict_for,
+)
 
 CASES = [  # review, what a careful reader concludes
     ("APPROVED", True),

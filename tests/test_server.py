@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reflect import connect, server
-from reflect.config import Settings
+from reflect import connect
+from reflect.model import server
+from reflect.model.config import Settings
 
 pytest.importorskip("fastapi")
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_serve.py"))]
@@ -100,7 +101,7 @@ def _stale_record(pid: int, port: int, identity: str, model: str) -> None:
 
 def test_a_stale_record_naming_an_unrelated_process_never_gets_it_killed(gguf, stranger):
     # the record names the stranger's pid, as after a reboot: same number, another process
-    _stale_record(stranger.pid, 9, "12345 python -m reflect.serve --model x", str(gguf))
+    _stale_record(stranger.pid, 9, "12345 python -m reflect.model.serve --model x", str(gguf))
     s = server.ensure_server()
     assert s.pid != stranger.pid and server.health(s)
     time.sleep(0.3)

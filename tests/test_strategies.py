@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from reflect.controller import StopRule
-from reflect.critics import LLMCritic, RuleCritic
-from reflect.fakes import FakeReply, ScriptedChat
-from reflect.llm import ModelError
+from reflect.judging.controller import StopRule
+from reflect.judging.critics import LLMCritic, RuleCritic
+from reflect.model.fakes import FakeReply, ScriptedChat
+from reflect.model.llm import ModelError
 from reflect.records import Critic, Run, Stop, Strategy
-from reflect.strategies import MakerChecker, OneShot, ScoredReflection, as_run
-from reflect.tasks import Task, get_task
+from reflect.strategies.objects import MakerChecker, OneShot, ScoredReflection, as_run
+from reflect.tasks.task import Task, get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
 TASK = get_task("factorial")
@@ -92,7 +92,7 @@ def test_critics_satisfy_the_protocol():
 
 
 def test_a_loop_result_made_by_hand_adapts_too():
-    from reflect.loops import maker_checker
+    from reflect.strategies.maker_checker import maker_checker
 
     res = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial")
     run = as_run(res, "factorial", "maker-checker")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reflect.tasks import course_tasks, get_task, humaneval_tasks
+from reflect.tasks.task import course_tasks, get_task, humaneval_tasks
 
 
 def test_seed_tasks_and_at_least_twelve_more():
@@ -38,7 +38,7 @@ def test_humaneval_offline_164_problems():
 
 
 def test_humaneval_canonical_solution_passes_and_a_wrong_one_fails():
-    from reflect.tasks import _humaneval_problems
+    from reflect.tasks.task import _humaneval_problems
 
     p = _humaneval_problems()[0]
     t = get_task(p["task_id"])

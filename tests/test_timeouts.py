@@ -11,7 +11,8 @@ import time
 import httpx
 import pytest
 
-from reflect import ModelError, connect, llm
+from reflect import ModelError, connect
+from reflect.model import llm
 from tests.conftest import settings_for
 
 MSG = [{"role": "user", "content": "hi"}]

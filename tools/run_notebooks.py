@@ -50,7 +50,7 @@ def selected(folder: str, only: str | None) -> list[Path]:
 
 
 def run_live(only: str | None) -> int:
-    from reflect.config import Settings
+    from reflect.model.config import Settings
 
     live = Settings.from_env().live_backend
     out_dir = ROOT / "build" / "run"
@@ -70,7 +70,7 @@ def run_live(only: str | None) -> int:
 
 
 def run_record(only: str | None) -> int:
-    from reflect.config import Settings
+    from reflect.model.config import Settings
 
     source = Settings.from_env().record_from
     paths = selected("solutions", only)

@@ -1,24 +1,46 @@
 """reflect: the helper package of the reflection-pattern course.
 
-Modules, each named for what it holds:
-  config      settings from the environment / .env
-  llm         connect(): the one way into a model; chat with accounting
-  accounting  per-call ledger and cost table
-  replay      vcrpy cassettes: record and replay model calls
-  localmodel  the bundled Qwen2.5-Coder-1.5B GGUF: assemble and verify
-  server      the shared local llama.cpp server (start, health, stop)
-  sandbox     run model-written code with hidden tests in a separate, limited process
-  extract     get code out of a model reply
-  tasks       the course's tasks with hidden tests, and HumanEval
-  checks      static (ast) checks: name, arity, docstring, type hints, forbidden calls
+Folders are layers; a lower one never imports a higher one (tests/test_layers.py checks it):
+
+  records      Step, Run, Stop: the one record every strategy returns; Critic, Strategy
+  model/       settings, connect() and chat with accounting, replay cassettes, the local server
+  sandbox/     run model-written code in a separate process; the verdict is decided outside it
+  tasks/       the course's tasks and HumanEval, with hidden tests and static checks
+  judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
+  strategies/  one-shot, maker-checker, scored reflection, as Strategy objects returning a Run
+  evaluation/  running strategies over tasks; stored results
+  notebook/    widgets, plots, grading of exercises
+
+The names below are imported on first use, so `import reflect` stays fast.
 """
 
-from .accounting import Ledger
-from .config import ConfigError, Settings
-from .llm import Connection, ModelError, Reply, connect, response_format_for
-from .replay import ReplayMiss
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+_EXPORTS = {
+    "ConfigError": "model.config", "Settings": "model.config",
+    "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "model.llm",
+    "response_format_for": "model.llm", "Ledger": "model.accounting", "ReplayMiss": "model.replay",
+    "Run": "records", "Step": "records", "Stop": "records",
+}
 __all__ = [
-    "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Settings",
+    "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Run", "Settings", "Step", "Stop",
     "connect", "response_format_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its layer the first time it is used."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'reflect' has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # for editors and type checkers; never run
+    from .model.accounting import Ledger
+    from .model.config import ConfigError, Settings
+    from .model.llm import Connection, ModelError, Reply, connect, response_format_for
+    from .model.replay import ReplayMiss
+    from .records import Run, Step, Stop

@@ -124,7 +124,9 @@ ChatFn = Callable[..., Any]  # chat(messages, role=..., **params) -> a reply wit
 class Critic(Protocol):
     """Evaluates code for a task; returns an Evaluation (score 1-10 or None, feedback, tokens)."""
 
-    def evaluate(self, task: Any, code: str) -> Any: ...
+    def evaluate(self, task: Any, code: str) -> Any:
+        """Judge `code` for `task`."""
+        ...
 
 
 @runtime_checkable
@@ -133,7 +135,9 @@ class Strategy(Protocol):
 
     name: str
 
-    def run(self, task: Any, chat: ChatFn) -> Run: ...
+    def run(self, task: Any, chat: ChatFn) -> Run:
+        """Run `task` with `chat`; return the Run."""
+        ...
 
 
 def model_step(index: int, role: str, messages: list[dict], reply: Any, code: str | None = None,

@@ -80,6 +80,7 @@ def decode(data, depth=0):
 
 
 def main():
+    """Read the job, set limits and the guard, load the code, then answer calls until EOF."""
     read_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
     channel = os.fdopen(read_fd, "rb", buffering=0)
     write, dumps, loads, BaseExc = os.write, json.dumps, json.loads, BaseException
@@ -155,6 +156,7 @@ def text(err, limit=1000):
 
 
 def limits(job):
+    """Apply the job's memory, CPU, file-size, process and recursion limits to this process."""
     mem = job["memory_mb"] * 1024 * 1024
     for res, val in (
         (resource.RLIMIT_AS, mem),

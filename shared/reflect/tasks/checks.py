@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class CheckResult:
+    """One static check: its name, pass flag and a one-line reason."""
+
     name: str
     passed: bool
     reason: str
@@ -32,6 +34,7 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctio
 
 
 def parses(code: str) -> CheckResult:
+    """The code is valid Python."""
     try:
         ast.parse(code)
     except SyntaxError as err:
@@ -42,6 +45,7 @@ def parses(code: str) -> CheckResult:
 
 
 def has_function(code: str, name: str, arity: int | None = None) -> CheckResult:
+    """The code defines `name` (with `arity` parameters, if given)."""
     tree = _tree(code)
     if tree is None:
         return CheckResult("has_function", False, "the module does not parse")
@@ -55,6 +59,7 @@ def has_function(code: str, name: str, arity: int | None = None) -> CheckResult:
 
 
 def has_docstring(code: str, name: str) -> CheckResult:
+    """The function has a docstring."""
     tree = _tree(code)
     fn = _function(tree, name) if tree else None
     if fn is None:
@@ -66,6 +71,7 @@ def has_docstring(code: str, name: str) -> CheckResult:
 
 
 def has_type_hints(code: str, name: str) -> CheckResult:
+    """Every parameter and the return value are annotated."""
     tree = _tree(code)
     fn = _function(tree, name) if tree else None
     if fn is None:
@@ -105,6 +111,7 @@ def no_forbidden_calls(code: str, forbidden: tuple[str, ...] = ("sorted", ".sort
 
 
 def raises_exception(code: str, name: str, exc: str) -> CheckResult:
+    """The function raises the given exception somewhere."""
     tree = _tree(code)
     fn = _function(tree, name) if tree else None
     if fn is None:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class FakeReply:
+    """A scripted reply with the fields a real Reply has (text and token counts)."""
+
     text: str
     prompt_tokens: int = 10
     completion_tokens: int = 5

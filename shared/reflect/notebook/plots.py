@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from .loops import LoopResult
+from ..strategies.maker_checker import LoopResult
 
 
 def context_growth(results: dict[str, LoopResult], title: str = "The shared thread grows every turn"):

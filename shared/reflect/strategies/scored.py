@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .controller import ScoredAttempt, StopRule, best_so_far
-from .extract import extract_code
-from .llm import ModelError
-from .tasks import Task
+from ..judging.controller import ScoredAttempt, StopRule, best_so_far
+from ..model.extract import extract_code
+from ..model.llm import ModelError
+from ..tasks.task import Task
 
 GENERATOR_SYSTEM = "You are an expert Python developer. Write the requested function. Output only the code, in one Python code block."
 REFINER_SYSTEM = (
@@ -39,10 +39,12 @@ class ScoredResult:
 
     @property
     def tokens(self) -> int:
+        """Tokens of every attempt, critic included."""
         return sum(a.tokens for a in self.history)
 
 
 def refine_request(task: Task, previous: str, feedback: str) -> str:
+    """The refiner's user message: the task, the previous attempt and the critic's feedback."""
     return (f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 

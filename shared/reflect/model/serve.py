@@ -1,4 +1,4 @@
-"""Launcher for the shared local model server (run as `python -m reflect.serve ...`).
+"""Launcher for the shared local model server (run as `python -m reflect.model.serve ...`).
 
 It is llama-cpp-python's own OpenAI-compatible FastAPI app with two additions:
 - `/course/health`, which tells a client which process and model answer on this port;
@@ -19,6 +19,7 @@ from pathlib import Path
 
 
 def build_app(model: str, alias: str, n_ctx: int, n_threads: int, cache: bool, state: dict):
+    """llama-cpp-python's OpenAI-compatible app for the model, with the course's routes."""
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
@@ -55,6 +56,7 @@ def add_course_routes(app, model: str, alias: str, state: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Start the shared local server (`python -m reflect.model.serve`)."""
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", required=True)
     p.add_argument("--alias", required=True)
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def new_state() -> dict:
+    """Fresh activity state for the idle watchdog."""
     return {"inflight": 0, "last": time.monotonic()}
 
 
@@ -102,7 +105,7 @@ def run(app, port: int, idle_minutes: float, state: dict, state_file: str | None
         while not server.should_exit:
             time.sleep(min(5.0, max(limit / 4, 0.05)))
             if state["inflight"] == 0 and time.monotonic() - state["last"] > limit:
-                print(f"reflect.serve: idle for {idle_minutes} min, stopping.", flush=True)
+                print(f"reflect.model.serve: idle for {idle_minutes} min, stopping.", flush=True)
                 server.should_exit = True
 
     threading.Thread(target=watchdog, daemon=True).start()

@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 
 class Critique(BaseModel):
+    """A critic's verdict as validated JSON: score 1-10, issues, strengths, suggestion."""
+
     score: int = Field(ge=1, le=10, description="1 = unusable, 10 = nothing left to fix")
     issues: list[str] = Field(description="concrete problems, most important first")
     strengths: list[str] = Field(description="what is already right")
@@ -39,6 +41,8 @@ def critique_schema() -> dict:
 
 @dataclass(frozen=True)
 class ParseFailure:
+    """A critic reply that could not be used, with a one-line reason."""
+
     raw: str
     error: str  # one line: what was wrong
 

@@ -17,6 +17,8 @@ from .controller import ScoredAttempt, StopRule, best_so_far
 
 @dataclass(frozen=True)
 class Agreement:
+    """How often a critic's verdict matched the hidden tests, with the confusion counts."""
+
     true_accepts: int
     false_accepts: int  # the critic accepts, the hidden tests fail
     true_rejects: int
@@ -25,6 +27,7 @@ class Agreement:
 
     @property
     def rate(self) -> float:
+        """The share of drafts on which critic and hidden tests agree."""
         judged = self.true_accepts + self.false_accepts + self.true_rejects + self.false_rejects
         return (self.true_accepts + self.true_rejects) / judged if judged else 0.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import html
 
-from .loops import LoopResult
+from ..strategies.maker_checker import LoopResult
 
 
 def draft_diff(before: str, after: str) -> str:
@@ -47,7 +47,7 @@ def thread_stepper(result: LoopResult):
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
     """One line: what the recorded loops would have done under this threshold and budget."""
-    from .calibration import sweep
+    from ..judging.calibration import sweep
 
     row = sweep(histories, [threshold], max_iterations)[0]
     return (f"threshold {threshold:g}, max {max_iterations} iterations: {row['avg_iterations']:.2f} iterations on average, "

@@ -31,7 +31,7 @@ def _read_env() -> dict[str, str]:
 
 def repo_root() -> Path:
     """The course checkout this package was installed from (editable install)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def cache_dir() -> Path:
@@ -48,6 +48,8 @@ def state_dir() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
+    """Every course setting, read once from the environment and `.env`."""
+
     backend: str
     record_from: str
     model_path: str | None
@@ -64,6 +66,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        """Settings from `env` (default: the environment over `.env`); ConfigError names a bad variable."""
         env = _read_env() if env is None else env
         key = env.get("OPENAI_API_KEY") or None
         default_live = "openai" if key else "local"

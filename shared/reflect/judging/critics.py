@@ -22,9 +22,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..model.llm import response_format_for
+from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
-from .llm import response_format_for
-from .tasks import Task
 
 CODE_CRITERIA = (
     "syntax errors", "runtime errors", "edge cases (empty input, negatives, invalid values)",
@@ -101,6 +101,8 @@ def _review_request(task: Task | str, draft: str) -> str:
 
 @dataclass
 class LLMCritic:
+    """A model critic that returns a validated JSON critique (one repair request at most)."""
+
     chat: Callable
     live_backend: str = "local"
     criteria: tuple[str, ...] = CODE_CRITERIA
@@ -149,9 +151,12 @@ def _feedback(c: Critique) -> str:
 
 @dataclass
 class RuleCritic:
+    """The static ast checks as a critic: no model, score from the share of checks passed."""
+
     name: str = "rules"
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
+        """Score `code` by the task's static checks."""
         checks = task.static_checks(code)
         failed = [c for c in checks if not c.passed]
         score = 1 + 9 * (len(checks) - len(failed)) / len(checks)
@@ -161,12 +166,15 @@ class RuleCritic:
 
 @dataclass
 class HybridCritic:
+    """Rules for form, the LLM for content; a failed rule caps the score."""
+
     llm: LLMCritic
     rules: RuleCritic = field(default_factory=RuleCritic)
     cap: float = 5
     name: str = "hybrid"
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
+        """Run the rules, then (if the code parses) the LLM critic."""
         r = self.rules.evaluate(task, code)
         if not r.detail["checks"][0].passed:  # run_checks puts `parses` first
             return Evaluation(1, r.feedback, 0, {"rules": r})  # does not parse: no need to ask a model
@@ -203,11 +211,14 @@ def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
 
 @dataclass
 class TestGroundedCritic:
+    """Runs the visible share of the tests in the sandbox and quotes the failures."""
+
     __test__ = False  # not a pytest class
     visible_share: float = 0.5
     name: str = "tests"
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
+        """Score `code` by the share of visible test steps it passes."""
         visible, _ = split_tests(task.tests, self.visible_share)
         res = task.run(code, tests=visible)
         n = len(res.tests) or 1
@@ -224,12 +235,15 @@ VOTER_PROMPTS = (
 
 @dataclass
 class VotingCritic:
+    """Several LLM critics with different prompts: the mean score, the spread, the harshest feedback."""
+
     chat: Callable
     live_backend: str = "local"
     prompts: tuple[str, ...] = VOTER_PROMPTS
     name: str = "voting"
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
+        """Ask every voter and combine their scores."""
         votes = [LLMCritic(self.chat, self.live_backend, system_prompt=p).evaluate(task, code) for p in self.prompts]
         scores = [v.score for v in votes if v.score is not None]
         tokens = sum(v.tokens for v in votes)

@@ -1,4 +1,4 @@
-"""Judging drafts against hidden tests, and the one-shot baseline.
+"""Judging drafts against hidden tests (lesson 01's `Attempt`), and judging the judge.
 
 An `Attempt` is one draft for one task with everything later lessons compare: the hidden
 test verdict, the first failure (call, expected, actual), the static checks that failed,
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .extract import extract_code
-from .loops import GENERATOR_PROMPT, ChatFn
-from .tasks import Task
+from ..tasks.task import Task
 
 
 @dataclass
 class Attempt:
+    """One draft for one task, judged by the hidden tests and the static checks."""
+
     task_id: str
     difficulty: str
     passed: bool
@@ -28,6 +28,7 @@ class Attempt:
     completion_tokens: int = 0
 
     def as_dict(self) -> dict:
+        """The attempt as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -43,23 +44,8 @@ def judge(task: Task, code: str, prompt_tokens: int = 0, completion_tokens: int 
                    prompt_tokens, completion_tokens)
 
 
-def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:
-    """One call, no review: the baseline every later lesson compares against."""
-    _, reply, code = one_shot_call(chat, task, system_prompt)
-    return judge(task, code, reply.prompt_tokens, reply.completion_tokens)
-
-
-def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], object, str]:
-    """The one generator call of one-shot: (messages sent, reply, extracted code)."""
-    prompt = task.prompt()
-    if not prompt.strip():
-        raise ValueError(f"Task {task.id!r} has a blank statement.")
-    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}]
-    reply = chat(messages, role="generator")
-    return messages, reply, extract_code(reply.text, task.entry_point).code
-
-
 def pass_rate(attempts: list[Attempt]) -> float:
+    """The share of attempts that passed their hidden tests (0 for none)."""
     return sum(a.passed for a in attempts) / len(attempts) if attempts else 0.0
 
 

@@ -1,6 +1,6 @@
 """The course's own tasks. Tests are hidden from the producer: only `statement` and
 `requirements` go into a prompt. Each test statement is one step the sandbox reports on.
-`checks` feeds the static checks in reflect.checks."""
+`checks` feeds the static checks in reflect.tasks.checks."""
 
 COURSE_TASKS = [
     {

@@ -20,14 +20,17 @@ _MARKUP = re.compile(r"^[\s*_`#>~\-]+|[\s*_`~]+$")
 
 
 def contains_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    """The naive reading: the word appears anywhere in the review."""
     return sentinel in (review or "")
 
 
 def starts_with_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    """The textbook reading: the review starts with the word."""
     return (review or "").strip().upper().startswith(sentinel)
 
 
 def strict_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
+    """The strict reading: the review is the word alone, or the word on its own first line."""
     for line in (review or "").splitlines():
         if line.strip():
             core = _MARKUP.sub("", line.strip())

@@ -13,15 +13,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .config import Settings, repo_root
-from .evaluate import Attempt
+from ..judging.hidden import Attempt
+from ..model.config import Settings, repo_root
 
 
 def recorded_dir() -> Path:
+    """The committed results folder that replay and nbval read."""
     return repo_root() / "results"
 
 
 def live_dir() -> Path:
+    """Where a live run writes its results (ignored by git)."""
     return repo_root() / "build" / "results"
 
 
@@ -31,6 +33,7 @@ def results_dir() -> Path:
 
 
 def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) -> Path:
+    """Store a lesson's attempts as readable JSON under `name`; returns the file."""
     path = results_dir() / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"meta": meta or {}, "attempts": [a.as_dict() for a in attempts]}
@@ -39,6 +42,7 @@ def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) 
 
 
 def load_attempts(name: str) -> list[Attempt]:
+    """Load a lesson's stored attempts (your live run first, else the recorded one)."""
     path = results_dir() / f"{name}.json"
     if not path.exists() and results_dir() != recorded_dir():
         path = recorded_dir() / f"{name}.json"  # no live run of that lesson yet: use the recorded one

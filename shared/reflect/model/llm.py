@@ -44,6 +44,8 @@ class ModelError(RuntimeError):
 
 @dataclass
 class Reply:
+    """One chat completion: text, role, model, tokens, latency, finish reason."""
+
     text: str
     role: str
     model: str
@@ -55,6 +57,8 @@ class Reply:
 
 @dataclass
 class Connection:
+    """A ready client for the configured model, with a ledger of every call."""
+
     client: openai.OpenAI
     model: str
     backend: str  # local | openai | replay | record
@@ -73,9 +77,11 @@ class Connection:
 
     @property
     def mode(self) -> str:
+        """live, replay or record (live), as the banner says."""
         return {"replay": "replay", "record": "record (live)"}.get(self.backend, "live")
 
     def banner(self) -> str:
+        """The one line printed at connect: backend, model, where, mode."""
         where = self.base_url
         if self.recorder is not None:
             where += f" · cassette {self.recorder.path.parent.name}/{self.recorder.path.name}"
@@ -87,6 +93,7 @@ class Connection:
         return self.role_models.get(role.lower(), self.model)
 
     def response_format(self, schema: dict, name: str = "reply") -> dict:
+        """Schema-constrained JSON in the form this backend accepts."""
         return response_format_for(self.live_backend, schema, name)
 
     @property
@@ -185,7 +192,7 @@ class Connection:
     def _explain(self, what: str) -> str:
         if self.live_backend == "local":
             hint = (
-                "Check the local server: `python -m reflect.server status`; restart it with "
+                "Check the local server: `python -m reflect.model.server status`; restart it with "
                 "`make stop-model` and run the cell again. Its log: the `server.log` in the course state folder."
             )
         else:

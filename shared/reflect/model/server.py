@@ -3,8 +3,8 @@
 `ensure_server()` returns the base URL of a healthy server, starting one if needed. Every
 notebook of a user shares it: the state file (port, pid, model) lives in the user state
 folder, guarded by a file lock so two kernels starting at once do not start two servers.
-A dead or foreign server is replaced. `python -m reflect.server stop` (`make stop-model`)
-stops it; the server also stops itself after an idle period (see `reflect.serve`).
+A dead or foreign server is replaced. `python -m reflect.model.server stop` (`make stop-model`)
+stops it; the server also stops itself after an idle period (see `reflect.model.serve`).
 
 Only a process that is provably the course's server is ever signalled: the state file
 records the pid together with that process's start time and command line, and both must
@@ -33,7 +33,7 @@ from .localmodel import model_label, model_path
 
 START_TIMEOUT_S = 180.0
 LOG_LIMIT = 20 * 1024 * 1024
-SERVE_COMMAND = [sys.executable, "-m", "reflect.serve"]  # tests swap in a model-free server
+SERVE_COMMAND = [sys.executable, "-m", "reflect.model.serve"]  # tests swap in a model-free server
 
 
 class ServerError(RuntimeError):
@@ -124,6 +124,7 @@ def is_ours(state: ServerState) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
+    """True if a process with this pid exists and is not a zombie."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -148,12 +149,14 @@ def health(state: ServerState, timeout: float = 2.0) -> bool:
 
 
 def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 def port_in_use(port: int) -> bool:
+    """True if something listens on 127.0.0.1:port."""
     with socket.socket() as s:
         try:
             s.bind(("127.0.0.1", port))
@@ -170,6 +173,7 @@ def _log_tail(path: str, lines: int = 15) -> str:
 
 
 def start_server(settings: Settings, model: Path) -> ServerState:
+    """Start a server for the model and wait until it is healthy; ServerError with its log otherwise."""
     port = settings.local_port or free_port()
     if settings.local_port and port_in_use(port):
         raise ServerError(
@@ -180,10 +184,16 @@ def start_server(settings: Settings, model: Path) -> ServerState:
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists() and log.stat().st_size > LOG_LIMIT:
         log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
-    cmd = [
-        *SERVE_COMMAND, "--model", str(model), "--alias", model_label(model),
-        "--port", str(port), "--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file()),
-    ]
+    state = launch(model, port, log, ["--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file())])
+    _write_state(state)
+    return state
+
+
+def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...] = ()) -> ServerState:
+    """Start a server process for `model` on `port` and wait until it is healthy; ServerError with
+    the log's last lines otherwise. Not recorded in the state file: `start_server` does that for
+    the shared server; a benchmark's private server is its own to stop (`stop_pid`)."""
+    cmd = [*SERVE_COMMAND, "--model", str(model), "--alias", model_label(model), "--port", str(port), *extra]
     with open(log, "ab") as fh:
         proc = subprocess.Popen(  # own session: the server outlives the kernel that started it
             cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
@@ -199,7 +209,6 @@ def start_server(settings: Settings, model: Path) -> ServerState:
                 'llama-cpp-python is installed (`pip install -e ".[local]"`).'
             )
         if health(state, timeout=1.0):
-            _write_state(state)
             return state
         time.sleep(0.25)
     stop_pid(proc.pid)
@@ -263,6 +272,7 @@ def stop_server() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """`python -m reflect.model.server start|stop|status`."""
     args = argv if argv is not None else sys.argv[1:]
     cmd = args[0] if args else "status"
     if cmd == "stop":
@@ -275,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         up = bool(s and is_ours(s) and health(s))
         print(f"Local model server: {'running at ' + s.base_url if up else 'not running'}")
     else:
-        raise SystemExit("usage: python -m reflect.server [start|stop|status]")
+        raise SystemExit("usage: python -m reflect.model.server [start|stop|status]")
 
 
 if __name__ == "__main__":

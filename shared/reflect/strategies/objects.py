@@ -12,12 +12,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .controller import StopRule
-from .evaluate import GENERATOR_PROMPT, judge, one_shot_call
-from .loops import LoopResult, maker_checker
-from .records import ChatFn, Critic, Run, Step, Stop, model_step
+from ..judging.controller import StopRule
+from ..judging.hidden import judge
+from ..records import ChatFn, Critic, Run, Step, Stop, model_step
+from ..tasks.task import Task
+from .maker_checker import GENERATOR_PROMPT, LoopResult, maker_checker
+from .one_shot import one_shot_call
 from .scored import ScoredResult, scored_reflection
-from .tasks import Task
 
 LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "token_budget": Stop.BUDGET,
               "provider_error": Stop.PROVIDER_ERROR}
@@ -64,7 +65,7 @@ class MakerChecker:
     """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget."""
 
     max_iterations: int = 4
-    options: dict = field(default_factory=dict)  # any other keyword of reflect.loops.maker_checker
+    options: dict = field(default_factory=dict)  # any other keyword of reflect.strategies.maker_checker.maker_checker
     judge_hidden: bool = True
     name: str = "maker-checker"
 

@@ -17,6 +17,8 @@ from itertools import pairwise
 
 @dataclass
 class ScoredAttempt:
+    """One attempt of a scored loop: the draft, its score and feedback, its tokens."""
+
     iteration: int
     output: str
     score: float | None  # None: the critic's reply could not be used
@@ -27,6 +29,8 @@ class ScoredAttempt:
 
 @dataclass(frozen=True)
 class StopRule:
+    """When a scored loop stops: threshold, budget, convergence, oscillation, regression."""
+
     threshold: float = 8
     max_iterations: int = 3
     patience: int = 2

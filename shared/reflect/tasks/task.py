@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from ..sandbox import Limits, SandboxResult, run_code
 from .checks import CheckResult, run_checks
-from .sandbox import Limits, SandboxResult, run_code
-from .task_data import COURSE_TASKS
+from .data import COURSE_TASKS
 
 
 @dataclass(frozen=True)
 class Task:
+    """A task: the statement and requirements a producer sees, and the hidden tests it does not."""
+
     id: str
     entry_point: str
     statement: str
@@ -47,10 +49,12 @@ class Task:
         return run_code(code, self.tests if tests is None else tests, self.entry_point, limits, setup=self.setup)
 
     def static_checks(self, code: str) -> list[CheckResult]:
+        """Run the task's static (ast) checks on `code`."""
         return run_checks(code, self.checks or {"name": self.entry_point})
 
 
 def course_tasks() -> list[Task]:
+    """The course's 18 tasks, easy to hard."""
     return [
         Task(
             id=t["id"], entry_point=t["entry_point"], statement=t["statement"], tests=t["tests"].strip() + "\n",
@@ -62,6 +66,7 @@ def course_tasks() -> list[Task]:
 
 
 def get_task(task_id: str) -> Task:
+    """A task by id or entry point (course tasks and HumanEval/N)."""
     for t in course_tasks():
         if t.id == task_id or t.entry_point == task_id:
             return t

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .extract import extract_code
-from .llm import ModelError
-from .sentinel import Verdict, strict_sentinel
+from ..judging.sentinel import Verdict, strict_sentinel
+from ..model.extract import extract_code
+from ..model.llm import ModelError
 
 GENERATOR_PROMPT = (
     "You are an expert Python developer. Write clean, well-documented Python code that follows best "
@@ -35,6 +35,8 @@ MAX_ITERATIONS = 4
 
 
 class ReplyLike(Protocol):
+    """What a chat function returns: text and token counts."""
+
     text: str
     prompt_tokens: int
     completion_tokens: int
@@ -45,6 +47,8 @@ ChatFn = Callable[..., ReplyLike]  # chat(messages, role=...) -> Reply; Connecti
 
 @dataclass
 class Turn:
+    """One message of the shared thread: who wrote it, its tokens, its draft or verdict."""
+
     index: int  # position in the shared thread (0 is the task)
     iteration: int
     role: str  # "generator" or "reviewer"
@@ -58,6 +62,8 @@ class Turn:
 
 @dataclass
 class LoopResult:
+    """What maker_checker returns: approval, stop reason, the last draft, every turn and the thread."""
+
     task: str
     approved: bool
     stop_reason: str  # approved | max_iterations | token_budget | provider_error
@@ -69,14 +75,17 @@ class LoopResult:
 
     @property
     def total_tokens(self) -> int:
+        """Prompt + completion tokens of every turn."""
         return sum(t.prompt_tokens + t.completion_tokens for t in self.turns)
 
     @property
     def drafts(self) -> list[str]:
+        """The code of every generator turn, in order."""
         return [t.code or "" for t in self.turns if t.role == "generator"]
 
     @property
     def reviews(self) -> list[Turn]:
+        """The reviewer turns, in order."""
         return [t for t in self.turns if t.role == "reviewer"]
 
 

@@ -19,12 +19,15 @@ PY_LANGS = {"", "python", "py", "python3", "py3"}
 
 @dataclass(frozen=True)
 class Extraction:
+    """The code found in a model reply, or why none was found."""
+
     code: str
     source: str  # "fenced", "fenced-joined", "unclosed-fence", "bare", "none"
     reason: str = ""
 
     @property
     def found(self) -> bool:
+        """True if the reply held code."""
         return bool(self.code.strip())
 
 

@@ -19,6 +19,8 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class CallRecord:
+    """One model call as the ledger keeps it: role, tokens, latency, backend, model."""
+
     role: str
     prompt_tokens: int
     completion_tokens: int
@@ -28,10 +30,12 @@ class CallRecord:
 
     @property
     def cost_usd(self) -> float | None:
+        """The call's estimated cost in USD (None for an unknown hosted model)."""
         return estimate_cost(self.backend, self.model, self.prompt_tokens, self.completion_tokens)
 
 
 def estimate_cost(backend: str, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """USD for a call from the price table; 0 on the local model, None if the price is unknown."""
     if backend == "local":
         return 0.0
     price = PRICES_PER_MTOK.get(model)
@@ -47,9 +51,11 @@ class Ledger:
     records: list[CallRecord] = field(default_factory=list)
 
     def add(self, record: CallRecord) -> None:
+        """Record one call."""
         self.records.append(record)
 
     def reset(self) -> None:
+        """Forget every recorded call."""
         self.records.clear()
 
     def since(self, start: int) -> Ledger:
@@ -58,9 +64,11 @@ class Ledger:
 
     @property
     def total_tokens(self) -> int:
+        """Prompt + completion tokens of every recorded call."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.records)
 
     def summary(self) -> list[dict]:
+        """Calls, tokens, latency and cost per role, plus a total row."""
         groups: dict[str, list[CallRecord]] = defaultdict(list)
         for r in self.records:
             groups[r.role].append(r)

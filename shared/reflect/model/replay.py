@@ -57,6 +57,7 @@ def _lower_keys(headers: dict) -> dict:
 
 
 def body_json(body: bytes | str | None):
+    """The JSON body of a request, or None if it is not JSON."""
     if body is None:
         return None
     if isinstance(body, bytes):
@@ -95,10 +96,12 @@ class Recorder:
     _context: object = field(default=None, repr=False)
 
     def scrub_request(self, request):
+        """Keep only the whitelisted request headers (no keys, no cookies)."""
         request.headers = {k: v for k, v in request.headers.items() if k.lower() in KEEP_REQUEST_HEADERS}
         return request
 
     def scrub_response(self, response: dict) -> dict:
+        """Keep only the whitelisted response headers and stamp the call's latency."""
         headers = {k: v for k, v in response["headers"].items() if k.lower() in KEEP_RESPONSE_HEADERS}
         if LATENCY_HEADER not in headers:  # vcrpy runs this hook on loaded responses too
             self.last_ms = round((time.perf_counter() - self.started) * 1000)
@@ -107,6 +110,7 @@ class Recorder:
         return response
 
     def open(self) -> Recorder:
+        """Open the notebook's cassette for replay or recording."""
         if self.path in _OPEN and _OPEN[self.path].mode == self.mode:
             _OPEN[self.path].close()  # connect() ran again for this notebook (a re-run cell)
         if self.mode == "replay" and not self.path.exists():
@@ -138,6 +142,7 @@ class Recorder:
         return self
 
     def close(self) -> None:
+        """Save (when recording) and close the cassette."""
         if self._context is not None:
             self._context.__exit__(None, None, None)
             self._context = None
@@ -154,6 +159,7 @@ class Recorder:
                 convert_to_bytes(response)  # a later playback of them needs bytes again
 
     def miss_message(self, request: httpx.Request) -> str:
+        """What a replay miss says: the notebook, the closest recorded request's diff, the fix."""
         nb = self.notebook.split("_")[0]
         asked = json.dumps(body_json(request.content), indent=1, sort_keys=True).splitlines()
         best, best_ratio = None, -1.0
@@ -183,6 +189,7 @@ class CourseTransport(httpx.BaseTransport):
         self.last_latency_ms: float | None = None
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Send a request (or answer it from the cassette), timing it."""
         start = time.perf_counter()
         if self.recorder is not None:
             self.recorder.started = start
@@ -199,6 +206,7 @@ class CourseTransport(httpx.BaseTransport):
         return response
 
     def close(self) -> None:
+        """Close the wrapped transport."""
         self.inner.close()
 
 

@@ -1,0 +1,21 @@
+"""The judging layer: hidden-test verdicts, critics, critique parsing, sentinels, stop rules and
+calibration. Everything that says whether a draft is good, and when to stop asking."""
+
+from .controller import ScoredAttempt, StopRule, analyze_improvement, best_so_far
+from .critics import (
+    CachedChat,
+    Evaluation,
+    HybridCritic,
+    LLMCritic,
+    RuleCritic,
+    TestGroundedCritic,
+    VotingCritic,
+)
+from .critique import Critique, ParseFailure, critique_schema, parse_critique
+from .hidden import Attempt, judge, judge_the_judge, pass_rate
+
+__all__ = [
+    "Attempt", "CachedChat", "Critique", "Evaluation", "HybridCritic", "LLMCritic", "ParseFailure", "RuleCritic",
+    "ScoredAttempt", "StopRule", "TestGroundedCritic", "VotingCritic", "analyze_improvement", "best_so_far",
+    "critique_schema", "judge", "judge_the_judge", "parse_critique", "pass_rate",
+]

@@ -1,0 +1,25 @@
+"""The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), and the
+`Strategy` objects that run any of them and return a `Run` (reflect.records)."""
+
+from .maker_checker import (
+    GENERATOR_PROMPT,
+    MAX_ITERATIONS,
+    REVIEWER_PROMPT,
+    keep_last,
+    maker_checker,
+)
+from .objects import MakerChecker, OneShot, ScoredReflection, as_run
+from .one_shot import one_shot
+from .scored import (
+    GENERATOR_SYSTEM,
+    REFINER_SYSTEM,
+    TEMPERATURES,
+    refine_request,
+    scored_reflection,
+)
+
+__all__ = [
+    "GENERATOR_PROMPT", "GENERATOR_SYSTEM", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
+    "REVIEWER_PROMPT", "ScoredReflection", "TEMPERATURES", "as_run", "keep_last", "maker_checker", "one_shot",
+    "refine_request", "scored_reflection",
+]

@@ -1,0 +1,24 @@
+"""Lesson 01's baseline: one generator call, no review, judged by the hidden tests."""
+
+from __future__ import annotations
+
+from ..judging.hidden import Attempt, judge
+from ..model.extract import extract_code
+from ..tasks.task import Task
+from .maker_checker import GENERATOR_PROMPT, ChatFn
+
+
+def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:
+    """One call, no review: the baseline every later lesson compares against."""
+    _, reply, code = one_shot_call(chat, task, system_prompt)
+    return judge(task, code, reply.prompt_tokens, reply.completion_tokens)
+
+
+def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], object, str]:
+    """The one generator call of one-shot: (messages sent, reply, extracted code)."""
+    prompt = task.prompt()
+    if not prompt.strip():
+        raise ValueError(f"Task {task.id!r} has a blank statement.")
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}]
+    reply = chat(messages, role="generator")
+    return messages, reply, extract_code(reply.text, task.entry_point).code

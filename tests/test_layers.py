@@ -1,0 +1,73 @@
+"""The package's folders are layers: a lower layer never imports a higher one, and
+`import reflect` loads none of the heavy libraries (they come with the first use)."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
+LAYERS = ["records", "model", "sandbox", "tasks", "judging", "strategies", "evaluation", "notebook"]
+
+
+def layer_of(module: str) -> int:
+    """Layer index of a dotted module inside reflect ('model.llm' -> 1); the package root is the top."""
+    head = module.split(".")[0]
+    return LAYERS.index(head) if head in LAYERS else len(LAYERS)
+
+
+def imports_of(path: Path) -> list[tuple[str, int]]:
+    """(imported reflect module, line) for every import in a file, relative ones resolved."""
+    here = path.relative_to(PKG).with_suffix("").parts
+    package = here[:-1] if path.name != "__init__.py" else here[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                target = ".".join([*base, node.module] if node.module else base)
+                names = [target] if node.module else [f"{target}.{a.name}".strip(".") for a in node.names]
+            elif (node.module or "").startswith("reflect"):
+                names = [node.module.removeprefix("reflect").strip(".")]
+            else:
+                continue
+            out += [(n, node.lineno) for n in names if n]
+        elif isinstance(node, ast.Import):
+            out += [(a.name.removeprefix("reflect.").strip("."), node.lineno) for a in node.names if a.name.startswith("reflect.")]
+    return out
+
+
+def test_every_module_sits_in_a_layer_folder():
+    loose = sorted(p.name for p in PKG.glob("*.py") if p.name not in {"__init__.py", "records.py"})
+    assert loose == [], f"modules outside a layer folder: {loose}"
+
+
+def test_no_layer_imports_a_higher_one():
+    bad = []
+    for path in PKG.rglob("*.py"):
+        mod = ".".join(path.relative_to(PKG).with_suffix("").parts)
+        if mod == "__init__":
+            continue  # the package root re-exports from every layer, lazily
+        for target, line in imports_of(path):
+            if layer_of(target) > layer_of(mod):
+                bad.append(f"{path.relative_to(PKG)}:{line} ({LAYERS[layer_of(mod)]}) imports {target}")
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
+    fake = tmp_path / "reflect"
+    (fake / "model").mkdir(parents=True)
+    (fake / "model" / "x.py").write_text("from ..strategies.scored import scored_reflection\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
+    (target, _), = imports_of(fake / "model" / "x.py")
+    assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
+
+
+def test_import_reflect_loads_no_heavy_library():
+    heavy = ("openai", "httpx", "pydantic", "vcr", "matplotlib", "ipywidgets", "langgraph")
+    code = f"import reflect, sys; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+    used = subprocess.run([sys.executable, "-c", "import reflect, sys; reflect.connect; print('openai' in sys.modules)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert used == "True"  # the name still works: it is imported on first use
