@@ -10,7 +10,8 @@ a lesson made by calling the loop functions directly.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from ..judging.controller import StopRule
 from ..judging.hidden import judge
@@ -26,19 +27,17 @@ SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "conv
                 "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR}
 
 
-def _blank(name: str, task: Task) -> Run | None:
-    if task.prompt().strip():
-        return None
-    return Run(name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
-               error="The task is blank: give the generator something to write.")
-
-
-def _judged(run: Run, task: Task, judge_hidden: bool) -> Run:
-    if not judge_hidden:
-        return run
-    from dataclasses import replace
-
-    return replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+def _execute(strategy, task: Task, body: Callable[[], Run]) -> Run:
+    """The frame every strategy shares: a blank task makes no call; the run is timed and, if the
+    strategy says so, judged by the hidden tests."""
+    if not task.prompt().strip():
+        return Run(strategy.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
+                   error="The task is blank: give the generator something to write.")
+    start = time.perf_counter()
+    run = replace(body(), wall_s=time.perf_counter() - start)
+    if strategy.judge_hidden:
+        run = replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+    return run
 
 
 @dataclass
@@ -51,13 +50,12 @@ class OneShot:
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """One call; the draft is final."""
-        start = time.perf_counter()
-        if blank := _blank(self.name, task):
-            return blank
-        messages, reply, code = one_shot_call(chat, task, self.system_prompt)
-        run = Run(self.name, task.id, code, Stop.BUDGET, (model_step(0, "generator", messages, reply, code),),
-                  "the only draft", time.perf_counter() - start)
-        return _judged(run, task, self.judge_hidden)
+        def body() -> Run:
+            messages, reply, code = one_shot_call(chat, task, self.system_prompt)
+            return Run(self.name, task.id, code, Stop.BUDGET, (model_step(0, "generator", messages, reply, code),),
+                       "the only draft")
+
+        return _execute(self, task, body)
 
 
 @dataclass
@@ -65,18 +63,15 @@ class MakerChecker:
     """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget."""
 
     max_iterations: int = 4
-    options: dict = field(default_factory=dict)  # any other keyword of reflect.strategies.maker_checker.maker_checker
+    options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
     judge_hidden: bool = True
     name: str = "maker-checker"
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop on the task's prompt and return its Run."""
-        start = time.perf_counter()
-        if blank := _blank(self.name, task):
-            return blank
-        res = maker_checker(chat, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point,
-                            **self.options)
-        return _judged(as_run(res, task.id, self.name, time.perf_counter() - start), task, self.judge_hidden)
+        return _execute(self, task, lambda: as_run(maker_checker(
+            chat, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options),
+            task.id, self.name))
 
 
 @dataclass
@@ -91,11 +86,8 @@ class ScoredReflection:
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""
-        start = time.perf_counter()
-        if blank := _blank(self.name, task):
-            return blank
-        res = scored_reflection(chat, task, self.critic, self.rule, seed=self.seed)
-        return _judged(as_run(res, task.id, self.name, time.perf_counter() - start), task, self.judge_hidden)
+        return _execute(self, task, lambda: as_run(
+            scored_reflection(chat, task, self.critic, self.rule, seed=self.seed), task.id, self.name))
 
 
 def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_s: float = 0.0) -> Run:
