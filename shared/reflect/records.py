@@ -117,7 +117,15 @@ class Run:
         return cls(**data)
 
 
-ChatFn = Callable[..., Any]  # chat(messages, role=..., **params) -> a reply with .text and token counts
+class ReplyLike(Protocol):
+    """What a chat function returns: text and token counts (Connection's Reply, a FakeReply)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+ChatFn = Callable[..., ReplyLike]  # chat(messages, role=..., **params) -> Reply; Connection.chat fits
 
 
 @runtime_checkable

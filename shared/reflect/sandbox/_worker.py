@@ -134,7 +134,8 @@ def answer(ns, req):
     try:
         out["value"] = encode(result)
     except (NotPlain, RecursionError) as err:
-        out["not_plain"] = type(result).__name__ if isinstance(err, NotPlain) and str(err) != "nested too deep" else "deeply nested"
+        too_deep = isinstance(err, RecursionError) or str(err) == "nested too deep"
+        out["not_plain"] = "deeply nested" if too_deep else type(result).__name__
     after = []
     for a, sent in zip(args, req["args"], strict=True):  # arguments the call changed, so the parent sees mutation
         try:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ..judging.sentinel import Verdict, strict_sentinel
 from ..model.extract import extract_code
 from ..model.llm import ModelError
+from ..records import ChatFn, ReplyLike
 
 GENERATOR_PROMPT = (
     "You are an expert Python developer. Write clean, well-documented Python code that follows best "
@@ -32,17 +32,6 @@ REVIEWER_PROMPT = (
     "actionable feedback points. Be constructive but rigorous."
 )
 MAX_ITERATIONS = 4
-
-
-class ReplyLike(Protocol):
-    """What a chat function returns: text and token counts."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-
-
-ChatFn = Callable[..., ReplyLike]  # chat(messages, role=...) -> Reply; Connection.chat fits
 
 
 @dataclass

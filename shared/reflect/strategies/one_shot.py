@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..judging.hidden import Attempt, judge
 from ..model.extract import extract_code
+from ..records import ChatFn, ReplyLike
 from ..tasks.task import Task
-from .maker_checker import GENERATOR_PROMPT, ChatFn
+from .maker_checker import GENERATOR_PROMPT
 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:
@@ -14,7 +15,7 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     return judge(task, code, reply.prompt_tokens, reply.completion_tokens)
 
 
-def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], object, str]:
+def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], ReplyLike, str]:
     """The one generator call of one-shot: (messages sent, reply, extracted code)."""
     prompt = task.prompt()
     if not prompt.strip():
