@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,13 +20,25 @@ FAKE = [sys.executable, str(Path(__file__).with_name("fake_serve.py"))]
 
 
 @pytest.fixture
-def gguf(course_env, monkeypatch):
+def gguf(course_env, monkeypatch, request):
     monkeypatch.setattr(server, "SERVE_COMMAND", FAKE)
+    launched = []
+    real_launch = server.launch
+
+    def recording_launch(*args, **kwargs):
+        launched.append(real_launch(*args, **kwargs))
+        return launched[-1]
+
+    monkeypatch.setattr(server, "launch", recording_launch)
     path = course_env / "tiny.gguf"
     path.write_bytes(b"GGUF" + b"\0" * 16)
     monkeypatch.setenv("COURSE_MODEL_PATH", str(path))
     yield path
     server.stop_server()
+    for state in launched:  # a server this test started that is still running: stop it, and say so
+        if server.is_ours(state):
+            server.stop_pid(state.pid)
+            warnings.warn(f"{request.node.name} left fake server pid {state.pid} running", stacklevel=1)
 
 
 def test_start_reuse_and_stop(gguf, capsys):
@@ -121,9 +134,10 @@ def test_an_unreadable_state_file_is_no_server_with_a_clear_message(gguf, capsys
     server._state_file().mkdir()  # reading a folder fails like a file of another user's would
     assert server.read_state() is None
     assert "cannot be read" in capsys.readouterr().err
+    before = _fake_servers()
     with pytest.raises(server.ServerError, match="Cannot write the server state file.*COURSE_STATE_DIR"):
         server.ensure_server()
-    assert not any(server.pid_alive(int(p)) and "fake_serve" in _cmdline(p) for p in os.listdir("/proc") if p.isdigit())
+    assert _fake_servers() - before == set(), "the server started for this attempt was left running unrecorded"
 
 
 def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatch, capsys):
@@ -134,6 +148,11 @@ def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatc
     monkeypatch.setattr(Path, "read_text", denied)
     assert server.read_state() is None
     assert "PermissionError" in capsys.readouterr().err
+
+
+def _fake_servers() -> set[int]:
+    """Live (not zombie) fake-server processes on this machine."""
+    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_serve" in _cmdline(p) and server.pid_alive(int(p))}
 
 
 def _cmdline(pid: str) -> str:
