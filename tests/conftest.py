@@ -1,6 +1,7 @@
 """Shared fixtures: an isolated course environment and a fake OpenAI-compatible model."""
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -70,3 +71,11 @@ def fake_model():
 def settings_for(backend, **kw):
     env = {"COURSE_BACKEND": backend, **kw}
     return Settings.from_env(env)
+
+
+def cmdline(pid: str) -> str:
+    """A process's command line from /proc ('' if it is gone or unreadable)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:
+        return ""

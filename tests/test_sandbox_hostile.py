@@ -16,6 +16,7 @@ import pytest
 
 from reflect.sandbox import Limits, run_code
 from reflect.tasks.task import get_task
+from tests.conftest import cmdline
 
 TESTS = "assert f() == 1\n"
 FAST = Limits(timeout_s=4, memory_mb=512)
@@ -151,15 +152,9 @@ def test_no_process_survives_a_fork_attempt():
     time.sleep(0.2)
     if before:
         after = set(os.listdir("/proc"))
-        strays = [p for p in after - before if p.isdigit() and "_worker" in _cmdline(p)]
+        strays = [p for p in after - before if p.isdigit() and "_worker" in cmdline(p)]
         assert strays == []
 
-
-def _cmdline(pid: str) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 # --- Attempts on the verdict itself -------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 from reflect import connect
 from reflect.model import server
 from reflect.model.config import Settings
+from tests.conftest import cmdline
 
 pytest.importorskip("fastapi")
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_serve.py"))]
@@ -152,14 +153,8 @@ def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatc
 
 def _fake_servers() -> set[int]:
     """Live (not zombie) fake-server processes on this machine."""
-    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_serve" in _cmdline(p) and server.pid_alive(int(p))}
+    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_serve" in cmdline(p) and server.pid_alive(int(p))}
 
-
-def _cmdline(pid: str) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def test_port_in_use_is_a_clear_error(gguf, monkeypatch):

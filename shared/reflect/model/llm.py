@@ -126,8 +126,7 @@ class Connection:
                     restarted = True
                     deadline = time.monotonic() + self.budget_s  # a fresh server gets the whole budget
                     continue
-                what = "could not connect" if retries >= MAX_RETRIES else None
-                retries = self._wait_to_retry(retries, deadline, what or str(err), err)
+                retries = self._wait_to_retry(retries, deadline, "could not connect", err)
             except openai.APIStatusError as err:
                 if err.status_code not in RETRY_STATUS and err.status_code < 500:
                     raise ModelError(self._explain(str(err))) from err
