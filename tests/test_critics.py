@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import (
     MEDICAL_CRITERIA,
@@ -14,7 +16,7 @@ from reflect.judging.critics import (
     VotingCritic,
     split_tests,
 )
-from reflect.model.fakes import ScriptedChat
+from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
@@ -29,7 +31,7 @@ def crit(score, issues=("x",)):
 
 def test_llm_critic_asks_for_schema_json_and_parses():
     chat = ScriptedChat({"critic": [crit(6)]})
-    ev = LLMCritic(chat, "local").evaluate(TASK, CORRECT["factorial"])
+    ev = LLMCritic(chat).evaluate(TASK, CORRECT["factorial"])
     assert ev.score == 6 and "Most important fix: fix x" in ev.feedback
     assert ev.tokens > 0
     # the critic sent the schema in the local server's form
@@ -38,10 +40,10 @@ def test_llm_critic_asks_for_schema_json_and_parses():
 
 def test_llm_critic_repairs_once_then_gives_up_without_looping():
     chat = ScriptedChat({"critic": ["I like it, 9/10", '{"score": 0, "issues": [], "strengths": [], "suggestion": ""}', crit(9)]})
-    ev = LLMCritic(chat, "local").evaluate(TASK, "x")
+    ev = LLMCritic(chat).evaluate(TASK, "x")
     assert ev.score is None and "unusable" in ev.feedback and "greater than or equal to 1" in ev.feedback
     assert len(chat.calls) == 2  # one call + one repair, never more
-    repaired = LLMCritic(ScriptedChat({"critic": ["nope", crit(8)]}), "local").evaluate(TASK, "x")
+    repaired = LLMCritic(ScriptedChat({"critic": ["nope", crit(8)]})).evaluate(TASK, "x")
     assert repaired.score == 8 and repaired.detail["repairs"] == 1
 
 
@@ -53,11 +55,11 @@ def test_rule_critic():
 
 def test_hybrid_caps_the_llm_when_rules_fail():
     chat = ScriptedChat({"critic": [crit(9)]})
-    ev = HybridCritic(LLMCritic(chat, "local")).evaluate(TASK, FLAWED["factorial"])
+    ev = HybridCritic(LLMCritic(chat)).evaluate(TASK, FLAWED["factorial"])
     assert ev.score == 5 and "Static checks failed" in ev.feedback
-    unparsable = HybridCritic(LLMCritic(ScriptedChat({"critic": []}), "local")).evaluate(TASK, "def (:")
+    unparsable = HybridCritic(LLMCritic(ScriptedChat({"critic": []}))).evaluate(TASK, "def (:")
     assert unparsable.score == 1  # no model call for code that does not parse
-    clean = HybridCritic(LLMCritic(ScriptedChat({"critic": [crit(7)]}), "local")).evaluate(TASK, CORRECT["factorial"])
+    clean = HybridCritic(LLMCritic(ScriptedChat({"critic": [crit(7)]}))).evaluate(TASK, CORRECT["factorial"])
     assert clean.score == 7 and "Static checks" not in clean.feedback and clean.feedback.startswith("Score 7/10")
 
 
@@ -75,7 +77,7 @@ def test_test_grounded_critic_uses_only_visible_tests():
 
 def test_voting_critic_mean_and_spread():
     chat = ScriptedChat({"critic": [crit(4), crit(8), "garbage", "garbage"]})
-    ev = VotingCritic(chat, "local").evaluate(TASK, "x")
+    ev = VotingCritic(chat).evaluate(TASK, "x")
     assert ev.score == 6 and ev.detail["spread"] == 2 and ev.detail["scores"] == [4, 8]
 
 
@@ -95,7 +97,7 @@ def test_scored_loop_improves_and_stops_on_threshold():
 def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
     crit_chat = ScriptedChat({"critic": [crit(8), crit(3)]})
     chat = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [fenced(FLAWED["factorial"])]})
-    res = scored_reflection(chat, TASK, LLMCritic(crit_chat, "local"), StopRule(threshold=9))
+    res = scored_reflection(chat, TASK, LLMCritic(crit_chat), StopRule(threshold=9))
     assert res.stop_reason == "regression" and res.best.iteration == 1
     err = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]})
     res = scored_reflection(err, TASK, RuleCritic(), StopRule(threshold=11, max_iterations=3))
@@ -106,10 +108,10 @@ def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
 def test_cached_chat_reuses_temperature_zero_replies_only():
     inner = ScriptedChat({"critic": [crit(7), crit(5)], "refiner": ["a", "b"]})
     chat = CachedChat(inner)
-    first = LLMCritic(chat, "local").evaluate(TASK, "x")
-    again = LLMCritic(chat, "local").evaluate(TASK, "x")
+    first = LLMCritic(chat).evaluate(TASK, "x")
+    again = LLMCritic(chat).evaluate(TASK, "x")
     assert first.score == again.score == 7 and chat.hits == 1 and again.tokens == first.tokens
-    assert LLMCritic(chat, "local").evaluate(TASK, "y").score == 5  # another draft is another request
+    assert LLMCritic(chat).evaluate(TASK, "y").score == 5  # another draft is another request
     msgs = [{"role": "user", "content": "same"}]
     assert [chat(msgs, role="refiner", temperature=0.2).text for _ in range(2)] == ["a", "b"]  # sampling: never cached
     assert chat.hits == 1
@@ -120,7 +122,7 @@ def test_cached_chat_reuses_temperature_zero_replies_only():
 
 def test_llm_critic_judges_plain_text_with_domain_criteria_and_caps_tokens():
     chat = ScriptedChat({"critic": [crit(4, ["does not recommend a doctor"])]})
-    critic = LLMCritic(chat, "local", criteria=MEDICAL_CRITERIA, system_prompt=TEXT_CRITIC_PROMPT, max_tokens=200)
+    critic = LLMCritic(chat, criteria=MEDICAL_CRITERIA, system_prompt=TEXT_CRITIC_PROMPT, max_tokens=200)
     ev = critic.evaluate("Can I take ibuprofen with a cold?", "Yes, take as much as you like.")
     system, user = (m["content"] for m in chat.calls[0].messages)
     assert "recommend seeing a doctor" in system and "Question:\nCan I take ibuprofen" in user and "```" not in user
@@ -134,7 +136,43 @@ def test_scored_loop_can_start_from_an_existing_draft_and_ends_cleanly_on_critic
     assert [c.role for c in chat.calls] == ["refiner"]  # no generator call
     assert res.history[0].output == FLAWED["count_vowels"] and res.history[0].tokens == 0
     assert res.stop_reason == "threshold" and res.best.iteration == 2
-    down = LLMCritic(ScriptedChat({"critic": [ModelError("critic down")]}), "local")
+    down = LLMCritic(ScriptedChat({"critic": [ModelError("critic down")]}))
     res = scored_reflection(ScriptedChat({}), TASK, down, first_draft=CORRECT["factorial"])
     assert res.stop_reason == "provider_error" and "critic down" in res.error
     assert res.best.output == CORRECT["factorial"] and res.best.score is None  # the draft is kept, unscored
+
+
+def test_cached_chat_sends_a_request_in_flight_once_whatever_the_threads_do():
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls, lock = [], threading.Lock()
+
+    def slow(messages, role="critic", **params):
+        with lock:
+            calls.append(messages[0]["content"])
+        time.sleep(0.1)
+        return FakeReply(messages[0]["content"].upper(), 10, 2)
+
+    cached = CachedChat(slow)
+    ask = lambda text: cached([{"role": "user", "content": text}], temperature=0).text  # noqa: E731
+    with ThreadPoolExecutor(8) as pool:
+        out = list(pool.map(ask, ["a"] * 6 + ["b"] * 2))
+    assert out == ["A"] * 6 + ["B"] * 2
+    assert sorted(calls) == ["a", "b"] and cached.hits == 6
+
+
+def test_cached_chat_does_not_cache_a_failed_call():
+    replies = [ModelError("down"), FakeReply("ok", 1, 1)]
+
+    def flaky(messages, role="critic", **params):
+        item = replies.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    cached = CachedChat(flaky)
+    with pytest.raises(ModelError):
+        cached([{"role": "user", "content": "x"}], temperature=0)
+    assert cached([{"role": "user", "content": "x"}], temperature=0).text == "ok" and cached.hits == 0

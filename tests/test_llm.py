@@ -70,10 +70,9 @@ def test_connection_refused_is_explained(fake_model):
         conn.chat([{"role": "user", "content": "x"}])
 
 
-def test_response_format_per_backend():
+def test_response_format_is_openais_json_schema_form():
     schema = {"type": "object", "properties": {"score": {"type": "integer"}}}
-    assert response_format_for("local", schema) == {"type": "json_object", "schema": schema}
-    assert response_format_for("openai", schema, "verdict") == {
+    assert response_format_for(schema, "verdict") == {
         "type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
 
 

@@ -60,13 +60,13 @@ def test_generator_and_refiner_sample_as_the_lesson_states():
 
 def test_the_llm_critic_asks_for_schema_constrained_json_at_temperature_zero():
     chat = ScriptedChat({"critic": ['{"score": 7, "issues": [], "strengths": [], "suggestion": "x"}'] * 3})
-    LLMCritic(chat, "local").evaluate(TASK, "code")
-    LLMCritic(chat, "openai", max_tokens=200).evaluate(TASK, "code")
-    LLMCritic(chat, "local", structured=False).evaluate(TASK, "code")
-    local, hosted, plain = (c.params for c in chat.calls)
-    assert local == {"temperature": 0, "response_format": {"type": "json_object", "schema": critique_schema()}}
-    assert hosted == {"temperature": 0, "max_tokens": 200, "response_format": {
-        "type": "json_schema", "json_schema": {"name": "critique", "schema": critique_schema()}}}
+    LLMCritic(chat).evaluate(TASK, "code")
+    LLMCritic(chat, max_tokens=200).evaluate(TASK, "code")
+    LLMCritic(chat, structured=False).evaluate(TASK, "code")
+    structured, capped, plain = (c.params for c in chat.calls)
+    schema = {"type": "json_schema", "json_schema": {"name": "critique", "schema": critique_schema()}}
+    assert structured == {"temperature": 0, "response_format": schema}
+    assert capped == {"temperature": 0, "max_tokens": 200, "response_format": schema}
     assert plain == {"temperature": 0}
 
 

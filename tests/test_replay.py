@@ -136,3 +136,64 @@ def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fak
     conn.recorder.close()
     assert prompts() == ["a", "d", "c"]
     assert _chat_all(_replay(course_env), ["a", "d", "c"]) == ["A1", "D1", "C2"]
+
+
+def _echo(body):
+    return "re: " + body["messages"][-1]["content"]
+
+
+def _record_prompts(course_env, fake_model, prompts, replies=None):
+    fake = fake_model(replies or [_echo] * len(prompts))
+    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k",
+                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
+    out = _chat_all(conn, prompts)
+    conn.recorder.close()
+    return out
+
+
+def test_replay_answers_requests_in_any_order(course_env, fake_model):
+    _record_prompts(course_env, fake_model, ["a", "b", "c"])
+    assert _chat_all(_replay(course_env), ["c", "a", "b"]) == ["re: c", "re: a", "re: b"]
+
+
+def test_identical_requests_replay_in_the_order_they_were_recorded(course_env, fake_model):
+    assert _record_prompts(course_env, fake_model, ["same", "same"], ["first", "second"]) == ["first", "second"]
+    conn = _replay(course_env)
+    assert _chat_all(conn, ["same", "same"]) == ["first", "second"]
+    with pytest.raises(ReplayMiss, match="already played"):
+        _chat_all(conn, ["same"])
+
+
+def test_many_threads_replay_every_answer_to_its_own_request(course_env, fake_model):
+    prompts = [f"task {i}" for i in range(40)]
+    _record_prompts(course_env, fake_model, prompts)
+    conn = _replay(course_env, COURSE_WORKERS="8")
+    replies = conn.map(lambda p: conn.chat([MSGS[0], {"role": "user", "content": p}], temperature=0), prompts)
+    assert [r.text for r in replies] == [f"re: {p}" for p in prompts]
+    assert len(conn.ledger.records) == 40
+
+
+def test_recording_from_many_threads_keeps_every_call(course_env, fake_model):
+    prompts = [f"task {i}" for i in range(30)]
+    fake = fake_model([_echo] * 30)
+    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k", COURSE_WORKERS="6",
+                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
+    conn.map(lambda p: conn.chat([MSGS[0], {"role": "user", "content": p}], temperature=0), prompts)
+    recorded = recorded_requests(course_env / "cassettes" / "01_demo.yaml")
+    assert sorted(r["body"]["messages"][1]["content"] for r in recorded) == sorted(prompts)
+
+
+def test_each_concurrent_live_call_reports_its_own_latency(course_env, fake_model):
+    import time
+
+    def slow_or_fast(body):
+        time.sleep(0.6 if body["messages"][-1]["content"] == "slow" else 0.0)
+        return "done"
+
+    fake = fake_model([slow_or_fast] * 4)
+    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k", COURSE_WORKERS="4"),
+                   transport=fake.transport(), quiet=True)
+    replies = conn.map(lambda p: conn.chat([{"role": "user", "content": p}]), ["slow", "fast", "fast", "slow"])
+    assert [r.latency_s >= 0.6 for r in replies] == [True, False, False, True]

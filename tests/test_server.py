@@ -1,5 +1,6 @@
 """The shared local server manager, with a model-free server (tests/fake_serve.py)."""
 
+import dataclasses
 import os
 import signal
 import socket
@@ -9,6 +10,7 @@ import time
 import warnings
 from pathlib import Path
 
+import httpx
 import pytest
 
 from reflect import connect
@@ -16,13 +18,13 @@ from reflect.model import server
 from reflect.model.config import Settings
 from tests.conftest import cmdline
 
-pytest.importorskip("fastapi")
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_serve.py"))]
 
 
 @pytest.fixture
 def gguf(course_env, monkeypatch, request):
     monkeypatch.setattr(server, "SERVE_COMMAND", FAKE)
+    monkeypatch.setenv("COURSE_LLAMA_SERVER", "/bin/true")  # the fake engine never runs it
     launched = []
     real_launch = server.launch
 
@@ -170,8 +172,61 @@ def test_server_that_fails_to_start_shows_its_log(gguf, course_env, monkeypatch)
     bad = course_env / "crash.gguf"
     bad.write_bytes(b"GGUF")
     monkeypatch.setenv("COURSE_MODEL_PATH", str(bad))
-    with pytest.raises(server.ServerError, match="(?s)exited at start.*cannot load model"):
+    with pytest.raises(server.ServerError, match="(?s)could not load the model file.*cannot load model.*make model"):
         server.ensure_server()
+    assert server.read_state() is None
+
+
+def _fail_xllamacpp(course_env, monkeypatch, how):
+    model = course_env / f"{how}.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setenv("COURSE_MODEL_PATH", str(model))
+
+
+@pytest.mark.parametrize("how, said", [("segv", "killed by signal 11 at start"),
+                                       ("badfirst", "failed its first request (HTTP 500")])
+def test_a_failing_engine_falls_back_to_llama_server_and_says_so(gguf, course_env, monkeypatch, capsys, how, said):
+    _fail_xllamacpp(course_env, monkeypatch, how)
+    s = server.ensure_server()
+    err = capsys.readouterr().err
+    assert said in err and "Falling back to llama.cpp's llama-server" in err
+    assert s.engine == "llama-server" and server.read_state() == s and server.health(s)
+    conn = connect(quiet=True)
+    assert conn.chat([{"role": "user", "content": "served"}]).text == "served"
+
+
+def test_a_chosen_engine_does_not_fall_back(gguf, course_env, monkeypatch):
+    _fail_xllamacpp(course_env, monkeypatch, "segv")
+    monkeypatch.setenv("COURSE_ENGINE", "xllamacpp")
+    with pytest.raises(server.ServerError, match="killed by signal 11") as info:
+        server.ensure_server()
+    assert "Falling back" not in str(info.value) and server.read_state() is None
+
+
+def test_fallback_without_a_way_to_build_llama_server_is_one_clear_error(gguf, course_env, monkeypatch):
+    _fail_xllamacpp(course_env, monkeypatch, "segv")
+    monkeypatch.delenv("COURSE_LLAMA_SERVER")
+    monkeypatch.setattr(server, "find_binary", lambda: None)
+    monkeypatch.setattr("reflect.model.llama_server._tool", lambda *names: None)  # no cmake, no compiler
+    with pytest.raises(server.ServerError, match="fallback engine is not available.*needs cmake"):
+        server.ensure_server()
+
+
+def test_the_server_refuses_requests_without_its_key(gguf):
+    s = server.ensure_server()
+    chat = f"http://127.0.0.1:{s.port}/v1/chat/completions"
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+    assert httpx.post(chat, json=body).status_code == 401
+    assert httpx.post(chat, json=body, headers={"Authorization": "Bearer guess"}).status_code == 401
+    assert httpx.post(chat, json=body, headers={"Authorization": f"Bearer {s.key}"}).status_code == 200
+    assert len(s.key) >= 32 and s.key != server.ensure_server.__name__
+
+
+def test_the_state_file_holding_the_key_is_readable_by_the_user_only(gguf):
+    s = server.ensure_server()
+    assert s.key in server._state_file().read_text()
+    assert server._state_file().stat().st_mode & 0o077 == 0
+    assert server.ensure_server().key == s.key  # a second notebook gets the same key from the file
 
 
 def test_status_command(gguf, capsys):
@@ -209,3 +264,24 @@ def test_two_processes_with_the_same_command_line_have_different_identities():
             p.kill()
             p.wait()
     assert server.process_identity(first.pid) is None
+
+
+def test_health_is_false_when_the_port_serves_another_model(gguf, course_env):
+    s = server.ensure_server()
+    other = dataclasses.replace(s, model_path=str(course_env / "other.gguf"))
+    assert server.health(s) and not server.health(other)
+    assert not server.health(dataclasses.replace(s, key="not-the-key"))
+
+
+def test_a_server_in_use_does_not_stop_for_idleness(gguf, monkeypatch):
+    monkeypatch.setenv("COURSE_LOCAL_IDLE_MINUTES", "0.02")  # 1.2 s
+    conn = connect(quiet=True)
+    s = server.read_state()
+    for _ in range(12):  # 3.6 s of steady use, three idle periods long
+        conn.chat([{"role": "user", "content": "busy"}])
+        time.sleep(0.3)
+    assert server.pid_alive(s.pid) and server.read_state() == s
+    deadline = time.monotonic() + 15
+    while server.pid_alive(s.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not server.pid_alive(s.pid), "once unused, it stops"

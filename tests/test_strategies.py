@@ -27,7 +27,7 @@ def strategies(critic_chat):
     return [
         (OneShot(), script(generator=[GOOD])),
         (MakerChecker(), script(generator=[BAD, GOOD], reviewer=["Handle n < 0.", "APPROVED"])),
-        (ScoredReflection(LLMCritic(critic_chat, "local"), StopRule(threshold=9)),
+        (ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=9)),
          script(generator=[BAD], refiner=[GOOD])),
     ]
 
@@ -73,7 +73,7 @@ def test_a_blank_task_makes_no_model_call():
 
 def test_the_scored_run_returns_the_best_draft_and_says_why():
     critic_chat = script(critic=[CRIT % 8, CRIT % 3])
-    run = ScoredReflection(LLMCritic(critic_chat, "local"), StopRule(threshold=9)).run(
+    run = ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=9)).run(
         TASK, script(generator=[GOOD], refiner=[BAD]))
     assert run.stop is Stop.REGRESSED and run.passed is True and "iteration 1" in run.chosen
 
@@ -82,7 +82,7 @@ def test_provider_errors_and_unusable_critics_have_their_own_stop():
     run = MakerChecker().run(TASK, ScriptedChat({"generator": [ModelError("down")]}))
     assert run.stop is Stop.PROVIDER_ERROR and "down" in run.error and run.passed is False
     junk = script(critic=["no json"] * 6)
-    run = ScoredReflection(LLMCritic(junk, "local"), StopRule(max_iterations=3)).run(
+    run = ScoredReflection(LLMCritic(junk), StopRule(max_iterations=3)).run(
         TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return"), GOOD]))
     assert run.stop is Stop.INVALID_CRITIC and run.steps[1].verdict == "unusable (2 calls)"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import statistics
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -58,23 +59,48 @@ class CachedChat:
     With `seeded=True`, sampled requests that carry a `seed` are reused too: on llama.cpp the
     same request with the same seed gives the same reply (hosted APIs promise this only on a
     best-effort basis). `hits` counts the reused answers. Token counts of a reused reply are
-    those of the original call, so an evaluator's reported cost is what it would cost alone."""
+    those of the original call, so an evaluator's reported cost is what it would cost alone.
+
+    Safe from several threads: a request already in flight is waited for, not sent twice, so
+    the number of model calls (and `hits`) does not depend on how the threads interleave."""
 
     chat: Callable
     seeded: bool = False
     hits: int = 0
     _memo: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, messages: list[dict], role: str = "critic", **params):
         deterministic = params.get("temperature", 1) == 0 or (self.seeded and params.get("seed") is not None)
         if not deterministic:
             return self.chat(messages, role=role, **params)
         key = json.dumps([messages, role, params], sort_keys=True, default=str)
-        if key in self._memo:
-            self.hits += 1
-            return self._memo[key]
-        reply = self._memo[key] = self.chat(messages, role=role, **params)
-        return reply
+        with self._lock:
+            entry = self._memo.get(key)
+            if entry is None:
+                entry = self._memo[key] = [threading.Lock(), None]
+                entry[0].acquire()  # this thread asks the model; others wait for its reply
+                owner = True
+            else:
+                owner = False
+                self.hits += 1
+        if owner:
+            try:
+                entry[1] = self.chat(messages, role=role, **params)
+            except BaseException:
+                with self._lock:
+                    del self._memo[key]  # a failed call is not cached: the next caller tries again
+                raise
+            finally:
+                entry[0].release()
+            return entry[1]
+        with entry[0]:
+            pass
+        if entry[1] is None:  # the owner's call failed
+            with self._lock:
+                self.hits -= 1
+            return self(messages, role=role, **params)
+        return entry[1]
 
 
 @dataclass
@@ -104,7 +130,6 @@ class LLMCritic:
     """A model critic that returns a validated JSON critique (one repair request at most)."""
 
     chat: Callable
-    live_backend: str = "local"
     criteria: tuple[str, ...] = CODE_CRITERIA
     system_prompt: str = CRITIC_PROMPT
     structured: bool = True  # ask the server to constrain decoding to the schema
@@ -124,7 +149,7 @@ class LLMCritic:
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
         if self.structured:
-            params["response_format"] = response_format_for(self.live_backend, critique_schema(), "critique")
+            params["response_format"] = response_format_for(critique_schema(), "critique")
         used = 0
         usage = [0, 0, 0]  # prompt tokens, completion tokens, calls
         for attempt in range(self.max_repairs + 1):
@@ -238,13 +263,12 @@ class VotingCritic:
     """Several LLM critics with different prompts: the mean score, the spread, the harshest feedback."""
 
     chat: Callable
-    live_backend: str = "local"
     prompts: tuple[str, ...] = VOTER_PROMPTS
     name: str = "voting"
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
         """Ask every voter and combine their scores."""
-        votes = [LLMCritic(self.chat, self.live_backend, system_prompt=p).evaluate(task, code) for p in self.prompts]
+        votes = [LLMCritic(self.chat, system_prompt=p).evaluate(task, code) for p in self.prompts]
         scores = [v.score for v in votes if v.score is not None]
         tokens = sum(v.tokens for v in votes)
         usage = tuple(sum(v.detail.get("usage", (0, 0, 0))[i] for v in votes) for i in range(3))

@@ -10,6 +10,7 @@ from dotenv import dotenv_values, find_dotenv
 from platformdirs import user_cache_path, user_state_path
 
 BACKENDS = ("local", "openai", "replay", "record")
+ENGINES = ("auto", "xllamacpp", "llama-server")
 LIVE_BACKENDS = ("local", "openai")
 APP_NAME = "reflection-course"
 DEFAULT_TIMEOUT_S = 300.0  # one chat call, retries included: a long local generation fits, a hang does not
@@ -63,6 +64,8 @@ class Settings:
     timeout_s: float = DEFAULT_TIMEOUT_S  # COURSE_TIMEOUT_S: the budget of one chat call
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
+    workers: int = 4  # COURSE_WORKERS: calls a lesson makes at once; the local server gets as many slots
+    engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.model.server)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -85,10 +88,17 @@ class Settings:
             port = int(env.get("COURSE_LOCAL_PORT") or 0)
             idle = float(env.get("COURSE_LOCAL_IDLE_MINUTES") or 30)
             timeout = float(env.get("COURSE_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
+            workers = int(env.get("COURSE_WORKERS") or 4)
         except ValueError as err:
             raise ConfigError(
-                f"COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES / COURSE_TIMEOUT_S must be numbers: {err}"
+                "COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES / COURSE_TIMEOUT_S / COURSE_WORKERS "
+                f"must be numbers: {err}"
             ) from err
+        if not 1 <= workers <= 16:
+            raise ConfigError(f"COURSE_WORKERS must be between 1 and 16, got {workers}")
+        engine = (env.get("COURSE_ENGINE") or "auto").strip().lower()
+        if engine not in ENGINES:
+            raise ConfigError(f"Unknown COURSE_ENGINE={engine!r}. Use one of: {', '.join(ENGINES)}.")
         if timeout <= 0:
             raise ConfigError(f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}")
         roles = {
@@ -111,6 +121,8 @@ class Settings:
             timeout_s=timeout,
             record_keep=env.get("COURSE_RECORD_KEEP", "") == "1",
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
+            workers=workers,
+            engine=engine,
         )
 
     @property

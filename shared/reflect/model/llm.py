@@ -6,10 +6,13 @@
     reply = conn.chat([{"role": "user", "content": "Hi"}], role="generator", temperature=0)
 
 Backends (COURSE_BACKEND, from the environment or `.env`):
-  local   llama.cpp server on 127.0.0.1 with Qwen2.5-Coder-1.5B-Instruct (default without a key)
+  local   llama.cpp's server on 127.0.0.1 with Qwen2.5-Coder-1.5B-Instruct (default without a key)
   openai  OPENAI_API_KEY, optional OPENAI_BASE_URL (Ollama, vLLM, LM Studio ...), COURSE_MODEL
   replay  answers from cassettes/<notebook>.yaml; never a live call (what CI and nbval use)
   record  live (COURSE_RECORD_FROM=local|openai) and rewrites cassettes/<notebook>.yaml
+
+`conn.chat` may be called from several threads at once; `conn.map(fn, items)` runs `fn` over
+many independent items with COURSE_WORKERS threads (the local server has as many slots).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import openai
 
 from .accounting import CallRecord, Ledger
 from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings
+from .parallel import parallel_map
 from .replay import (
     BACKEND_HEADER,
     LATENCY_HEADER,
@@ -94,7 +98,17 @@ class Connection:
 
     def response_format(self, schema: dict, name: str = "reply") -> dict:
         """Schema-constrained JSON in the form this backend accepts."""
-        return response_format_for(self.live_backend, schema, name)
+        return response_format_for(schema, name)
+
+    @property
+    def workers(self) -> int:
+        """How many calls a lesson makes at once (COURSE_WORKERS)."""
+        return self.settings.workers if self.settings else 1
+
+    def map(self, fn, items, desc: str | None = None) -> list:
+        """[fn(item) for item in items], run on `self.workers` threads, results in input order,
+        with a progress bar on live runs (none in replay, where it would only flash)."""
+        return parallel_map(fn, items, workers=self.workers, desc=desc, progress=self.backend != "replay")
 
     @property
     def budget_s(self) -> float:
@@ -134,13 +148,8 @@ class Connection:
             except openai.APIError as err:
                 raise ModelError(self._explain(str(err))) from err
         completion = raw.parse()
-        header = raw.headers.get(LATENCY_HEADER)
-        if header is not None:
-            latency = float(header) / 1000
-        elif self.transport is not None and self.transport.last_latency_ms is not None:
-            latency = self.transport.last_latency_ms / 1000
-        else:
-            latency = 0.0
+        header = raw.headers.get(LATENCY_HEADER)  # stamped by CourseTransport on every response
+        latency = float(header) / 1000 if header is not None else time.monotonic() - start
         usage = completion.usage
         choice = completion.choices[0] if completion.choices else None
         reply = Reply(
@@ -187,6 +196,7 @@ class Connection:
         state = ensure_server(self.settings)
         self.base_url = state.base_url
         self.client.base_url = state.base_url
+        self.client.api_key = state.key
 
     def _explain(self, what: str) -> str:
         if self.live_backend == "local":
@@ -202,16 +212,14 @@ class Connection:
         return f"The {self.live_backend} model at {self.base_url} failed: {what}. {hint}"
 
 
-def response_format_for(live_backend: str, schema: dict, name: str = "reply") -> dict:
-    """Schema-constrained JSON in the form each backend accepts.
+def response_format_for(schema: dict, name: str = "reply") -> dict:
+    """Schema-constrained JSON in OpenAI's `json_schema` form, which llama.cpp's server, OpenAI,
+    vLLM, Ollama and LM Studio accept.
 
-    llama-cpp-python's server takes {"type": "json_object", "schema": ...} and turns the schema
-    into a grammar (it answers HTTP 500 to OpenAI's "json_schema" form); OpenAI and most
-    compatible servers take {"type": "json_schema", ...}. Neither enforces every keyword (the
-    llama.cpp grammar ignores numeric bounds), so validate what comes back.
+    llama.cpp turns the schema into a grammar; tests/test_integration.py checks that it enforces
+    types, required keys, enum, integer bounds, maxItems and pattern. Other servers differ, and a
+    reply cut off by max_tokens is not JSON at all: validate what comes back.
     """
-    if live_backend == "local":
-        return {"type": "json_object", "schema": schema}
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
@@ -260,7 +268,7 @@ def connect(
         from .server import ensure_server
 
         state = ensure_server(settings)
-        base_url, model, api_key = state.base_url, state.alias, "local-needs-no-key"
+        base_url, model, api_key = state.base_url, state.alias, state.key
     else:
         if not settings.openai_api_key:
             raise ConfigError("The openai backend needs OPENAI_API_KEY (in the environment or .env).")

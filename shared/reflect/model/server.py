@@ -1,10 +1,18 @@
 """One shared local llama.cpp server per user, found through a small state file.
 
-`ensure_server()` returns the base URL of a healthy server, starting one if needed. Every
-notebook of a user shares it: the state file (port, pid, model) lives in the user state
-folder, guarded by a file lock so two kernels starting at once do not start two servers.
+`ensure_server()` returns a healthy server, starting one if needed. Every notebook of a user
+shares it: the state file (port, pid, model, key) lives in the user state folder, readable by
+the user only, guarded by a file lock so two kernels starting at once do not start two servers.
 A dead or foreign server is replaced. `python -m reflect.model.server stop` (`make stop-model`)
 stops it; the server also stops itself after an idle period (see `reflect.model.serve`).
+
+The server binds 127.0.0.1 and refuses any request without the random per-user key kept in
+the state file, so a web page open in the learner's browser cannot drive the model.
+
+Engines (COURSE_ENGINE): `auto` (default) starts the prebuilt xllamacpp engine and, if it
+crashes at start or fails its first request, says so and falls back to llama.cpp's
+`llama-server` binary, built once into the cache folder (`reflect.model.llama_server`);
+`xllamacpp` or `llama-server` choose one with no fallback.
 
 Only a process that is provably the course's server is ever signalled: the state file
 records the pid together with that process's start time and command line, and both must
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -29,7 +38,9 @@ import httpx
 from filelock import FileLock
 
 from .config import Settings, state_dir
+from .llama_server import BuildError, build, find_binary
 from .localmodel import model_label, model_path
+from .serve import EXIT_ENGINE_MISSING, EXIT_MODEL, KEY_ENV
 
 START_TIMEOUT_S = 180.0
 LOG_LIMIT = 20 * 1024 * 1024
@@ -51,6 +62,8 @@ class ServerState:
     log: str
     started_at: float
     identity: str  # the process's start time and command line: see process_identity()
+    key: str = ""  # the API key the server requires (the file is readable by the user only)
+    engine: str = "xllamacpp"
 
     @property
     def base_url(self) -> str:
@@ -83,7 +96,10 @@ def _write_state(state: ServerState) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(state), indent=1))
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # it holds the server's key
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(asdict(state), indent=1))
         os.replace(tmp, path)
     except OSError as err:
         stop_pid(state.pid)  # ours, just started: do not leave it running unrecorded
@@ -139,13 +155,29 @@ def pid_alive(pid: int) -> bool:
 
 
 def health(state: ServerState, timeout: float = 2.0) -> bool:
-    """True if our server (same pid, same model) answers on the recorded port."""
+    """True if our server answers on the recorded port: ready, it accepts our key, same model."""
+    url, auth = f"http://127.0.0.1:{state.port}", {"Authorization": f"Bearer {state.key}"}
     try:
-        r = httpx.get(f"http://127.0.0.1:{state.port}/course/health", timeout=timeout)
-        info = r.json()
-    except (httpx.HTTPError, ValueError):
+        if httpx.get(f"{url}/health", timeout=timeout).status_code != 200:
+            return False  # 503 while the model loads
+        r = httpx.get(f"{url}/props", headers=auth, timeout=timeout)
+        return r.status_code == 200 and r.json().get("model_path") == state.model_path
+    except (httpx.HTTPError, ValueError, AttributeError):
         return False
-    return r.status_code == 200 and info.get("pid") == state.pid and info.get("model_path") == state.model_path
+
+
+def first_request(state: ServerState, timeout: float = 60.0) -> str | None:
+    """Ask the new server for one token; None if it answered, else what went wrong."""
+    body = {"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
+    try:
+        r = httpx.post(f"http://127.0.0.1:{state.port}/v1/chat/completions", json=body, timeout=timeout,
+                       headers={"Authorization": f"Bearer {state.key}"})
+        if r.status_code != 200:
+            return f"HTTP {r.status_code}: {r.text[:200]}"
+        r.json()["choices"][0]["message"]
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as err:
+        return f"{type(err).__name__}: {err}"
+    return None
 
 
 def free_port() -> int:
@@ -173,7 +205,8 @@ def _log_tail(path: str, lines: int = 15) -> str:
 
 
 def start_server(settings: Settings, model: Path) -> ServerState:
-    """Start a server for the model and wait until it is healthy; ServerError with its log otherwise."""
+    """Start a server for the model on the configured engine, falling back from xllamacpp to
+    llama-server (COURSE_ENGINE=auto) when the first crashes or fails its first request."""
     port = settings.local_port or free_port()
     if settings.local_port and port_in_use(port):
         raise ServerError(
@@ -184,35 +217,79 @@ def start_server(settings: Settings, model: Path) -> ServerState:
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists() and log.stat().st_size > LOG_LIMIT:
         log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
-    state = launch(model, port, log, ["--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file())])
+    extra = ["--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file()),
+             "--slots", str(settings.workers)]
+    engine = "llama-server" if settings.engine == "llama-server" else "xllamacpp"
+    try:
+        state = launch(model, port, log, extra, engine=engine)
+    except EngineFailed as err:
+        if settings.engine != "auto":
+            raise ServerError(str(err)) from None
+        print(f"[reflect] {err}\n[reflect] Falling back to llama.cpp's llama-server binary "
+              "(COURSE_ENGINE=llama-server chooses it directly).", file=sys.stderr, flush=True)
+        state = launch(model, port, log, extra, engine="llama-server")
     _write_state(state)
     return state
 
 
-def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...] = ()) -> ServerState:
-    """Start a server process for `model` on `port` and wait until it is healthy; ServerError with
-    the log's last lines otherwise. Not recorded in the state file: `start_server` does that for
-    the shared server; a benchmark's private server is its own to stop (`stop_pid`)."""
-    cmd = [*SERVE_COMMAND, "--model", str(model), "--alias", model_label(model), "--port", str(port), *extra]
+class EngineFailed(ServerError):
+    """The engine crashed at start or failed its first request (not: a bad model file)."""
+
+
+def llama_server_binary() -> Path:
+    """The llama-server binary: COURSE_LLAMA_SERVER, the built one, or build it now (once)."""
+    binary = find_binary()
+    if binary is None:
+        try:
+            binary = build(say=lambda line: print(line, file=sys.stderr, flush=True))
+        except BuildError as err:
+            raise ServerError(f"The fallback engine is not available: {err}") from None
+    return binary
+
+
+def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...] = (),
+           engine: str = "xllamacpp", key: str | None = None) -> ServerState:
+    """Start a server process for `model` on `port`, wait until it is healthy and has answered a
+    first request; EngineFailed (a crash, a failed first request) or ServerError (the model, a
+    timeout), with the log's last lines. Not recorded in the state file: `start_server` does that
+    for the shared server; a benchmark's private server is its own to stop (`stop_pid`)."""
+    key = key or secrets.token_urlsafe(24)
+    cmd = [*SERVE_COMMAND, "--model", str(model), "--alias", model_label(model), "--port", str(port),
+           "--engine", engine, *extra]
+    if engine == "llama-server":
+        cmd += ["--binary", str(llama_server_binary())]
     with open(log, "ab") as fh:
         proc = subprocess.Popen(  # own session: the server outlives the kernel that started it
-            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, KEY_ENV: key},
         )
     identity = process_identity(proc.pid) or ""
-    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time(), identity)
+    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time(), identity, key, engine)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ServerError(
-                f"The local model server exited at start (code {proc.returncode}). Last log lines "
-                f"({log}):\n{_log_tail(str(log))}\nCheck the model file (`make model`) and that "
-                'llama-cpp-python is installed (`pip install -e ".[local]"`).'
-            )
+            raise _start_failure(proc.returncode, engine, log)
         if health(state, timeout=1.0):
-            return state
+            problem = first_request(state)
+            if problem is None:
+                return state
+            stop_pid(proc.pid)
+            raise EngineFailed(f"The {engine} engine started but failed its first request ({problem}). "
+                               f"Last log lines ({log}):\n{_log_tail(str(log))}")
         time.sleep(0.25)
     stop_pid(proc.pid)
     raise ServerError(f"The local model server did not answer within {START_TIMEOUT_S:.0f} s. See {log}.")
+
+
+def _start_failure(code: int, engine: str, log: Path) -> ServerError:
+    tail = f"Last log lines ({log}):\n{_log_tail(str(log))}"
+    if code == EXIT_MODEL:
+        return ServerError(f"The local model server could not load the model file. {tail}\n"
+                           "Check the model file: `make model` assembles and verifies it again.")
+    if code == EXIT_ENGINE_MISSING:
+        return EngineFailed(f"The {engine} engine is not installed. {tail}")
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    return EngineFailed(f"The {engine} engine {how} at start. {tail}")
 
 
 def ensure_server(settings: Settings | None = None) -> ServerState:
@@ -283,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     elif cmd == "status":
         s = read_state()
         up = bool(s and is_ours(s) and health(s))
-        print(f"Local model server: {'running at ' + s.base_url if up else 'not running'}")
+        print(f"Local model server: {f'running at {s.base_url} ({s.engine})' if up else 'not running'}")
     else:
         raise SystemExit("usage: python -m reflect.model.server [start|stop|status]")
 

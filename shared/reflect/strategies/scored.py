@@ -15,8 +15,9 @@ from ..judging.controller import ScoredAttempt, StopRule, best_so_far
 from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..tasks.task import Task
+from .maker_checker import GENERATOR_PROMPT
 
-GENERATOR_SYSTEM = "You are an expert Python developer. Write the requested function. Output only the code, in one Python code block."
+GENERATOR_SYSTEM = GENERATOR_PROMPT  # one first-draft prompt for every strategy (lessons 01-03)
 REFINER_SYSTEM = (
     "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
     "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
