@@ -42,3 +42,23 @@ def test_record_keep_and_replay_prune_come_from_settings_and_dotenv(course_env):
     s = Settings.from_env()
     assert s.record_keep and not s.replay_prune
     assert Settings.from_env({"COURSE_REPLAY_PRUNE": "1"}).replay_prune
+
+
+def test_workers_default_to_one_on_the_live_local_model_only():
+    def workers(**env):
+        return Settings.from_env(env).workers
+
+    assert workers(COURSE_BACKEND="local") == 1  # batched requests can change temperature-0 replies
+    assert workers(COURSE_BACKEND="record", COURSE_RECORD_FROM="local") == 1
+    assert workers(COURSE_BACKEND="record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k") == 4
+    assert workers(COURSE_BACKEND="openai", OPENAI_API_KEY="k") == 4
+    assert workers(COURSE_BACKEND="replay") == 4
+    assert workers(COURSE_BACKEND="local", COURSE_WORKERS="3") == 3
+    with pytest.raises(ConfigError, match="COURSE_WORKERS must be between 1 and 16"):
+        workers(COURSE_WORKERS="64")
+
+
+def test_unknown_engine_is_a_clear_error():
+    with pytest.raises(ConfigError, match="Unknown COURSE_ENGINE='vllm'"):
+        Settings.from_env({"COURSE_ENGINE": "vllm"})
+    assert Settings.from_env({}).engine == "auto"

@@ -7,6 +7,7 @@ import pytest
 
 from reflect import ReplayMiss
 from reflect.model.parallel import parallel_map
+from reflect.records import parse_python
 
 
 def test_results_come_back_in_input_order_whatever_finishes_first():
@@ -49,3 +50,36 @@ def test_an_error_in_one_call_is_raised_and_unstarted_calls_are_cancelled(error)
     with pytest.raises(type(error), match=str(error)):
         parallel_map(work, range(50), workers=2, progress=False)
     assert len(started) < 50
+
+
+class _FreedByTheCollector:
+    """A reference cycle whose finalizer gives up the GIL: the garbage collector, run in the
+    middle of one thread's AST conversion, lets another thread convert at the same time."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        time.sleep(0.001)
+
+
+def test_parsing_from_several_threads_never_trips_the_ast_converter():
+    """On CPython 3.11/3.12 two threads in `ast.parse` at once can raise "AST constructor recursion
+    depth mismatch" (python/cpython#106905); it broke lesson 01's replay under conn.map. Without
+    the lock in `parse_python` this test fails on 3.11 within a few seconds."""
+    src = "\n".join(f"def f{i}(x):\n    return [y * {i} for y in range(x) if y % 2 == {i % 2}]" for i in range(150))
+    errors: list[str] = []
+
+    def work(_):
+        for _ in range(60):
+            if errors:
+                return
+            for _ in range(20):
+                _FreedByTheCollector()
+            try:
+                parse_python(src)
+            except SystemError as err:
+                errors.append(str(err))
+
+    parallel_map(work, range(4), workers=4, progress=False)
+    assert errors == []

@@ -8,16 +8,37 @@ set), every step, tokens by role, model calls, wall time, and which draft was ch
 `Critic` and `Strategy` are the two small protocols the lessons build on: a critic evaluates
 code for a task; a strategy runs a task with a chat function and returns a `Run`. A new
 lesson adds a class with that one method, not a special case. This module imports nothing
-else from the package: every layer may use it.
+else from the package: every layer may use it, which is why `parse_python` and `compile_tree`
+(Python's AST conversion under one lock, safe from threads) live here too.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
+
+# CPython 3.11 and 3.12 keep the AST converter's recursion counter in one process-wide state,
+# so two threads turning source into `ast` objects (or back) at once can fail with
+# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). `conn.map`
+# judges drafts on several threads, so every conversion in the package goes through this lock.
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """`ast.parse(source)`, safe to call from several threads at once."""
+    with _AST_LOCK:
+        return ast.parse(source)
+
+
+def compile_tree(tree: ast.AST, filename: str, mode: str):
+    """`compile(tree, filename, mode)` for an `ast` tree, safe to call from several threads at once."""
+    with _AST_LOCK:
+        return compile(tree, filename, mode)
 
 
 class Stop(StrEnum):

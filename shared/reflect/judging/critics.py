@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.llm import response_format_for
+from ..records import parse_python
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
 
@@ -217,7 +218,7 @@ def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
     Steps are the top-level statements, or, for a HumanEval-style test file, the statements
     in the body of `check(candidate)`; each half keeps the file's other top-level lines
     (imports, METADATA) and its own `check` function."""
-    tree = ast.parse(tests)
+    tree = parse_python(tests)
     check = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
     if check is None:
         steps = [ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body]

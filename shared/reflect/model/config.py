@@ -47,6 +47,18 @@ def state_dir() -> Path:
     return Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(APP_NAME)
 
 
+def default_workers(backend: str, live: str) -> int:
+    """Calls a lesson makes at once unless COURSE_WORKERS says otherwise.
+
+    1 on the live local model: llama.cpp batches concurrent requests together, and a request
+    batched with others can get another reply at temperature 0 than the same request alone
+    (measured while recording: lesson 02's first roman_to_int draft differed three ways), so a
+    live run would not reproduce the recorded outputs. 4 on a hosted API (which promises no
+    such reproducibility anyway) and in replay, which answers by content in any order.
+    """
+    return 1 if backend in ("local", "record") and live == "local" else 4
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every course setting, read once from the environment and `.env`."""
@@ -64,7 +76,7 @@ class Settings:
     timeout_s: float = DEFAULT_TIMEOUT_S  # COURSE_TIMEOUT_S: the budget of one chat call
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
-    workers: int = 4  # COURSE_WORKERS: calls a lesson makes at once; the local server gets as many slots
+    workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
     engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.model.server)
 
     @classmethod
@@ -88,12 +100,14 @@ class Settings:
             port = int(env.get("COURSE_LOCAL_PORT") or 0)
             idle = float(env.get("COURSE_LOCAL_IDLE_MINUTES") or 30)
             timeout = float(env.get("COURSE_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
-            workers = int(env.get("COURSE_WORKERS") or 4)
+            workers = int(env.get("COURSE_WORKERS") or 0)
         except ValueError as err:
             raise ConfigError(
                 "COURSE_LOCAL_PORT / COURSE_LOCAL_IDLE_MINUTES / COURSE_TIMEOUT_S / COURSE_WORKERS "
                 f"must be numbers: {err}"
             ) from err
+        live = record_from if backend in ("record", "replay") else backend
+        workers = workers or default_workers(backend, live)
         if not 1 <= workers <= 16:
             raise ConfigError(f"COURSE_WORKERS must be between 1 and 16, got {workers}")
         engine = (env.get("COURSE_ENGINE") or "auto").strip().lower()

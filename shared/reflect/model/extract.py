@@ -12,6 +12,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ..records import parse_python
+
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*)\Z", re.S | re.M)
 PY_LANGS = {"", "python", "py", "python3", "py3"}
@@ -33,7 +35,7 @@ class Extraction:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_python(code)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -41,7 +43,7 @@ def _parses(code: str) -> bool:
 
 def _defines(code: str) -> set[str]:
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return {m.group(1) for m in re.finditer(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)", code, re.M) if m.group(1)}
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -50,7 +52,7 @@ def _defines(code: str) -> set[str]:
 def _strip_examples(code: str) -> str:
     """Drop top-level example usage (prints, asserts, __main__ blocks) that follows the definitions."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return code
     keep = []

@@ -1,10 +1,11 @@
 """Run one function over many independent items on a few threads, results in input order.
 
 Model calls spend their time waiting for the server, and llama.cpp's server answers several
-at once (one request per slot, batched together): with 4 slots on 2 cores the aggregate
-throughput was about 1.3x that of one request at a time (README, "The local engine").
-Outputs do not depend on the order: the server's prompt cache is off, replay matches requests
-by content, and results come back in the order of `items`.
+at once (one request per slot, batched together), so a lesson's independent tasks can overlap.
+Results come back in the order of `items`, and replay matches requests by content, so replay
+does not depend on the order. A live local run does: a request batched with others can get
+another reply at temperature 0, which is why COURSE_WORKERS defaults to 1 on the local model
+(see reflect.model.config.default_workers).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ from .serve import EXIT_ENGINE_MISSING, EXIT_MODEL, KEY_ENV
 
 START_TIMEOUT_S = 180.0
 LOG_LIMIT = 20 * 1024 * 1024
+SLOTS = 4  # parallel requests: notebooks running at once, or COURSE_WORKERS > 1 (README, "The local engine")
 SERVE_COMMAND = [sys.executable, "-m", "reflect.model.serve"]  # tests swap in a model-free server
 
 
@@ -218,7 +219,7 @@ def start_server(settings: Settings, model: Path) -> ServerState:
     if log.exists() and log.stat().st_size > LOG_LIMIT:
         log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
     extra = ["--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file()),
-             "--slots", str(settings.workers)]
+             "--slots", str(max(SLOTS, settings.workers))]
     engine = "llama-server" if settings.engine == "llama-server" else "xllamacpp"
     try:
         state = launch(model, port, log, extra, engine=engine)

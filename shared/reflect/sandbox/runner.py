@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import compile_tree, parse_python
 from ._worker import NotPlain, decode, encode
 
 WORKER = Path(__file__).with_name("_worker.py")
@@ -392,14 +393,14 @@ def _judge(worker: _Worker, code: str, tests: str, entry_point: str | None, limi
     if entry_point:
         ns["candidate"] = ns[entry_point]
 
-    tree = ast.parse(tests)
+    tree = parse_python(tests)
     steps: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "check":
             steps.extend(node.body)  # HumanEval: the body of check(candidate) is the step list
         elif isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign)) and not steps:
             try:
-                exec(compile(ast.Module([node], []), "tests.py", "exec"), ns)
+                exec(compile_tree(ast.Module([node], []), "tests.py", "exec"), ns)
             except _Stopped:
                 return stopped(None, [])
             except Exception as err:  # noqa: BLE001 - e.g. a setup line that calls the solution
@@ -472,7 +473,7 @@ def segment(src: str, node: ast.AST) -> str:
 def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
     """Run one test step in the judge's namespace; the outcome as a dict (call, passed, ...)."""
     def ev(expr):
-        return eval(compile(ast.Expression(expr), "tests.py", "eval"), ns)
+        return eval(compile_tree(ast.Expression(expr), "tests.py", "eval"), ns)
 
     try:
         if isinstance(node, ast.With) and len(node.items) == 1 and isinstance(node.items[0].context_expr, ast.Call) \
@@ -484,7 +485,7 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
                 if isinstance(node.body[0], ast.Expr) and len(node.body) == 1:
                     got = ev(node.body[0].value)
                 else:
-                    exec(compile(ast.Module(node.body, []), "tests.py", "exec"), ns)
+                    exec(compile_tree(ast.Module(node.body, []), "tests.py", "exec"), ns)
                     got = None
             except exc:
                 return {"passed": True, "call": call}
@@ -515,7 +516,7 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
                 if node.msg is not None:
                     out["message"] = short(str(ev(node.msg)), 150)
             return out
-        exec(compile(ast.Module([node], []), "tests.py", "exec"), ns)
+        exec(compile_tree(ast.Module([node], []), "tests.py", "exec"), ns)
         return {"passed": True, "call": segment(src, node)}
     except Exception as err:  # noqa: BLE001 - RecursionError, the solution's own exceptions: a failed step
         return {"passed": False, "call": segment(src, node), "error_type": type(err).__name__,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..records import parse_python
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -21,7 +23,7 @@ class CheckResult:
 
 def _tree(code: str) -> ast.Module | None:
     try:
-        return ast.parse(code)
+        return parse_python(code)
     except (SyntaxError, ValueError):
         return None
 
@@ -36,7 +38,7 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctio
 def parses(code: str) -> CheckResult:
     """The code is valid Python."""
     try:
-        ast.parse(code)
+        parse_python(code)
     except SyntaxError as err:
         return CheckResult("parses", False, f"SyntaxError line {err.lineno}: {err.msg}")
     except ValueError as err:
