@@ -12,7 +12,9 @@ Prints, in one run on the same model file and thread count:
    prompt cache on and off (the course runs with it off: see reflect.model.serve), and whether
    the replies differ;
 5. replay time per call from a cassette (target: under 2 ms), next to the openai client's own
-   per-call cost on an in-memory transport.
+   per-call cost on an in-memory transport;
+6. each lesson's recorded model time: calls, tokens and the sum of the latencies stored in its
+   cassette (no model needed: `python benchmarks/bench_llm.py lessons`).
 
 Nothing here is a pass/fail test: it measures, so it can be rerun on any machine. Run it with
 nothing else busy: a second CPU-heavy process cuts generation several-fold on 2 cores.
@@ -21,6 +23,7 @@ nothing else busy: a second CPU-heavy process cuts generation several-fold on 2 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import statistics
@@ -222,10 +225,28 @@ def replay_ms_per_call(n: int = 200) -> tuple[float, float]:
     return per_call, floor
 
 
+def lessons() -> None:
+    """Calls, tokens and model seconds per committed cassette, from the latencies recorded in it."""
+    import yaml
+
+    print("\n6. the lessons' recordings (cassettes/): calls, prompt + completion tokens, model time")
+    total = [0, 0, 0, 0.0]
+    for path in sorted((Path(__file__).resolve().parents[1] / "cassettes").glob("[0-9][0-9]_*.yaml")):
+        calls = yaml.safe_load(path.read_text())["interactions"]
+        usage = [json.loads(c["response"]["body"]["string"]).get("usage", {}) for c in calls]
+        row = [len(calls), sum(u.get("prompt_tokens", 0) for u in usage), sum(u.get("completion_tokens", 0) for u in usage),
+               sum(int(c["response"]["headers"]["x-course-latency-ms"][0]) for c in calls) / 1000]
+        total = [a + b for a, b in zip(total, row, strict=True)]
+        print(f"   {path.stem:<24}{row[0]:>5} calls {row[1]:>7} + {row[2]:>6} tokens {row[3]:>7.0f} s")
+    print(f"   {'all':<24}{total[0]:>5} calls {total[1]:>7} + {total[2]:>6} tokens {total[3]:>7.0f} s "
+          f"({total[3] / 60:.1f} min)")
+
+
 def main() -> None:
-    model = model_path()
-    print(f"model {model_label(model)}, {THREADS} threads, xllamacpp engine\n", flush=True)
-    only = set(sys.argv[1:]) or {"single", "slots", "spec", "cache", "replay"}
+    only = set(sys.argv[1:]) or {"single", "slots", "spec", "cache", "replay", "lessons"}
+    if only - {"replay", "lessons"}:
+        model = model_path()
+        print(f"model {model_label(model)}, {THREADS} threads, xllamacpp engine\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, part in (("single", single_stream), ("slots", aggregate), ("spec", speculative),
                            ("cache", prompt_cache)):
@@ -238,6 +259,8 @@ def main() -> None:
             ms, floor = replay_ms_per_call(n)
             print(f"   cassette of {n} calls: {ms:.2f} ms per call (target < 2 ms: {'met' if ms < 2 else 'NOT met'}); "
                   f"the openai client alone: {floor:.2f} ms, so replay adds {ms - floor:.2f} ms")
+    if "lessons" in only:
+        lessons()
 
 
 if __name__ == "__main__":
