@@ -1,5 +1,8 @@
 """The sandbox: verdicts, per-test outcomes, useful failure text, proven passes."""
 
+import os
+import threading
+
 import pytest
 
 from reflect.sandbox import Limits, run_code
@@ -134,23 +137,49 @@ def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
     from hypothesis import given
     from hypothesis import strategies as st
 
+    import json
+
     from reflect.sandbox._worker import NotPlain, decode, encode
 
     leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
     values = st.recursive(leaves, lambda kids: st.lists(kids) | st.tuples(kids, kids)
-                          | st.dictionaries(st.text(), kids), max_leaves=20)
+                          | st.dictionaries(st.text(), kids), max_leaves=20) \
+        | st.sets(st.integers() | st.text()) | st.frozensets(st.booleans() | st.none())
 
     @given(values)
     def round_trip(v):
         back = decode(encode(v))
-        assert back == v and repr(back) == repr(v)
+        assert back == v and type(back) is type(v)
+        assert isinstance(v, set | frozenset) or repr(back) == repr(v)  # a set's repr follows insertion order
 
     round_trip()
+    huge = [10**5000, 2]  # beyond the 4,300 digits int <-> str allows: travels as hex, in a list too
+    assert decode(json.loads(json.dumps(encode(huge)))) == huge
     for junk in ({"i": "1"}, {"q": 1}, [1, 2], 1.5, {"l": 3}, {"d": [[1]]}):
         with pytest.raises(ValueError):
             decode(junk)
     with pytest.raises(NotPlain):
         encode(object())
+
+
+def test_the_worker_reads_request_lines_whole_and_in_order_from_one_buffered_pipe():
+    import json
+
+    from reflect.sandbox._worker import _read_line
+
+    big = json.dumps({"args": [{"l": list(range(300_000))}]}).encode()
+    read_fd, write_fd = os.pipe()
+
+    def write():
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(b"first\n" + big + b"\nlast\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    with os.fdopen(read_fd, "rb", buffering=1 << 16) as channel:
+        got = [_read_line(channel) for _ in range(4)]
+    writer.join()
+    assert got == [b"first", big, b"last", b""]
 
 
 def test_a_rigged_object_inside_a_compared_structure_still_equals_nothing():
