@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from reflect.judging.calibration import replay_rule
 from reflect.judging.controller import ScoredAttempt, StopRule, analyze_improvement, best_so_far
 from reflect.judging.critique import Critique, ParseFailure, critique_schema, parse_critique
 
@@ -113,3 +114,11 @@ def test_the_first_valid_critique_is_read_whatever_surrounds_it(text):
 def test_a_critique_cut_off_midway_is_a_parse_failure_naming_no_object():
     res = parse_critique('```json\n{\n  "score": 10,\n  "issues": [],\n  "strengths": [')
     assert isinstance(res, ParseFailure) and res.error == "no JSON object in the critic reply"
+
+
+def test_swinging_scores_stop_a_loop_with_the_default_rule_settings():
+    # Under threshold 8 and a 20% regression bound, the scores a loop can see before stopping
+    # stay within about 1.6 points: the swing rule must fire there, not only in a unit test.
+    history, reason = replay_rule(h(6, 7, 6, 7), StopRule(threshold=8, max_iterations=5))
+    assert (len(history), reason) == (4, "oscillation")
+    assert replay_rule(h(6, 6.5, 6, 6.5), StopRule(threshold=8, max_iterations=5))[1] == "converged"

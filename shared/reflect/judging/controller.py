@@ -10,7 +10,6 @@ scores swing up and down (oscillation); or the score dropped more than `regressi
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -71,10 +70,15 @@ def _repeats_earlier_draft(history: list[ScoredAttempt]) -> bool:
 
 
 def _swings(scores: list[float]) -> bool:
-    """Up, down, up (or down, up, down) with a spread that is not noise."""
+    """Up, down, up (or down, up, down) over a spread (highest minus lowest) of at least one point.
+
+    The spread, not the standard deviation: scores that stay above the regression bound
+    (80% of the best) and below the threshold cannot reach a standard deviation of 1 on a
+    1-10 scale, so a rule on it could never fire in a loop with the default settings.
+    """
     deltas = [b - a for a, b in pairwise(scores)]
     alternating = all(d != 0 for d in deltas) and all((x > 0) != (y > 0) for x, y in pairwise(deltas))
-    return alternating and statistics.pstdev(scores) >= 1
+    return alternating and max(scores) - min(scores) >= 1
 
 
 def best_so_far(history: list[ScoredAttempt]) -> ScoredAttempt | None:
