@@ -27,3 +27,11 @@ def test_table_shows_na_for_unknown_cost():
 
 def test_empty_ledger():
     assert Ledger().summary() == []
+
+
+def test_model_time_sums_every_call_and_rounds_to_minutes():
+    ledger = Ledger()
+    ledger.add(CallRecord("generator", 1000, 200, 200.4, "local", "m"))
+    ledger.add(CallRecord("critic", 500, 34, 120.3, "local", "m"))
+    assert ledger.model_time() == "2 model calls, 1,734 tokens, 321 s of model time (about 5 min)"
+    assert Ledger().model_time() == "0 model calls, 0 tokens, 0 s of model time (under a minute)"

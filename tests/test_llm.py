@@ -80,3 +80,14 @@ def test_empty_content_becomes_empty_text(fake_model):
     fake = fake_model([""])
     conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
     assert conn.chat([{"role": "user", "content": "x"}]).text == ""
+
+
+def test_the_banner_names_an_address_only_where_it_means_something():
+    from reflect.model.llm import Connection
+
+    local = Connection(client=None, model="qwen", backend="local", live_backend="local", base_url="http://127.0.0.1:43299/v1")
+    hosted = Connection(client=None, model="gpt-4o-mini", backend="openai", live_backend="openai",
+                        base_url="http://class-server:8080/v1")
+    assert local.banner() == "[reflect] backend=local · model=qwen · the course's local llama.cpp server · live"
+    assert "43299" not in local.banner()
+    assert hosted.banner() == "[reflect] backend=openai · model=gpt-4o-mini · base_url=http://class-server:8080/v1 · live"

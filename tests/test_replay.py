@@ -42,6 +42,7 @@ def test_round_trip_is_identical_with_network_blocked(course_env, fake_model):
     assert conn.ledger.table() == rec.ledger.table()
     assert conn.model == "gpt-4o-mini" and conn.live_backend == "openai"
     assert conn.banner().startswith("[reflect] backend=replay (recorded from openai) · model=gpt-4o-mini")
+    assert "base_url" not in conn.banner() and "cassette" in conn.banner()
 
 
 def test_changed_prompt_is_a_miss_naming_notebook_and_fix(course_env, fake_model):

@@ -67,6 +67,15 @@ class Ledger:
         """Prompt + completion tokens of every recorded call."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.records)
 
+    def model_time(self) -> str:
+        """One line for the end of a lesson: calls, tokens and seconds spent in the model.
+
+        In replay the latencies are the recorded ones, so the line states what the recording
+        cost live; a lesson's "time to run" quotes it."""
+        secs = sum(r.latency_s for r in self.records)
+        about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
+        return f"{len(self.records)} model calls, {self.total_tokens:,} tokens, {secs:.0f} s of model time ({about})"
+
     def summary(self) -> list[dict]:
         """Calls, tokens, latency and cost per role, plus a total row."""
         groups: dict[str, list[CallRecord]] = defaultdict(list)

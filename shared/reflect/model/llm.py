@@ -85,12 +85,21 @@ class Connection:
         return {"replay": "replay", "record": "record (live)"}.get(self.backend, "live")
 
     def banner(self) -> str:
-        """The one line printed at connect: backend, model, where, mode."""
-        where = self.base_url
+        """The one line printed at connect: backend, model, where the answers come from, mode.
+
+        The address is shown only where it means something to the reader: an OpenAI-compatible
+        server (hosted or a classroom's). The course's local server is on a port that changes
+        from run to run, and a replay reads a cassette."""
+        if self.backend == "replay":
+            where = ""
+        elif self.live_backend == "local":
+            where = " · the course's local llama.cpp server"
+        else:
+            where = f" · base_url={self.base_url}"
         if self.recorder is not None:
             where += f" · cassette {self.recorder.path.parent.name}/{self.recorder.path.name}"
         src = f" (recorded from {self.live_backend})" if self.backend == "replay" else ""
-        return f"[reflect] backend={self.backend}{src} · model={self.model} · base_url={where} · {self.mode}"
+        return f"[reflect] backend={self.backend}{src} · model={self.model}{where} · {self.mode}"
 
     def model_for(self, role: str) -> str:
         """Per-role model (COURSE_MODEL_<ROLE>, e.g. a cheaper critic); the default otherwise."""
