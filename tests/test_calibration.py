@@ -36,12 +36,21 @@ def test_uninformative_band():
     assert uninformative_band(pairs) == [7]
 
 
+def test_threshold_explorer_prints_its_static_view_first(capsys):
+    from reflect.notebook.widgets import threshold_explorer, threshold_summary
+
+    histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
+    threshold_explorer(histories)
+    assert capsys.readouterr().out.splitlines() == [threshold_summary(histories, 8, n) for n in (1, 2, 3)]
+
+
 def test_threshold_explorer_redraws_from_recorded_histories():
     from reflect.notebook.widgets import threshold_explorer, threshold_summary
 
     histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
     assert threshold_summary(histories, 6, 3).endswith("1.00 iterations on average, final pass rate 0%, 100 tokens per task")
     box = threshold_explorer(histories)
+    assert repr(box).startswith("[interactive: sliders")
     thr, its, out = box.children
     thr.value = 8
     assert "2.00 iterations" in out.value and "100%" in out.value

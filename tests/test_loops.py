@@ -39,6 +39,28 @@ def test_approved_on_first_review():
     assert [m["content"][:12] for m in res.thread] == ["write f", "[Generator]:", "[Reviewer]: "]
 
 
+def test_perspective_own_shows_each_role_its_turns_as_assistant_and_the_others_as_user():
+    s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
+    res = maker_checker(s, "write f", perspective="own")
+    review1, gen2 = s.seen[1].messages[1:], s.seen[2].messages[1:]
+    assert review1 == [{"role": "user", "content": f"write f\n\n{DRAFT}"}]  # the draft is the other role's
+    assert gen2 == [{"role": "user", "content": "write f"}, {"role": "assistant", "content": DRAFT},
+                    {"role": "user", "content": "Handle negatives."}]
+    assert s.seen[3].messages[1:] == [{"role": "user", "content": f"write f\n\n{DRAFT}"},
+                                      {"role": "assistant", "content": "Handle negatives."},
+                                      {"role": "user", "content": DRAFT}]
+    assert res.thread[1]["content"].startswith("[Generator]: ")  # the record stays the textbook thread
+
+
+def test_perspective_shared_is_the_textbook_thread_and_a_wrong_name_is_refused():
+    s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
+    maker_checker(s, "write f")
+    assert [m["role"] for m in s.seen[2].messages[1:]] == ["user", "assistant", "assistant"]
+    assert s.seen[2].messages[-1]["content"] == "[Reviewer]: Handle negatives."
+    with pytest.raises(ValueError, match="perspective"):
+        maker_checker(s, "write f", perspective="mine")
+
+
 def test_each_agent_sees_its_own_system_prompt_and_the_shared_thread():
     s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
     maker_checker(s, "write f")
@@ -142,6 +164,17 @@ def test_render_turn_shows_verdict_and_draft_diff():
     slider, view = box.children
     slider.value = 3
     assert "verdict: APPROVED" in view.value
+
+
+def test_the_stepper_prints_a_static_view_for_a_reader_without_a_kernel(capsys):
+    from reflect.notebook.widgets import thread_stepper
+
+    res = maker_checker(Script([DRAFT, DRAFT], ["Use abs.", "APPROVED"]), "write f")
+    box = thread_stepper(res)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(res.turns) == 4
+    assert "reviewer" in printed[1] and "not approved" in printed[1] and printed[3].endswith("· APPROVED")
+    assert repr(box).startswith("[interactive: a slider") and "IntSlider" not in box._repr_mimebundle_()["text/plain"]
 
 
 def test_judge_the_judge_pairs_each_verdict_with_the_tests():

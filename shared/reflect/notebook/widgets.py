@@ -1,4 +1,10 @@
-"""Notebook widgets. Each has a plain-text twin, so nbval-compared output never depends on a widget."""
+"""Notebook widgets. Each has a plain-text twin, so nbval-compared output never depends on a widget.
+
+A saved widget is only a reference to state that lives in a kernel: opened without one (a web
+viewer, JupyterLab before "Run", a printed copy) it used to show `VBox(children=(IntSlider(...`.
+So each widget here prints a static view of what it explores first, and its own text form says
+what it is.
+"""
 
 from __future__ import annotations
 
@@ -30,9 +36,35 @@ def render_turn(result: LoopResult, i: int) -> str:
     return "\n".join(parts)
 
 
-def thread_stepper(result: LoopResult):
-    """A slider that steps through the shared thread turn by turn, with draft diffs."""
+def _interactive(children: list, what: str):
+    """A VBox whose text form, shown wherever the widget cannot be, names it instead of listing its children."""
     import ipywidgets as widgets
+
+    class Interactive(widgets.VBox):
+        def __repr__(self) -> str:
+            return f"[interactive: {what}; run the cell to use it, the static view is above]"
+
+    return Interactive(children)
+
+
+def thread_overview(result: LoopResult) -> str:
+    """Every turn of a loop on one line: the static view printed above the stepper."""
+    lines = []
+    for i, t in enumerate(result.turns):
+        verdict = f" · {'APPROVED' if t.approved else 'not approved'}" if t.role == "reviewer" else ""
+        first = (t.text.strip().splitlines() or ["(empty)"])[0]
+        lines.append(f"turn {i + 1} · iteration {t.iteration} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
+                     f"{verdict} · {first[:60]}")
+    return "\n".join(lines)
+
+
+def thread_stepper(result: LoopResult):
+    """A slider that steps through the shared thread turn by turn, with draft diffs.
+
+    Prints `thread_overview(result)` first: what a reader without a kernel sees."""
+    import ipywidgets as widgets
+
+    print(thread_overview(result))
 
     slider = widgets.IntSlider(value=0, min=0, max=max(len(result.turns) - 1, 0), description="turn")
     view = widgets.HTML()
@@ -42,7 +74,7 @@ def thread_stepper(result: LoopResult):
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, view])
+    return _interactive([slider, view], "a slider over the turns above, each with its full text and draft diff")
 
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
@@ -55,8 +87,13 @@ def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
 
 
 def threshold_explorer(histories):
-    """Sliders for threshold and max iterations that replay recorded histories instantly (no model calls)."""
+    """Sliders for threshold and max iterations that replay recorded histories instantly (no model calls).
+
+    Prints the summary at threshold 8 and 1 to 3 iterations first: what a reader without a kernel sees."""
     import ipywidgets as widgets
+
+    for n in range(1, 4):
+        print(threshold_summary(histories, 8, n))
 
     thr = widgets.FloatSlider(value=8, min=1, max=10, step=0.5, description="threshold")
     its = widgets.IntSlider(value=3, min=1, max=max((len(h) for h in histories), default=1), description="max iter.")
@@ -68,4 +105,4 @@ def threshold_explorer(histories):
     thr.observe(show, names="value")
     its.observe(show, names="value")
     show()
-    return widgets.VBox([thr, its, out])
+    return _interactive([thr, its, out], "sliders for the threshold and the iteration budget")

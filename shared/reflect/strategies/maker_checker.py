@@ -7,6 +7,11 @@ the loop stops when the review starts with APPROVED or after MAX_ITERATIONS roun
 result is then the last version, marked not approved). Extras over the textbook version:
 a token budget, a strict sentinel reading, an optional thread trimmer, and errors that end
 the loop with everything kept instead of losing the run.
+
+`perspective="own"` is the fix for the textbook thread's role confusion: each role sees its own
+turns as `assistant` and the other role's as `user`, without name prefixes (LangGraph's
+reflection tutorial hands the critique back as a human turn; AutoGen maps the other agent's
+messages to `user`). The shared thread in the result stays the textbook one either way.
 """
 
 from __future__ import annotations
@@ -32,6 +37,24 @@ REVIEWER_PROMPT = (
     "actionable feedback points. Be constructive but rigorous."
 )
 MAX_ITERATIONS = 4
+PERSPECTIVES = ("shared", "own")
+
+
+def role_view(thread: list[dict], authors: list[str], role: str) -> list[dict]:
+    """The thread as `role` sees it under perspective "own": its turns as assistant, the other
+    role's as user (prefix removed), consecutive user messages joined into one."""
+    view: list[dict] = []
+    for message, author in zip(thread, authors, strict=True):
+        mine = author == role
+        text = message["content"]
+        if author in ("generator", "reviewer"):
+            text = text.removeprefix(f"[{author.title()}]: ")
+        kind = "assistant" if mine else "user"
+        if view and view[-1]["role"] == kind == "user":
+            view[-1] = {"role": "user", "content": f"{view[-1]['content']}\n\n{text}"}
+        else:
+            view.append({"role": kind, "content": text})
+    return view
 
 
 @dataclass
@@ -89,24 +112,31 @@ def maker_checker(
     reviewer_prompt: str = REVIEWER_PROMPT,
     entry_point: str | None = None,
     trim: Callable[[list[dict]], list[dict]] | None = None,
+    perspective: str = "shared",
 ) -> LoopResult:
     """Run the generator/reviewer loop on one shared thread (see module docstring).
 
     `chat(messages, role=...)` makes one model call. `trim`, if given, maps the shared thread
     to the messages actually sent (the full thread is kept in the result either way).
+    `perspective` is "shared" (the textbook: every turn an assistant message with a name
+    prefix) or "own" (each role sees its own turns as assistant, the other's as user).
     """
+    if perspective not in PERSPECTIVES:
+        raise ValueError(f"perspective must be one of {PERSPECTIVES}, got {perspective!r}")
     if not task or not task.strip():
         raise ValueError("The task is blank: give the generator something to write.")
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
     thread: list[dict] = [{"role": "user", "content": task}]
+    authors = ["task"]  # who wrote each message of the thread
     turns: list[Turn] = []
     code = ""
     used = 0
 
     def call(role: str, system: str) -> ReplyLike:
         nonlocal used
-        sent = trim(thread) if trim else thread
+        seen = role_view(thread, authors, role) if perspective == "own" else thread
+        sent = trim(seen) if trim else seen
         reply = chat([{"role": "system", "content": system}, *sent], role=role)
         used += reply.prompt_tokens + reply.completion_tokens
         return reply
@@ -122,6 +152,7 @@ def maker_checker(
         extraction = extract_code(gen.text, entry_point)
         code = extraction.code if extraction.found else code  # keep the last real draft
         thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
+        authors.append("generator")
         turns.append(Turn(len(thread) - 1, iteration, "generator", gen.text, gen.prompt_tokens,
                           gen.completion_tokens, extraction.code, note="" if extraction.found else extraction.reason))
         if token_budget is not None and used >= token_budget:
@@ -133,6 +164,7 @@ def maker_checker(
         text = review.text or ""
         ok = bool(text.strip()) and is_approved(text)
         thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})
+        authors.append("reviewer")
         turns.append(Turn(len(thread) - 1, iteration, "reviewer", text, review.prompt_tokens,
                           review.completion_tokens, approved=ok, note="" if text.strip() else "empty review"))
         if ok:
