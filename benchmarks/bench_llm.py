@@ -231,7 +231,7 @@ def lessons() -> None:
 
     print("\n6. the lessons' recordings (cassettes/): calls, prompt + completion tokens, model time")
     total = [0, 0, 0, 0.0]
-    for path in sorted((Path(__file__).resolve().parents[1] / "cassettes").glob("[0-9][0-9]_*.yaml")):
+    for path in sorted((Path(__file__).resolve().parents[1] / "cassettes").glob("[0-9][0-9]*_*.yaml")):
         calls = yaml.safe_load(path.read_text())["interactions"]
         usage = [json.loads(c["response"]["body"]["string"]).get("usage", {}) for c in calls]
         row = [len(calls), sum(u.get("prompt_tokens", 0) for u in usage), sum(u.get("completion_tokens", 0) for u in usage),

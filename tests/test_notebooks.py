@@ -9,8 +9,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 
 
 def test_every_lesson_has_both_versions_and_a_cassette():
@@ -30,7 +30,7 @@ def test_learner_notebooks_are_derived_from_solutions():
 def test_lesson_shape(path):
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0]
-    assert first.cell_type == "markdown" and first.source.startswith(f"# {path.name[:2]} ")
+    assert first.cell_type == "markdown" and first.source.startswith(f"# {path.name.split('_')[0]} ")
     for needle in ("Learning objectives", "Prerequisites", "Time to run"):
         assert needle in first.source, f"{path.name}: first cell lacks {needle!r}"
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -62,3 +62,53 @@ def test_no_cell_is_too_long():
         for c in nbformat.read(path, as_version=4).cells:
             if c.cell_type == "code":
                 assert len(c.source.splitlines()) <= 25, f"{path.name}: a code cell has more than 25 lines"
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_outputs_without_a_static_view(path: Path) -> list[str]:
+    """Cells whose saved widget would show nothing readable without a kernel."""
+    bad = []
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        outs = cell.get("outputs", [])
+        for k, out in enumerate(outs):
+            if WIDGET not in out.get("data", {}):
+                continue
+            static = [o for o in outs[:k] if o.get("output_type") == "stream" or "text/html" in o.get("data", {})]
+            text = "".join(out["data"].get("text/plain", ""))
+            if not static or not text.startswith("[interactive"):
+                bad.append(f"cell {i}: {text[:60]!r}")
+    return bad
+
+
+@pytest.mark.parametrize("path", SOLUTIONS + NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_saved_widget_has_a_static_view_above_it(path):
+    assert widget_outputs_without_a_static_view(path) == []
+
+
+def test_the_widget_check_sees_a_bare_widget(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "source": "w", "metadata": {}, "outputs": [
+        {"output_type": "execute_result", "data": {WIDGET: {}, "text/plain": "VBox(children=(IntSlider(value=0,"}}]}]}
+    (tmp_path / "x.ipynb").write_text(json.dumps(nb))
+    assert widget_outputs_without_a_static_view(tmp_path / "x.ipynb") == ["cell 0: 'VBox(children=(IntSlider(value=0,'"]
+
+
+def _course_kernelspec() -> dict:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.course_kernelspec()
+
+
+@pytest.mark.parametrize("path", SOLUTIONS + NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_opening_and_saving_a_lesson_in_the_course_environment_changes_nothing(path):
+    """JupyterLab writes the running kernel's spec into a notebook it opens and saves it the way
+    nbformat does; a lesson committed that way is not 'modified' by being opened. (A machine
+    on another Python version still updates `language_info.version`: one line.)"""
+    raw = path.read_text()
+    nb = nbformat.reads(raw, as_version=4)
+    nb.metadata["kernelspec"] = _course_kernelspec()
+    assert nbformat.writes(nb) + "\n" == raw

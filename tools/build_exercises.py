@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     bad = []
-    for sol in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
+    for sol in sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb")):
         if not derive(sol, ROOT / "notebooks" / sol.name, args.check):
             bad.append(sol.name)
     if bad:

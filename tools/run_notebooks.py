@@ -41,11 +41,21 @@ def execute(path: Path, env: dict[str, str], timeout: int = 3600) -> tuple[nbfor
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    nb.metadata["kernelspec"] = course_kernelspec()
     return nb, time.perf_counter() - start
 
 
+def course_kernelspec() -> dict[str, str]:
+    """The kernelspec the course's environment registers: what JupyterLab writes into a notebook
+    it opens. Committing the same means opening a lesson does not modify it."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    return {"display_name": spec.display_name, "language": spec.language, "name": "python3"}
+
+
 def selected(folder: str, only: str | None) -> list[Path]:
-    paths = sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted((ROOT / folder).glob("[0-9][0-9]*_*.ipynb"))
     return [p for p in paths if not only or p.name.startswith(only)]
 
 

@@ -1,0 +1,137 @@
+"""A lesson states only figures its own outputs show, and its links lead somewhere.
+
+Every figure in a lesson's markdown (a percentage, a fraction, "N of M", a time, a token or
+call count, a speed-up) must appear in an output of the same notebook, or, for a setting such
+as `max_tokens=512`, in its code. Figures that are neither results nor settings are listed in
+ALLOWED with the reason. A figure matches when the output holds the same number with the same
+unit ("321 s", "72%", "13/18", "3 of 5"); a number of three or more digits matches on its own,
+because a table prints "6691" under a "tokens" header.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
+NUMBER = r"\d[\d,]*(?:\.\d+)?"
+FIGURE = re.compile(
+    rf"(?<![\w.,/-])(?:(?P<pct>{NUMBER})\s?%"
+    rf"|(?P<num>{NUMBER})/(?P<den>\d+)(?![\w/])"
+    rf"|(?P<n>{NUMBER}) of (?:(?:the|its|their|these|them|those|all) )?(?P<m>\d+)\b"
+    rf"|(?P<val>{NUMBER})\s?(?:(?:prompt|completion|model) )?(?P<unit>ms|s|min|minutes|seconds|tokens|calls|x|×|times)(?![\w-]))"
+)
+ESTIMATES = ("**Learner time:**",)  # lines that state an estimate, and say so
+# Figures that are not results: definitions, settings named in prose, facts about the model.
+ALLOWED: dict[str, set[str]] = {
+    "03_scored_critic": {"20%"},  # the regression rule's definition
+    "03b_judging_the_critics": {"30%", "70%"},  # the uninformative band's definition
+}
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["cells"]
+
+
+def output_text(path: Path) -> str:
+    parts = []
+    for cell in cells(path):
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            parts.append("".join(out.get("data", {}).get("text/plain", "")))
+            parts.append("".join(out.get("data", {}).get("text/html", "")))
+    return normalize("\n".join(parts))
+
+
+def code_text(path: Path) -> str:
+    return normalize("\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code"))
+
+
+def normalize(text: str) -> str:
+    """One spelling per figure: no thousands separators, "N of the M" as "N of M", "N prompt tokens" as "N tokens"."""
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"(\d) of (?:(?:the|its|their|these|them|those|all) )?(\d)", r"\1 of \2", text)
+    text = re.sub(r"(\d) (?:prompt|completion) tokens", r"\1 tokens", text)
+    text = re.sub(r"(\d) model calls", r"\1 calls", text)
+    return text.replace("×", "x")
+
+
+def figures(markdown: str) -> list[tuple[str, str]]:
+    """(as written, the pattern that must occur in the outputs) for every figure in the text."""
+    found = []
+    for m in FIGURE.finditer(markdown):
+        g = {k: (v.replace(",", "") if v else v) for k, v in m.groupdict().items()}
+        if g["pct"]:
+            pattern = rf"{re.escape(g['pct'])}\s?%"
+            number = g["pct"]
+        elif g["num"]:
+            pattern = rf"{re.escape(g['num'])}\s?/\s?{g['den']}\b"
+            number = g["num"]
+        elif g["n"]:
+            pattern = rf"\b{re.escape(g['n'])} of {g['m']}\b"
+            number = g["n"]
+        else:
+            unit = {"×": "x", "minutes": "min(?:utes)?", "min": "min(?:utes)?", "seconds": "s(?:econds)?",
+                    "s": "s(?:econds)?", "times": "(?:times|x)", "x": "(?:x|times)"}.get(g["unit"], g["unit"])
+            pattern = rf"{re.escape(g['val'])}\s?{unit}\b"
+            number = g["val"]
+        if len(number.replace(".", "")) >= 3:  # a specific number: on its own anywhere is enough
+            pattern = rf"(?:{pattern}|(?<![\d.]){re.escape(number)}(?![\d]))"
+        found.append((m.group(0), rf"(?<![\d.]){pattern}"))
+    return found
+
+
+def unsupported(path: Path) -> list[str]:
+    outputs, code = output_text(path), code_text(path)
+    allowed = ALLOWED.get(path.stem, set())
+    bad = []
+    for i, cell in enumerate(cells(path)):
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(line for line in "".join(cell["source"]).splitlines(keepends=True)
+                       if not line.startswith(ESTIMATES))
+        for written, pattern in figures(text):
+            if written in allowed or re.search(pattern, outputs) or re.search(pattern, code):
+                continue
+            bad.append(f"cell {i}: {written!r}")
+    return bad
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_every_figure_in_the_markdown_is_in_the_lessons_outputs(path):
+    bad = unsupported(path)
+    assert bad == [], f"{path.name} states figures none of its outputs (or code) show: {bad}"
+
+
+def test_a_planted_wrong_figure_is_caught(tmp_path):
+    nb = json.loads(LESSONS[1].read_text())
+    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["The loop passed 17/18 tasks (94%) in 12.5 s."]})
+    planted = tmp_path / LESSONS[1].name
+    planted.write_text(json.dumps(nb))
+    assert unsupported(planted)[-3:] == [f"cell {len(nb['cells']) - 1}: {f!r}" for f in ("17/18", "94%", "12.5 s")]
+
+
+def test_figures_are_found_in_their_usual_spellings():
+    text = "72% of drafts; 13/18 pass; 3 of the 5 fail; 1,159 prompt tokens in 15.21 s; 2.0x faster; 4 calls"
+    assert [w for w, _ in figures(text)] == ["72%", "13/18", "3 of the 5", "1,159 prompt tokens", "15.21 s", "2.0x", "4 calls"]
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def markdown_sources() -> list[tuple[str, Path, str]]:
+    out = [(f"{p.parent.name}/{p.name} cell {i}", p.parent, "".join(c["source"]))
+           for p in [*LESSONS, *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+           for i, c in enumerate(cells(p)) if c["cell_type"] == "markdown"]
+    return out + [(p.name, p.parent, p.read_text()) for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+                  if p.exists()]
+
+
+def test_every_relative_link_leads_to_a_file_that_exists():
+    broken = [f"{where}: {target}" for where, folder, text in markdown_sources() for target in LINK.findall(text)
+              if not re.match(r"[a-z]+:|#", target) and not (folder / target.split("#")[0]).exists()]
+    assert broken == []
