@@ -134,10 +134,10 @@ def test_humaneval_tests_use_the_prompts_helpers_from_the_trusted_setup():
 
 
 def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
+    import json
+
     from hypothesis import given
     from hypothesis import strategies as st
-
-    import json
 
     from reflect.sandbox._worker import NotPlain, decode, encode
 
