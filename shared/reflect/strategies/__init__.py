@@ -1,4 +1,5 @@
-"""The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), and the
+"""The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
+LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), and the
 `Strategy` objects that run any of them and return a `Run` (reflect.records)."""
 
 from .maker_checker import (
@@ -14,12 +15,15 @@ from .scored import (
     GENERATOR_SYSTEM,
     REFINER_SYSTEM,
     TEMPERATURES,
+    critique_step,
+    generate_step,
     refine_request,
+    refine_step,
     scored_reflection,
 )
 
 __all__ = [
     "GENERATOR_PROMPT", "GENERATOR_SYSTEM", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
-    "REVIEWER_PROMPT", "ScoredReflection", "TEMPERATURES", "as_run", "keep_last", "maker_checker", "one_shot",
-    "refine_request", "scored_reflection",
+    "REVIEWER_PROMPT", "ScoredReflection", "TEMPERATURES", "as_run", "critique_step", "generate_step", "keep_last",
+    "maker_checker", "one_shot", "refine_request", "refine_step", "scored_reflection",
 ]

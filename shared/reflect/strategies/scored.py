@@ -50,6 +50,38 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 
 
+Drafted = tuple[str, int, dict]  # (code, tokens of the call, the call's record)
+
+
+def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42) -> Drafted:
+    """One generator or refiner call at the role's temperature; the code extracted from the reply."""
+    extra = {} if seed is None else {"seed": seed}
+    reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
+    code = extract_code(reply.text, task.entry_point).code
+    call = {"role": role, "request": messages[-1]["content"], "reply": reply.text,
+            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+            "latency_s": getattr(reply, "latency_s", 0.0)}
+    return code, reply.prompt_tokens + reply.completion_tokens, call
+
+
+def generate_step(chat: Callable, task: Task, seed: int | None = 42) -> Drafted:
+    """The first draft: the generator's system prompt and the task (lessons 03 and 04 share it)."""
+    messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
+    return draft_call(chat, task, "generator", messages, seed)
+
+
+def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = 42) -> Drafted:
+    """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
+    messages = [{"role": "system", "content": REFINER_SYSTEM},
+                {"role": "user", "content": refine_request(task, previous, feedback)}]
+    return draft_call(chat, task, "refiner", messages, seed)
+
+
+def critique_step(critic, task: Task, code: str):
+    """The critic's Evaluation of a draft (any object with `evaluate(task, code)`)."""
+    return critic.evaluate(task, code)
+
+
 def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42,
                       first_draft: str | None = None) -> ScoredResult:
     """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
@@ -58,22 +90,17 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
     generator, so several critics can be compared on the same first drafts; its generation
     tokens are not counted here."""
     rule = rule or StopRule()
-    extra = {} if seed is None else {"seed": seed}
     history: list[ScoredAttempt] = []
-    messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
-    role = "generator"
     while True:
         code = None
         try:
             if first_draft is not None and not history:
                 code, used, call = first_draft, 0, {}
+            elif not history:
+                code, used, call = generate_step(chat, task, seed)
             else:
-                reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
-                code, used = extract_code(reply.text, task.entry_point).code, reply.prompt_tokens + reply.completion_tokens
-                call = {"role": role, "request": messages[-1]["content"], "reply": reply.text,
-                        "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                        "latency_s": getattr(reply, "latency_s", 0.0)}
-            ev = critic.evaluate(task, code)
+                code, used, call = refine_step(chat, task, history[-1].output, history[-1].feedback, seed)
+            ev = critique_step(critic, task, code)
         except ModelError as err:
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored
                 history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, {"call": call}))
@@ -84,6 +111,3 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         reason = rule.decide(history)
         if reason:
             return ScoredResult(task.id, best_so_far(history), history, reason)
-        role = "refiner"
-        messages = [{"role": "system", "content": REFINER_SYSTEM},
-                    {"role": "user", "content": refine_request(task, code, ev.feedback)}]
