@@ -1,0 +1,103 @@
+"""Tests the agent writes for itself (Reflexion's programming runs), run in the sandbox.
+
+The agent sees only the task statement and writes a few `assert` lines; the sandbox runs a
+draft on them and returns a trace in Reflexion's format ("Tests passed: ... Tests failed:
+<assert> # output: <actual>") for the evaluator and the reflector. The hidden tests never
+reach the agent: they only score the result. Self-written tests can be wrong themselves;
+`accuracy_on` runs them against a known-correct solution (HumanEval's canonical one) to
+measure how often they are.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..model.extract import extract_code
+from ..records import parse_python
+from ..tasks.task import Task
+
+WRITE_TESTS_SYSTEM = (
+    "You are a careful Python tester. Given a function's specification, write unit tests for it as plain "
+    "`assert` statements, one per line, each calling the function with concrete arguments and comparing with "
+    "the exact expected result. Cover the examples in the specification and one or two edge cases. Output only "
+    "the asserts, in one Python code block."
+)
+TEST_WRITER_TEMPERATURE = 0.2
+
+
+def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
+    """The `assert` statements in a reply (its code block, or the whole text) that call `entry_point`.
+
+    Each must parse on its own; duplicates and asserts that never call the function are dropped,
+    and at most `limit` are kept, in order."""
+    block = extract_code(text).code or text
+    out: list[str] = []
+    for line in block.splitlines():
+        line = line.strip()
+        if not line.startswith("assert ") or line in out:
+            continue
+        try:
+            node = parse_python(line).body[0]
+        except (SyntaxError, IndexError):
+            continue
+        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == entry_point]
+        if isinstance(node, ast.Assert) and calls:
+            out.append(line)
+        if len(out) == limit:
+            break
+    return out
+
+
+def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list[str], object]:
+    """Ask the model for asserts from the statement alone; (asserts, the reply)."""
+    messages = [{"role": "system", "content": WRITE_TESTS_SYSTEM},
+                {"role": "user", "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`."}]
+    extra = {} if seed is None else {"seed": seed}
+    reply = chat(messages, role="test_writer", temperature=TEST_WRITER_TEMPERATURE, **extra)
+    return parse_asserts(reply.text, task.entry_point), reply
+
+
+@dataclass
+class SelfTestResult:
+    """Which self-written asserts a draft passed and failed, with the actual value of each failure."""
+
+    passed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (assert, what the draft gave or raised)
+
+    @property
+    def all_passed(self) -> bool:
+        """True when there was at least one assert and every one passed."""
+        return bool(self.passed) and not self.failed
+
+    def trace(self) -> str:
+        """Reflexion's feedback format."""
+        lines = ["Tests passed:", *self.passed, "", "Tests failed:"]
+        lines += [f"{a} # output: {actual}" for a, actual in self.failed]
+        return "\n".join(lines)
+
+
+def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
+    """Run each assert as one test step against `code` in the sandbox."""
+    result = SelfTestResult()
+    if not asserts:
+        return result
+    outcome = task.run(code, tests="\n".join(asserts) + "\n")
+    by_step = outcome.tests + [None] * (len(asserts) - len(outcome.tests))  # steps after a timeout never ran
+    for line, step in zip(asserts, by_step, strict=True):
+        if step is not None and step.passed:
+            result.passed.append(line)
+        else:
+            actual = "not run" if step is None else (step.actual if step.actual is not None else step.error_type or "failed")
+            result.failed.append((line, str(actual)))
+    return result
+
+
+def accuracy_on(task: Task, asserts: list[str], correct_code: str) -> float | None:
+    """The share of the asserts a known-correct solution passes (None with no asserts): a wrong
+    self-test fails the right answer, and would send a correct draft back for repair."""
+    if not asserts:
+        return None
+    res = run_self_tests(task, correct_code, asserts)
+    return len(res.passed) / len(asserts)
