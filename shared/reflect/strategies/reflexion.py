@@ -1,0 +1,208 @@
+"""Lesson 05: Reflexion: verbal feedback remembered across attempts (and sessions).
+
+Three roles. The generator writes a fresh attempt. The evaluator judges it from the task, the
+code and the trace of the agent's own tests: one JSON object {score 0-1, verdict pass|fail,
+specific_issues, missing_elements}. The reflector writes a short, specific reflection: what
+went wrong, why, what to do next time. Reflections go into episodic memory; the next
+attempt's prompt carries the last `window` of them. What else it carries is the
+`memory_mode`, the lesson's experiment:
+
+    none               the task only: a plain retry at the same temperature (the control)
+    last               the task and the previous attempt's code
+    reflections        the task and the remembered reflections (Reflexion)
+    last+reflections   both
+
+The hidden tests never reach any prompt: the agent's evidence is its own tests, written from
+the statement (reflect.judging.self_tests). Guards: a token budget per task (spent: return the
+best attempt so far), a quality gate (a score more than 20% below the best reverts to the best
+and stops), degeneracy (no better score in three attempts stops the loop and says so).
+Temperatures: generator 0.6, reflector 0.2, evaluator 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from ..judging.hidden import judge
+from ..judging.self_tests import SelfTestResult, run_self_tests, write_tests
+from ..memory.store import Episode, MemoryStore, task_key
+from ..model.extract import extract_code
+from ..model.llm import ModelError
+from ..records import Run, Step, Stop, model_step
+from ..tasks.task import Task
+from .maker_checker import GENERATOR_PROMPT
+
+MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
+TEMPERATURES = {"generator": 0.6, "evaluator": 0.0, "reflector": 0.2}
+EVALUATOR_SYSTEM = (
+    "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
+    'object and nothing else: {"score": <0.0 to 1.0>, "verdict": "pass" or "fail", "specific_issues": [<strings>], '
+    '"missing_elements": [<strings>]}. A failed test means the verdict is "fail".'
+)
+REFLECTOR_SYSTEM = (
+    "You failed a programming task. In two to four sentences, say what went wrong, why, and exactly what to do "
+    "differently next time. Be specific: name the input that failed and the change to make (for example 'add the "
+    "missing empty-list check before indexing'), never general advice such as 'improve quality'."
+)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The evaluator's verdict. `score` is None when its reply could not be used: then the verdict
+    is "fail" and `reason` says why (never a made-up default score)."""
+
+    score: float | None
+    verdict: str  # pass | fail
+    specific_issues: tuple[str, ...] = ()
+    missing_elements: tuple[str, ...] = ()
+    reason: str = ""
+    raw: str = ""
+
+
+def parse_judgement(text: str) -> Judgement:
+    """The first JSON object in `text` that has a score in [0, 1] and a pass/fail verdict; else an explicit fail."""
+    decoder, problem = json.JSONDecoder(), "no JSON object in the reply"
+    for start in (i for i, ch in enumerate(text or "") if ch == "{"):
+        try:
+            data, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        score, verdict = data.get("score"), data.get("verdict")
+        if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
+            problem = f"score must be a number from 0 to 1, got {score!r}"
+            continue
+        if verdict not in ("pass", "fail"):
+            problem = f"verdict must be 'pass' or 'fail', got {verdict!r}"
+            continue
+        issues, missing = data.get("specific_issues", []), data.get("missing_elements", [])
+        return Judgement(float(score), verdict, tuple(map(str, issues if isinstance(issues, list) else [issues])),
+                         tuple(map(str, missing if isinstance(missing, list) else [missing])), "", text)
+    return Judgement(None, "fail", reason=f"unusable evaluator reply: {problem}", raw=text or "")
+
+
+def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str | None) -> str:
+    """The generator's user message for one attempt under a memory mode."""
+    if mode not in MEMORY_MODES:
+        raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {mode!r}")
+    parts = [task.prompt()]
+    if mode in ("last", "last+reflections") and last_code:
+        parts.append(f"Your previous attempt, which did not pass:\n```python\n{last_code}```")
+    if mode in ("reflections", "last+reflections") and reflections:
+        parts.append("Lessons from your earlier attempts (most recent last):\n" + "\n".join(f"- {r}" for r in reflections))
+    return "\n\n".join(parts)
+
+
+@dataclass
+class Reflexion:
+    """Lesson 05's agent as a Strategy: `run(task, chat) -> Run` (see the module docstring)."""
+
+    memory_mode: str = "reflections"
+    window: int = 3  # reflections carried in a prompt
+    max_attempts: int = 4
+    token_budget: int | None = 8000
+    store: MemoryStore | None = None  # persistent memory across sessions, keyed by the task's text
+    session: str = "session-1"
+    model_name: str = ""
+    seed: int = 42
+    patience: int = 3  # attempts without a better score before the loop stops as degenerate
+    judge_hidden: bool = True
+    name: str = "reflexion"
+    tests_for: Callable[[Callable, Task], list[str]] | None = field(default=None, repr=False)  # default: write_tests
+
+    def run(self, task: Task, chat: Callable) -> Run:
+        """Attempt, test, evaluate, reflect, remember; stop on pass, budget, regression or no progress."""
+        if not task.prompt().strip():
+            return Run(self.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
+                       error="The task is blank: give the generator something to write.")
+        key = task_key(task.prompt())
+        remembered = [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
+        steps: list[Step] = []
+        try:
+            if self.tests_for is None:
+                asserts, reply = write_tests(chat, task, self.seed)
+                steps.append(model_step(0, "test_writer", [{"content": task.prompt()}], reply, verdict=f"{len(asserts)} asserts"))
+            else:
+                asserts = self.tests_for(chat, task)
+        except ModelError as err:
+            return Run(self.name, task.id, "", Stop.PROVIDER_ERROR, tuple(steps), "no draft", error=str(err))
+        run = self._attempts(task, chat, asserts, remembered, key, steps)
+        if self.judge_hidden and run.final_code.strip():
+            run = replace(run, passed=judge(task, run.final_code).passed)
+        return run
+
+    def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
+                  steps: list[Step]) -> Run:
+        best: tuple[float, int, str] | None = None  # (score, attempt, code)
+        last_code, used, since_best = None, sum(s.prompt_tokens + s.completion_tokens for s in steps), 0
+        stop, error = Stop.BUDGET, None
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                code, evidence, judgement, used = self._one(task, chat, asserts, reflections, last_code, attempt, steps, used)
+            except ModelError as err:
+                stop, error = Stop.PROVIDER_ERROR, str(err)
+                break
+            score = judgement.score if judgement.score is not None else 0.0
+            if best is None or score > best[0]:
+                best, since_best = (score, attempt, code), 0
+            else:
+                since_best += 1
+            if judgement.verdict == "pass" and evidence.all_passed:
+                stop = Stop.ACCEPTED
+                best = (score, attempt, code)
+                break
+            if best[0] > 0 and score < best[0] * 0.8:
+                stop = Stop.REGRESSED
+                break
+            if since_best >= self.patience:
+                stop = Stop.CONVERGED
+                break
+            if self.token_budget is not None and used >= self.token_budget:
+                break
+            if attempt == self.max_attempts:
+                break
+            try:
+                reflection, used = self._reflect(task, chat, code, evidence, judgement, steps, used)
+            except ModelError as err:
+                stop, error = Stop.PROVIDER_ERROR, str(err)
+                break
+            reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
+            if self.store is not None:
+                self.store.add(Episode(key, self.session, attempt, reflection, score, False, code, self.model_name))
+            last_code = code
+        if best is None:
+            return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
+        why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
+               Stop.CONVERGED: f"the best; no better score in {self.patience} attempts"}.get(stop, "the best so far")
+        return Run(self.name, task.id, best[2], stop, tuple(steps), f"attempt {best[1]}, score {best[0]:g}: {why}",
+                   error=error)
+
+    def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
+        prompt = attempt_prompt(task, self.memory_mode, reflections, last_code)
+        messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": prompt}]
+        reply = chat(messages, role="generator", temperature=TEMPERATURES["generator"], seed=self.seed + attempt)
+        code = extract_code(reply.text, task.entry_point).code
+        steps.append(model_step(len(steps), "generator", messages, reply, code=code))
+        evidence = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(failed=[("(no code)", "no code")])
+        steps.append(Step(len(steps), "tests", "check", "\n".join(asserts), evidence.trace(),
+                          verdict=f"{len(evidence.passed)}/{len(asserts)} passed"))
+        ask = [{"role": "system", "content": EVALUATOR_SYSTEM},
+               {"role": "user", "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{evidence.trace()}"}]
+        ev_reply = chat(ask, role="evaluator", temperature=TEMPERATURES["evaluator"])
+        judgement = parse_judgement(ev_reply.text)
+        verdict = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
+        steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
+        used += sum(s.prompt_tokens + s.completion_tokens for s in steps[-3:])
+        return code, evidence, judgement, used
+
+    def _reflect(self, task, chat, code, evidence, judgement, steps, used):
+        issues = "; ".join(judgement.specific_issues + judgement.missing_elements) or judgement.reason or "none named"
+        ask = [{"role": "system", "content": REFLECTOR_SYSTEM},
+               {"role": "user", "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
+                                           f"{evidence.trace()}\n\nEvaluator's issues: {issues}"}]
+        reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed)
+        steps.append(model_step(len(steps), "reflector", ask, reply))
+        return reply.text.strip(), used + reply.prompt_tokens + reply.completion_tokens
