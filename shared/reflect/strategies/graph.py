@@ -263,17 +263,16 @@ class ReflectionGraph:
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Invoke the graph on the task and return its Run."""
-        import time
+        from .objects import (
+            _execute,  # the frame every strategy shares: blank input, timing, hidden tests
+        )
 
-        from ..judging.hidden import judge
+        def body() -> Run:
+            graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task))
+            return as_run(graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations)),
+                          task.id, self.name)
 
-        start = time.perf_counter()
-        graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task))
-        state = graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations))
-        run = as_run(state, task.id, self.name, time.perf_counter() - start)
-        if self.judge_hidden and run.stop is not Stop.BLANK_INPUT:
-            run = Run(**{**run.__dict__, "passed": judge(task, run.final_code).passed if run.final_code.strip() else False})
-        return run
+        return _execute(self, task, body)
 
 
 def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0.0) -> Run:

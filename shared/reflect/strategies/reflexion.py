@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from ..judging.hidden import judge
 from ..judging.self_tests import SelfTestResult, run_self_tests, write_tests
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.extract import extract_code
@@ -115,24 +114,26 @@ class Reflexion:
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Attempt, test, evaluate, reflect, remember; stop on pass, budget, regression or no progress."""
-        if not task.prompt().strip():
-            return Run(self.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
-                       error="The task is blank: give the generator something to write.")
-        key = task_key(task.prompt())
-        remembered = [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
-        steps: list[Step] = []
-        try:
-            if self.tests_for is None:
-                asserts, reply = write_tests(chat, task, self.seed)
-                steps.append(model_step(0, "test_writer", [{"content": task.prompt()}], reply, verdict=f"{len(asserts)} asserts"))
-            else:
-                asserts = self.tests_for(chat, task)
-        except ModelError as err:
-            return Run(self.name, task.id, "", Stop.PROVIDER_ERROR, tuple(steps), "no draft", error=str(err))
-        run = self._attempts(task, chat, asserts, remembered, key, steps)
-        if self.judge_hidden and run.final_code.strip():
-            run = replace(run, passed=judge(task, run.final_code).passed)
-        return run
+        from .objects import (
+            _execute,  # the frame every strategy shares: blank input, timing, hidden tests
+        )
+
+        def body() -> Run:
+            key = task_key(task.prompt())
+            remembered = [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
+            steps: list[Step] = []
+            try:
+                if self.tests_for is None:
+                    asserts, reply = write_tests(chat, task, self.seed)
+                    steps.append(model_step(0, "test_writer", [{"content": task.prompt()}], reply,
+                                            verdict=f"{len(asserts)} asserts"))
+                else:
+                    asserts = self.tests_for(chat, task)
+            except ModelError as err:
+                return Run(self.name, task.id, "", Stop.PROVIDER_ERROR, tuple(steps), "no draft", error=str(err))
+            return self._attempts(task, chat, asserts, remembered, key, steps)
+
+        return _execute(self, task, body)
 
     def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
                   steps: list[Step]) -> Run:
