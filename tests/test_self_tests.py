@@ -28,6 +28,8 @@ def test_only_whole_distinct_asserts_that_call_the_function_are_kept():
         "assert calculate_factorial(0) == 1", "assert calculate_factorial(5) == 120", "assert calculate_factorial(3) == 7"]
     assert parse_asserts(REPLY, "calculate_factorial", limit=1) == ["assert calculate_factorial(0) == 1"]
     assert parse_asserts("no code at all", "f") == []
+    only_asserts = "```python\nassert f([1.0, 2.0], 0.5) == False\nassert f([], 1) == False\n```"  # no def: not "example usage"
+    assert parse_asserts(only_asserts, "f") == ["assert f([1.0, 2.0], 0.5) == False", "assert f([], 1) == False"]
 
 
 def test_a_draft_is_run_on_each_assert_and_the_trace_quotes_the_actual_output():

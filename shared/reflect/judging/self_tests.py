@@ -14,7 +14,6 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..model.extract import extract_code
 from ..records import parse_python
 from ..tasks.task import Task
 
@@ -28,13 +27,13 @@ TEST_WRITER_TEMPERATURE = 0.2
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
-    """The `assert` statements in a reply (its code block, or the whole text) that call `entry_point`.
+    """The `assert` statements in a reply that call `entry_point`, one per line, inside a code
+    block or not (code extraction would drop them: asserts read as example usage).
 
     Each must parse on its own; duplicates and asserts that never call the function are dropped,
     and at most `limit` are kept, in order."""
-    block = extract_code(text).code or text
     out: list[str] = []
-    for line in block.splitlines():
+    for line in (text or "").splitlines():
         line = line.strip()
         if not line.startswith("assert ") or line in out:
             continue
