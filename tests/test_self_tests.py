@@ -65,4 +65,4 @@ def test_the_test_writer_sees_the_statement_only_and_its_temperature_is_stated()
     sent = "\n".join(m["content"] for m in chat.calls[0].messages)
     assert FACT.prompt() in sent and "assert calculate_factorial(0) == 1" not in sent  # no hidden test text
     assert all(line not in sent for line in FACT.tests.splitlines() if line.strip())
-    assert chat.calls[0].params == {"temperature": 0.2, "seed": 42}
+    assert chat.calls[0].params == {"temperature": 0.2, "max_tokens": 300, "seed": 42}

@@ -24,6 +24,7 @@ WRITE_TESTS_SYSTEM = (
     "the asserts, in one Python code block."
 )
 TEST_WRITER_TEMPERATURE = 0.2
+TEST_WRITER_MAX_TOKENS = 300  # a few asserts; without a cap a small model can write until its context is full
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
@@ -54,7 +55,7 @@ def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list
     messages = [{"role": "system", "content": WRITE_TESTS_SYSTEM},
                 {"role": "user", "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`."}]
     extra = {} if seed is None else {"seed": seed}
-    reply = chat(messages, role="test_writer", temperature=TEST_WRITER_TEMPERATURE, **extra)
+    reply = chat(messages, role="test_writer", temperature=TEST_WRITER_TEMPERATURE, max_tokens=TEST_WRITER_MAX_TOKENS, **extra)
     return parse_asserts(reply.text, task.entry_point), reply
 
 
