@@ -172,22 +172,23 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def mark_needs_review(state: dict) -> dict:
         reason = ("max_iterations reached before acceptance" if state.get("critique_status") == "needs_revision"
                   else "the critic's output could not be used")
+        meta, status, code, logged = state.get("metadata", {}), "needs_review", state.get("current_draft"), []
         if p.human_review:
             from langgraph.types import interrupt  # no model call may come before this line
 
             decision = interrupt({"question": "approve, edit or reject this draft?", "reason": reason,
-                                  "draft": state.get("current_draft"), "critique": state.get("critique"),
+                                  "draft": code, "critique": state.get("critique"),
                                   "iteration": state.get("iteration")}) or {}
             action = decision.get("action", "reject")
-            meta = {**state.get("metadata", {}), "human_decision": action}
+            meta = {**meta, "human_decision": action}
             if action in ("approve", "edit"):
-                code = decision.get("code") if action == "edit" else state.get("current_draft")
-                upd = {"current_draft": code, "metadata": meta, "status": "ok", "errors": [reason]}
-                upd["revision_history"] = [{"iteration": state["iteration"], "kind": f"human_{action}", "draft": code}]
-                return upd | {"final_output": final_output({**state, **upd, "errors": [*state.get("errors", []), reason]})}
-            state = {**state, "metadata": meta}
-        upd = {"status": "needs_review", "errors": [reason], "metadata": state.get("metadata", {})}
-        return upd | {"final_output": final_output({**state, **upd, "errors": [*state.get("errors", []), reason]})}
+                status, code = "ok", decision.get("code") if action == "edit" else code
+                logged = [{"iteration": state["iteration"], "kind": f"human_{action}", "draft": code}]
+        upd = {"status": status, "current_draft": code, "metadata": meta, "errors": [reason]}
+        if logged:
+            upd["revision_history"] = logged
+        done = {**state, **upd, "errors": [*state.get("errors", []), reason]}  # what the reducer will hold
+        return upd | {"final_output": final_output(done)}
 
     def handle_failure(state: dict) -> dict:
         upd = {"status": "failed"}
