@@ -86,6 +86,15 @@ def test_the_control_retries_with_a_new_seed_and_no_memory():
     assert [c.params["seed"] for c in gens] == [43, 44, 45]
     assert all(c.messages[-1]["content"] == FACT.prompt() for c in gens)
     assert gens[0].params["temperature"] == 0.6
+    assert [c.role for c in chat.calls].count("reflector") == 0  # nothing reads a reflection in this mode
+
+
+def test_last_attempt_mode_shows_the_old_code_and_asks_no_reflector():
+    chat = chat_for([wrong(i) for i in range(3)], [verdict(0.1 * (i + 1)) for i in range(3)])
+    agent(memory_mode="last", max_attempts=3, patience=9).run(FACT, chat)
+    gens = [c for c in chat.calls if c.role == "generator"]
+    assert "return 1\n" in gens[2].messages[-1]["content"] and "return 0\n" not in gens[2].messages[-1]["content"]
+    assert "reflector" not in [c.role for c in chat.calls]
 
 
 def test_a_drop_of_over_20_percent_reverts_to_the_best_and_stops():

@@ -72,9 +72,10 @@ class SelfTestResult:
         return bool(self.passed) and not self.failed
 
     def trace(self) -> str:
-        """Reflexion's feedback format."""
-        lines = ["Tests passed:", *self.passed, "", "Tests failed:"]
-        lines += [f"{a} # output: {actual}" for a, actual in self.failed]
+        """Reflexion's feedback format; an empty section says "(none)" (a bare "Tests failed:" header
+        made the 1.5B evaluator fail code that passed every test)."""
+        lines = ["Tests passed:", *(self.passed or ["(none)"]), "", "Tests failed:"]
+        lines += [f"{a} # output: {actual}" for a, actual in self.failed] or ["(none)"]
         return "\n".join(lines)
 
 

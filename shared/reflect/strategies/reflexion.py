@@ -9,6 +9,7 @@ attempt's prompt carries the last `window` of them. What else it carries is the
 
     none               the task only: a plain retry at the same temperature (the control)
     last               the task and the previous attempt's code
+    (neither asks the reflector: nothing would read its reflection)
     reflections        the task and the remembered reflections (Reflexion)
     last+reflections   both
 
@@ -43,7 +44,7 @@ EVALUATOR_SYSTEM = (
 REFLECTOR_SYSTEM = (
     "You failed a programming task. In two to four sentences, say what went wrong, why, and exactly what to do "
     "differently next time. Be specific: name the input that failed and the change to make (for example 'add the "
-    "missing empty-list check before indexing'), never general advice such as 'improve quality'."
+    "missing empty-list check before indexing'), never general advice such as 'improve quality'. Do not write code: describe the change in words."
 )
 
 
@@ -165,6 +166,9 @@ class Reflexion:
                 break
             if attempt == self.max_attempts:
                 break
+            last_code = code
+            if self.memory_mode not in ("reflections", "last+reflections"):
+                continue  # no reflection is read in this mode: asking for one would only cost tokens
             try:
                 reflection, used = self._reflect(task, chat, code, evidence, judgement, steps, used)
             except ModelError as err:
@@ -173,7 +177,6 @@ class Reflexion:
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
             if self.store is not None:
                 self.store.add(Episode(key, self.session, attempt, reflection, score, False, code, self.model_name))
-            last_code = code
         if best is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
@@ -207,3 +210,11 @@ class Reflexion:
         reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed)
         steps.append(model_step(len(steps), "reflector", ask, reply))
         return reply.text.strip(), used + reply.prompt_tokens + reply.completion_tokens
+
+
+def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = 42) -> list:
+    """Lesson 05's experiment: one-shot (the baseline) and Reflexion under each memory mode."""
+    from .objects import OneShot
+
+    return [OneShot(), *(Reflexion(memory_mode=m, window=window, max_attempts=max_attempts, seed=seed,
+                                   name=f"reflexion:{m}") for m in MEMORY_MODES)]

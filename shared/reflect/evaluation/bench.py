@@ -1,0 +1,82 @@
+"""Run strategies over tasks into a JSON Lines file that an interrupted run resumes.
+
+One line per finished (strategy, task): the strategy's `Run` (reflect.records) plus the
+strategy's configuration. A run appends each line as soon as it finishes (written whole,
+then flushed), so stopping it at any moment loses at most the runs in flight; the next call
+with the same file skips every (strategy, task) already there *with the same configuration*
+and does only the rest. A line cut off by a kill is ignored with a warning, never half-read.
+
+Strategy names must be unique: they are the key. Jobs run task by task (every strategy on the
+first task, then the second...), so strategies that share their first request through
+`reflect.judging.CachedChat` ask it once, and `concurrency` threads keep a server's parallel
+slots busy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..model.parallel import parallel_map
+from ..records import Run, Strategy
+from ..tasks.task import Task
+
+
+def config_of(strategy: Strategy) -> str:
+    """What identifies a strategy's setup in the results file: its repr (dataclass fields)."""
+    return repr(strategy)
+
+
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    """Every complete line of a results file (none if it does not exist); a cut-off line is skipped."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            Run.from_dict(row["run"])
+        except (ValueError, KeyError, TypeError) as err:
+            warnings.warn(f"{path}:{n}: skipped an incomplete or foreign line ({err}); it will be run again",
+                          stacklevel=2)
+            continue
+        rows.append(row)
+    return rows
+
+
+def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Callable, path: Path,
+              concurrency: int = 1, progress: bool = True, meta: dict | None = None) -> list[Run]:
+    """Each strategy on each task, resuming from `path`; the runs in (strategy, task) order."""
+    strategies, tasks, path = list(strategies), list(tasks), Path(path)
+    names = [s.name for s in strategies]
+    if len(set(names)) != len(names):
+        raise ValueError(f"strategy names must be unique (they key the results file), got {names}")
+    configs = {s.name: config_of(s) for s in strategies}
+    done = {(r["strategy"], r["task_id"]): Run.from_dict(r["run"]) for r in load_rows(path)
+            if configs.get(r["strategy"]) == r.get("config")}
+    todo = [(s, t) for t in tasks for s in strategies if (s.name, t.id) not in done]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = threading.Lock()
+
+    def one(job: tuple[Strategy, Task]) -> None:
+        strategy, task = job
+        run = strategy.run(task, chat)
+        line = json.dumps({"strategy": strategy.name, "task_id": task.id, "config": configs[strategy.name],
+                           "meta": meta or {}, "run": run.to_dict()}, ensure_ascii=False) + "\n"
+        with lock:
+            with path.open("a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+            done[(strategy.name, task.id)] = run
+
+    parallel_map(one, todo, workers=concurrency, desc="runs", progress=progress and bool(todo))
+    return [done[(s.name, t.id)] for s in strategies for t in tasks]

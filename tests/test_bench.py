@@ -1,0 +1,91 @@
+"""The resumable runner (reflect.evaluation.bench) on fake strategies: it resumes where it
+stopped without redoing finished runs, ignores a cut-off line, re-runs a changed strategy,
+and never has more runs in flight than its concurrency."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from reflect.evaluation.bench import load_rows, run_bench
+from reflect.records import Run, Stop
+from reflect.tasks.task import course_tasks
+
+TASKS = course_tasks()[:3]
+
+
+@dataclass
+class Fake:
+    """A strategy that records each task it ran and can fail on one (an interruption)."""
+
+    name: str
+    setting: int = 0
+    fail_on: str | None = field(default=None, repr=False)  # not part of the setup
+    ran: list = field(default_factory=list, repr=False)
+
+    def run(self, task, chat) -> Run:
+        if task.id == self.fail_on:
+            raise KeyboardInterrupt("stopped by hand")
+        self.ran.append(task.id)
+        return Run(self.name, task.id, f"# {self.name} {self.setting}", Stop.ACCEPTED, passed=True)
+
+
+def test_an_interrupted_run_resumes_without_redoing_finished_work(tmp_path):
+    out = tmp_path / "r.jsonl"
+    first = [Fake("a", fail_on=TASKS[1].id), Fake("b")]
+    with pytest.raises(KeyboardInterrupt):
+        run_bench(first, TASKS, chat=None, path=out, progress=False)
+    assert [(r["strategy"], r["task_id"]) for r in load_rows(out)] == [("a", TASKS[0].id), ("b", TASKS[0].id)]
+    again = [Fake("a"), Fake("b")]
+    runs = run_bench(again, TASKS, chat=None, path=out, progress=False)
+    assert again[0].ran == [t.id for t in TASKS[1:]] and again[1].ran == [t.id for t in TASKS[1:]]
+    assert [(r.strategy, r.task_id) for r in runs] == [(s, t.id) for s in "ab" for t in TASKS]
+    assert len(load_rows(out)) == 6
+    assert run_bench(again, TASKS, chat=None, path=out, progress=False) == runs and len(again[0].ran) == 2
+
+
+def test_a_cut_off_last_line_is_skipped_and_run_again(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_bench([Fake("a")], TASKS, chat=None, path=out, progress=False)
+    text = out.read_text()
+    out.write_text(text[: len(text) - 20])  # a kill in the middle of writing the last line
+    with pytest.warns(UserWarning, match="incomplete"):
+        assert len(load_rows(out)) == 2
+    redo = Fake("a")
+    with pytest.warns(UserWarning):
+        run_bench([redo], TASKS, chat=None, path=out, progress=False)
+    assert redo.ran == [TASKS[2].id]
+
+
+def test_a_changed_strategy_is_run_again_and_names_must_be_unique(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_bench([Fake("a", setting=1)], TASKS, chat=None, path=out, progress=False)
+    changed = Fake("a", setting=2)
+    runs = run_bench([changed], TASKS, chat=None, path=out, progress=False)
+    assert changed.ran == [t.id for t in TASKS] and {r.final_code for r in runs} == {"# a 2"}
+    assert json.loads(out.read_text().splitlines()[0])["config"] == repr(Fake("a", setting=1))
+    with pytest.raises(ValueError, match="unique"):
+        run_bench([Fake("a"), Fake("a", setting=3)], TASKS, chat=None, path=out, progress=False)
+
+
+def test_no_more_runs_in_flight_than_the_concurrency(tmp_path):
+    lock, now, peak = threading.Lock(), [0], [0]
+
+    @dataclass
+    class Slow(Fake):
+        def run(self, task, chat):
+            with lock:
+                now[0] += 1
+                peak[0] = max(peak[0], now[0])
+            time.sleep(0.05)
+            with lock:
+                now[0] -= 1
+            return super().run(task, chat)
+
+    tasks = course_tasks()[:8]
+    runs = run_bench([Slow("s")], tasks, chat=None, path=tmp_path / "r.jsonl", concurrency=3, progress=False)
+    assert peak[0] == 3 and [r.task_id for r in runs] == [t.id for t in tasks]
