@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..judging.self_tests import SelfTestResult, run_self_tests, write_tests
 from ..memory.store import Episode, MemoryStore, task_key
@@ -59,6 +59,13 @@ class Judgement:
     missing_elements: tuple[str, ...] = ()
     reason: str = ""
     raw: str = ""
+    votes: tuple[float | None, ...] = ()  # a voting evaluator's scores, one per prompt (None: unusable)
+
+    @property
+    def spread(self) -> float | None:
+        """Highest minus lowest usable vote (None without two usable votes): how much the prompts disagree."""
+        usable = [v for v in self.votes if v is not None]
+        return max(usable) - min(usable) if len(usable) > 1 else None
 
 
 def parse_judgement(text: str) -> Judgement:
@@ -185,7 +192,7 @@ class Reflexion:
                    error=error)
 
     def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
-        prompt = attempt_prompt(task, self.memory_mode, reflections, last_code)
+        first, prompt = len(steps), attempt_prompt(task, self.memory_mode, reflections, last_code)
         messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": prompt}]
         reply = chat(messages, role="generator", temperature=TEMPERATURES["generator"], seed=self.seed + attempt)
         code = extract_code(reply.text, task.entry_point).code
@@ -193,14 +200,21 @@ class Reflexion:
         evidence = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(failed=[("(no code)", "no code")])
         steps.append(Step(len(steps), "tests", "check", "\n".join(asserts), evidence.trace(),
                           verdict=f"{len(evidence.passed)}/{len(asserts)} passed"))
-        ask = [{"role": "system", "content": EVALUATOR_SYSTEM},
+        judgement = self._evaluate(task, chat, code, evidence, steps)
+        used += sum(s.prompt_tokens + s.completion_tokens for s in steps[first:])
+        return code, evidence, judgement, used
+
+    def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
+        return self._ask_evaluator(EVALUATOR_SYSTEM, task, chat, code, evidence, steps)
+
+    def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Judgement:
+        ask = [{"role": "system", "content": system},
                {"role": "user", "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{evidence.trace()}"}]
         ev_reply = chat(ask, role="evaluator", temperature=TEMPERATURES["evaluator"])
         judgement = parse_judgement(ev_reply.text)
         verdict = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
         steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
-        used += sum(s.prompt_tokens + s.completion_tokens for s in steps[-3:])
-        return code, evidence, judgement, used
+        return judgement
 
     def _reflect(self, task, chat, code, evidence, judgement, steps, used):
         issues = "; ".join(judgement.specific_issues + judgement.missing_elements) or judgement.reason or "none named"
@@ -218,3 +232,39 @@ def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = 42) ->
 
     return [OneShot(), *(Reflexion(memory_mode=m, window=window, max_attempts=max_attempts, seed=seed,
                                    name=f"reflexion:{m}") for m in MEMORY_MODES)]
+
+
+VOTER_SYSTEMS = (
+    EVALUATOR_SYSTEM,
+    EVALUATOR_SYSTEM + " Be strict: look for an input the tests did not try on which the code is wrong.",
+    EVALUATOR_SYSTEM + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
+)
+
+
+def vote(judgements: list[Judgement]) -> Judgement:
+    """Several evaluator verdicts as one: the mean of the usable scores, "pass" only if most usable
+    votes say pass; no usable vote is an explicit fail. `votes` keeps every score, `spread` their range."""
+    usable = [j for j in judgements if j.score is not None]
+    votes = tuple(j.score for j in judgements)
+    if not usable:
+        return Judgement(None, "fail", reason="no usable vote: " + "; ".join(j.reason for j in judgements), votes=votes)
+    passes = sum(j.verdict == "pass" for j in usable)
+    issues = tuple(dict.fromkeys(i for j in usable for i in j.specific_issues))
+    missing = tuple(dict.fromkeys(m for j in usable for m in j.missing_elements))
+    return Judgement(sum(j.score for j in usable) / len(usable), "pass" if passes * 2 > len(usable) else "fail",
+                     issues, missing, votes=votes)
+
+
+@dataclass
+class VotingReflexion(Reflexion):
+    """Reflexion with a voting evaluator for high-stakes runs: each attempt is judged by several
+    evaluator prompts (`voters`) and `vote` combines them. Costs one evaluator call per voter."""
+
+    voters: tuple[str, ...] = VOTER_SYSTEMS
+    name: str = "reflexion-voting"
+
+    def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
+        judged = vote([self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters])
+        steps[-1] = replace(steps[-1], verdict=f"{steps[-1].verdict}; vote: {judged.verdict}, "
+                            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}")
+        return judged
