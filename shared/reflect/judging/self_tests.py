@@ -72,8 +72,9 @@ class SelfTestResult:
         return bool(self.passed) and not self.failed
 
     def trace(self) -> str:
-        """Reflexion's feedback format; an empty section says "(none)" (a bare "Tests failed:" header
-        made the 1.5B evaluator fail code that passed every test)."""
+        """Reflexion's feedback format; an empty section says "(none)" on its own line, never a bare
+        header. Lesson 05 section 4: the 1.5B evaluator failed correct drafts with a bare header and
+        with "(none)" alike, and passed them with "Tests failed: none" on one line."""
         lines = ["Tests passed:", *(self.passed or ["(none)"]), "", "Tests failed:"]
         lines += [f"{a} # output: {actual}" for a, actual in self.failed] or ["(none)"]
         return "\n".join(lines)
