@@ -10,11 +10,13 @@ import pytest
 from reflect.memory.store import MemoryStore, task_key
 from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.strategies.reflexion import (
+    EVALUATOR_SYSTEM,
     MEMORY_MODES,
     VOTER_SYSTEMS,
     Reflexion,
     VotingReflexion,
     attempt_prompt,
+    evaluator_messages,
     parse_judgement,
     vote,
 )
@@ -72,6 +74,17 @@ def test_a_passing_attempt_stops_the_loop_accepted():
     assert run.stop.value == "accepted" and run.passed is True and run.final_code.endswith("calculate_factorial(n - 1)\n")
     assert [c.role for c in chat.calls] == ["generator", "evaluator", "reflector", "generator", "evaluator"]
     assert "reflection 0" in chat.calls[3].messages[-1]["content"]  # the next attempt carried the reflection
+
+
+def test_the_evaluator_and_reflector_are_capped_and_see_the_trace_in_one_format():
+    chat = chat_for([wrong(0), RIGHT], [verdict(0.2), verdict(1.0, "pass")])
+    agent(evaluator_max_tokens=123, reflector_max_tokens=45).run(FACT, chat)
+    first_eval, reflector, last_eval = chat.calls[1], chat.calls[2], chat.calls[4]
+    assert (first_eval.params["max_tokens"], reflector.params["max_tokens"], last_eval.params["max_tokens"]) == (123, 45, 123)
+    code = RIGHT.split("```python\n")[1].split("```")[0]
+    trace = "Tests passed:\n" + "\n".join(ASSERTS) + "\n\nTests failed: none"
+    assert last_eval.messages == evaluator_messages(EVALUATOR_SYSTEM, FACT, code, trace)
+    assert Reflexion().evaluator_max_tokens == 400 and Reflexion().reflector_max_tokens == 300
 
 
 def test_the_evaluator_saying_pass_is_not_enough_when_the_agents_own_tests_fail():

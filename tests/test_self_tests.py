@@ -36,11 +36,12 @@ def test_a_draft_is_run_on_each_assert_and_the_trace_quotes_the_actual_output():
     asserts = ["assert calculate_factorial(0) == 1", "assert calculate_factorial(5) == 120"]
     wrong = run_self_tests(FACT, "def calculate_factorial(n):\n    return n\n", asserts)
     assert wrong.passed == [] and [a for a, _ in wrong.failed] == asserts and not wrong.all_passed
-    assert wrong.trace() == ("Tests passed:\n(none)\n\nTests failed:\nassert calculate_factorial(0) == 1 # output: 0\n"
+    assert wrong.trace() == ("Tests passed: none\n\nTests failed:\nassert calculate_factorial(0) == 1 # output: 0\n"
                              "assert calculate_factorial(5) == 120 # output: 5")
     right = run_self_tests(FACT, GOOD, asserts)
     assert right.all_passed and right.failed == []
-    assert right.trace().endswith("assert calculate_factorial(5) == 120\n\nTests failed:\n(none)")  # never a bare header
+    assert right.trace() == ("Tests passed:\nassert calculate_factorial(0) == 1\nassert calculate_factorial(5) == 120\n\n"
+                             "Tests failed: none")  # on one line: never a bare header
     assert not run_self_tests(FACT, GOOD, []).all_passed  # no asserts is no evidence
 
 

@@ -72,12 +72,12 @@ class SelfTestResult:
         return bool(self.passed) and not self.failed
 
     def trace(self) -> str:
-        """Reflexion's feedback format; an empty section says "(none)" on its own line, never a bare
-        header. Lesson 05 section 4: the 1.5B evaluator failed correct drafts with a bare header and
-        with "(none)" alike, and passed them with "Tests failed: none" on one line."""
-        lines = ["Tests passed:", *(self.passed or ["(none)"]), "", "Tests failed:"]
-        lines += [f"{a} # output: {actual}" for a, actual in self.failed] or ["(none)"]
-        return "\n".join(lines)
+        """Reflexion's feedback format, with an empty section written on one line ("Tests failed:
+        none"), never a bare header. Lesson 05 section 4: the 1.5B evaluator failed correct drafts
+        with a bare header and with "(none)" on a line of its own, and passed them with this."""
+        passed = ["Tests passed:", *self.passed] if self.passed else ["Tests passed: none"]
+        failed = ["Tests failed:", *(f"{a} # output: {actual}" for a, actual in self.failed)] if self.failed else ["Tests failed: none"]
+        return "\n".join([*passed, "", *failed])
 
 
 def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:

@@ -17,7 +17,9 @@ The hidden tests never reach any prompt: the agent's evidence is its own tests, 
 the statement (reflect.judging.self_tests). Guards: a token budget per task (spent: return the
 best attempt so far), a quality gate (a score more than 20% below the best reverts to the best
 and stops), degeneracy (no better score in three attempts stops the loop and says so).
-Temperatures: generator 0.6, reflector 0.2, evaluator 0.
+Temperatures: generator 0.6, reflector 0.2, evaluator 0. The evaluator and the reflector have a
+`max_tokens` cap (400 and 300): uncapped, a small model can write until its context is full,
+and three evaluator calls in lesson 05's first experiment ran into the 300 s per-call budget.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
+READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
+READS_REFLECTIONS = ("reflections", "last+reflections")  # modes whose prompt carries the reflections
 TEMPERATURES = {"generator": 0.6, "evaluator": 0.0, "reflector": 0.2}
 EVALUATOR_SYSTEM = (
     "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
@@ -96,11 +100,17 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
     if mode not in MEMORY_MODES:
         raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {mode!r}")
     parts = [task.prompt()]
-    if mode in ("last", "last+reflections") and last_code:
+    if mode in READS_LAST and last_code:
         parts.append(f"Your previous attempt, which did not pass:\n```python\n{last_code}```")
-    if mode in ("reflections", "last+reflections") and reflections:
+    if mode in READS_REFLECTIONS and reflections:
         parts.append("Lessons from your earlier attempts (most recent last):\n" + "\n".join(f"- {r}" for r in reflections))
     return "\n\n".join(parts)
+
+
+def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
+    """The evaluator's request: the task, the code and the trace of the agent's own tests."""
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}"}]
 
 
 @dataclass
@@ -117,6 +127,8 @@ class Reflexion:
     seed: int = 42
     patience: int = 3  # attempts without a better score before the loop stops as degenerate
     judge_hidden: bool = True
+    evaluator_max_tokens: int = 400  # a JSON verdict needs about 50 (the longest seen: 269)
+    reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
     tests_for: Callable[[Callable, Task], list[str]] | None = field(default=None, repr=False)  # default: write_tests
 
@@ -174,7 +186,7 @@ class Reflexion:
             if attempt == self.max_attempts:
                 break
             last_code = code
-            if self.memory_mode not in ("reflections", "last+reflections"):
+            if self.memory_mode not in READS_REFLECTIONS:
                 continue  # no reflection is read in this mode: asking for one would only cost tokens
             try:
                 reflection, used = self._reflect(task, chat, code, evidence, judgement, steps, used)
@@ -208,9 +220,8 @@ class Reflexion:
         return self._ask_evaluator(EVALUATOR_SYSTEM, task, chat, code, evidence, steps)
 
     def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Judgement:
-        ask = [{"role": "system", "content": system},
-               {"role": "user", "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{evidence.trace()}"}]
-        ev_reply = chat(ask, role="evaluator", temperature=TEMPERATURES["evaluator"])
+        ask = evaluator_messages(system, task, code, evidence.trace())
+        ev_reply = chat(ask, role="evaluator", temperature=TEMPERATURES["evaluator"], max_tokens=self.evaluator_max_tokens)
         judgement = parse_judgement(ev_reply.text)
         verdict = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
         steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
@@ -221,7 +232,8 @@ class Reflexion:
         ask = [{"role": "system", "content": REFLECTOR_SYSTEM},
                {"role": "user", "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
                                            f"{evidence.trace()}\n\nEvaluator's issues: {issues}"}]
-        reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed)
+        reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed,
+                     max_tokens=self.reflector_max_tokens)
         steps.append(model_step(len(steps), "reflector", ask, reply))
         return reply.text.strip(), used + reply.prompt_tokens + reply.completion_tokens
 
