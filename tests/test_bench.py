@@ -5,8 +5,6 @@ and never has more runs in flight than its concurrency."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from dataclasses import dataclass, field
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from reflect.evaluation.bench import load_rows, run_bench
 from reflect.records import Run, Stop
 from reflect.tasks.task import course_tasks
+from tests.in_flight import InFlight
 
 TASKS = course_tasks()[:3]
 
@@ -73,19 +72,14 @@ def test_a_changed_strategy_is_run_again_and_names_must_be_unique(tmp_path):
 
 
 def test_no_more_runs_in_flight_than_the_concurrency(tmp_path):
-    lock, now, peak = threading.Lock(), [0], [0]
+    flight = InFlight()
 
     @dataclass
     class Slow(Fake):
         def run(self, task, chat):
-            with lock:
-                now[0] += 1
-                peak[0] = max(peak[0], now[0])
-            time.sleep(0.05)
-            with lock:
-                now[0] -= 1
-            return super().run(task, chat)
+            with flight.inside():
+                return super().run(task, chat)
 
     tasks = course_tasks()[:8]
     runs = run_bench([Slow("s")], tasks, chat=None, path=tmp_path / "r.jsonl", concurrency=3, progress=False)
-    assert peak[0] == 3 and [r.task_id for r in runs] == [t.id for t in tasks]
+    assert flight.peak == 3 and [r.task_id for r in runs] == [t.id for t in tasks]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
-LAYERS = ["records", "model", "sandbox", "tasks", "judging", "memory", "strategies", "evaluation", "notebook"]
+LAYERS = ["records", "model", "sandbox", "tasks", "judging", "memory", "strategies", "evaluation", "notebook", "bench"]
 
 
 def layer_of(module: str) -> int:

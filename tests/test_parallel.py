@@ -1,6 +1,5 @@
 """parallel_map: input order, workers actually overlap, errors and replay misses stop it."""
 
-import threading
 import time
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from reflect import ReplayMiss
 from reflect.model.parallel import parallel_map
 from reflect.records import parse_python
+from tests.in_flight import InFlight
 
 
 def test_results_come_back_in_input_order_whatever_finishes_first():
@@ -19,21 +19,15 @@ def test_results_come_back_in_input_order_whatever_finishes_first():
 
 
 def test_calls_overlap_up_to_the_number_of_workers():
-    running, peak, lock = [0], [0], threading.Lock()
+    many, one = InFlight(), InFlight()
 
-    def work(_):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        time.sleep(0.1)
-        with lock:
-            running[0] -= 1
+    def work(counter):
+        with counter.inside(0.1):
+            pass
 
-    parallel_map(work, range(9), workers=3, progress=False)
-    assert peak[0] == 3
-    peak[0] = 0
-    parallel_map(work, range(4), workers=1, progress=False)
-    assert peak[0] == 1
+    parallel_map(work, [many] * 9, workers=3, progress=False)
+    parallel_map(work, [one] * 4, workers=1, progress=False)
+    assert (many.peak, one.peak) == (3, 1)
 
 
 @pytest.mark.parametrize("error", [ValueError("bad item"), ReplayMiss("not recorded")])

@@ -7,9 +7,10 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   sandbox/     run model-written code in a separate process; the verdict is decided outside it
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
-  strategies/  one-shot, maker-checker, scored reflection, as Strategy objects returning a Run
-  evaluation/  running strategies over tasks; stored results
+  strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
+  evaluation/  running strategies over tasks (resumable), stored results, the report
   notebook/    widgets, plots, grading of exercises
+  bench/       `python -m reflect.bench`: the command line that compares the strategies
 
 The names below are imported on first use, so `import reflect` stays fast.
 """

@@ -6,6 +6,12 @@ then flushed), so stopping it at any moment loses at most the runs in flight; th
 with the same file skips every (strategy, task) already there *with the same configuration*
 and does only the rest. A line cut off by a kill is ignored with a warning, never half-read.
 
+Each line also holds, per draft a step wrote (its index), whether the hidden tests pass it
+(`drafts`), so a report can tell a correct first draft that was later made wrong, draw the
+resampling curve and score a critic against the truth without re-running anything; and the
+hidden test lines found in any prompt of the run (`leaks`, `judging.hidden_lines_in_prompts`:
+every request the strategy sent is checked, and it must stay empty).
+
 Strategy names must be unique: they are the key. Jobs run task by task (every strategy on the
 first task, then the second...), so strategies that share their first request through
 `reflect.judging.CachedChat` ask it once, and `concurrency` threads keep a server's parallel
@@ -22,6 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
 from ..records import Run, Strategy
 from ..tasks.task import Task
@@ -52,6 +59,20 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def judge_drafts(task: Task, run: Run) -> dict[str, bool]:
+    """{step index: hidden tests pass} for every step that wrote a draft (each distinct draft
+    is run once; the final draft's verdict is the run's own when it has one)."""
+    verdicts: dict[str, bool] = {run.final_code: run.passed} if run.passed is not None else {}
+    out = {}
+    for step in run.steps:
+        if step.code is None:
+            continue
+        if step.code not in verdicts:
+            verdicts[step.code] = judge(task, step.code).passed if step.code.strip() else False
+        out[str(step.index)] = verdicts[step.code]
+    return out
+
+
 def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Callable, path: Path,
               concurrency: int = 1, progress: bool = True, meta: dict | None = None) -> list[Run]:
     """Each strategy on each task, resuming from `path`; the runs in (strategy, task) order."""
@@ -68,9 +89,19 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
 
     def one(job: tuple[Strategy, Task]) -> None:
         strategy, task = job
-        run = strategy.run(task, chat)
+        prompts: list[str] = []
+        replies: list[str] = []
+
+        def seen(messages: list[dict], role: str = "generator", **params):
+            prompts.extend(str(m.get("content", "")) for m in messages)
+            reply = chat(messages, role=role, **params)
+            replies.append(getattr(reply, "text", "") or "")
+            return reply
+
+        run = strategy.run(task, seen)
         line = json.dumps({"strategy": strategy.name, "task_id": task.id, "config": configs[strategy.name],
-                           "meta": meta or {}, "run": run.to_dict()}, ensure_ascii=False) + "\n"
+                           "meta": meta or {}, "run": run.to_dict(), "drafts": judge_drafts(task, run),
+                           "leaks": hidden_lines_in_prompts(task, prompts, replies)}, ensure_ascii=False) + "\n"
         with lock:
             with path.open("a", encoding="utf-8") as f:
                 f.write(line)

@@ -7,6 +7,9 @@ with a score on the same 1-10 scale, feedback text for the refiner, and its toke
 - TestGroundedCritic: runs *visible* tests in the sandbox and quotes the failures. The
   hidden tests that judge the loop stay hidden: visible tests are a separate share of them.
 - VotingCritic: several LLM critics with different prompts; the mean score and the spread.
+- EvidenceCritic: runs evidence the producer may see, never the hidden tests: the statement's
+  own examples, or tests the agent wrote itself from the statement (lesson 05), and quotes
+  the trace.
 
 A critic at temperature 0 is a function of its input, so `CachedChat` lets several
 evaluators (and a loop's first iteration) share one critique of the same draft.
@@ -27,6 +30,7 @@ from ..model.llm import response_format_for
 from ..records import parse_python
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
+from .self_tests import run_self_tests, statement_asserts, write_tests
 
 CODE_CRITERIA = (
     "syntax errors", "runtime errors", "edge cases (empty input, negatives, invalid values)",
@@ -279,3 +283,48 @@ class VotingCritic:
         best = min((v for v in votes if v.score is not None), key=lambda v: v.score)  # quote the harshest voter
         return Evaluation(round(statistics.mean(scores), 2), best.feedback, tokens,
                           {"votes": votes, "scores": scores, "spread": spread, "usage": usage})
+
+
+EVIDENCE_SOURCES = ("examples", "self-tests")
+
+
+@dataclass
+class EvidenceCritic:
+    """Scores a draft by the share of evidence asserts it passes (1-10) and gives the trace as
+    feedback. `source="examples"`: the statement's own examples (`statement_asserts`; no
+    model call). `source="self-tests"`: asserts the model writes from the statement (one
+    test-writer call, on the first evaluation, then reused: build one critic per task).
+
+    No asserts is no evidence: the score is None (unusable), with the reason, never a guess."""
+
+    chat: Callable | None = field(default=None, repr=False)
+    source: str = "self-tests"
+    seed: int | None = 42
+    name: str = "evidence"
+    _asserts: dict = field(default_factory=dict, repr=False)  # task id -> asserts
+
+    def __post_init__(self):
+        if self.source not in EVIDENCE_SOURCES:
+            raise ValueError(f"source must be one of {EVIDENCE_SOURCES}, got {self.source!r}")
+
+    def asserts(self, task: Task) -> tuple[list[str], tuple[int, int, int]]:
+        """The evidence for `task` and what getting it cost now: (prompt, completion tokens, calls)."""
+        if task.id in self._asserts:
+            return self._asserts[task.id], (0, 0, 0)
+        if self.source == "examples":
+            found, usage = statement_asserts(task), (0, 0, 0)
+        else:
+            found, reply = write_tests(self.chat, task, self.seed)
+            usage = (reply.prompt_tokens, reply.completion_tokens, 1)
+        self._asserts[task.id] = found
+        return found, usage
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        """Run the draft on the evidence in the sandbox."""
+        asserts, usage = self.asserts(task)
+        if not asserts:
+            return Evaluation(None, f"No evidence: the {self.source} gave no usable assert.", usage[0] + usage[1],
+                              {"usage": usage})
+        res = run_self_tests(task, code, asserts)
+        score = 1 + 9 * len(res.passed) / len(asserts)
+        return Evaluation(round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res})

@@ -7,8 +7,10 @@ and what the draft cost in tokens.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import asdict, dataclass, field
 
+from ..records import parse_python
 from ..tasks.task import Task
 
 
@@ -57,3 +59,30 @@ def judge_the_judge(task: Task, result) -> list[tuple[int, bool, bool]]:
     for review in result.reviews:
         rows.append((review.iteration, bool(review.approved), judge(task, drafts.get(review.iteration, "")).passed))
     return rows
+
+
+def hidden_fingerprints(task: Task) -> list[str]:
+    """Text that only the hidden tests hold: each `assert` line, and each call of the function
+    under test in them (`f(10)`, HumanEval's `candidate(...)`), minus what the task's own
+    prompt shows anyway. A critic that paraphrases a test ("f(10): expected 3628800") still
+    quotes its call."""
+    found = [line.strip() for line in task.tests.splitlines() if line.strip().startswith("assert")]
+    try:
+        tree = parse_python(task.tests)
+    except SyntaxError:
+        tree = None
+    names = {task.entry_point, "candidate"}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names:
+            found.append(ast.get_source_segment(task.tests, node) or "")
+    shown = task.prompt()
+    return [f for f in dict.fromkeys(found) if len(f) >= 8 and f not in shown]
+
+
+def hidden_lines_in_prompts(task: Task, prompts: list[str], replies: list[str]) -> list[str]:
+    """The hidden fingerprints (`hidden_fingerprints`) that appear in a prompt sent to the model
+    but in none of the model's own replies: text only the harness could have put there, a
+    leak. An assert the model wrote itself (equal to a hidden one by chance) and then saw again
+    in a trace is not a leak."""
+    said, sent = "\n".join(replies), "\n".join(prompts)
+    return [f for f in hidden_fingerprints(task) if f in sent and f not in said]

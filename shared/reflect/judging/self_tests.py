@@ -11,6 +11,7 @@ measure how often they are.
 from __future__ import annotations
 
 import ast
+import doctest
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,6 +49,23 @@ def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
         if len(out) == limit:
             break
     return out
+
+
+def statement_asserts(task: Task, limit: int = 6) -> list[str]:
+    """The examples the statement itself gives (`>>> f(x)` and the expected value, as in
+    HumanEval's docstrings), as asserts: evidence the task shows the producer anyway, so using
+    it reveals nothing hidden. None for a statement without such examples (the course's tasks)."""
+    lines = []
+    for ex in doctest.DocTestParser().get_examples(task.statement):
+        want = []
+        for line in ex.want.splitlines():
+            if line.strip().startswith(('"""', "'''")):
+                break
+            want.append(line.strip())
+        expected = " ".join(want).strip()
+        if expected:
+            lines.append(f"assert {ex.source.strip()} == {expected}")
+    return parse_asserts("\n".join(lines), task.entry_point, limit)
 
 
 def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list[str], object]:

