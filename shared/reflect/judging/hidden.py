@@ -76,7 +76,7 @@ def hidden_fingerprints(task: Task) -> list[str]:
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names:
             found.append(ast.get_source_segment(task.tests, node) or "")
     shown = task.prompt()
-    return [f for f in dict.fromkeys(found) if len(f) >= 8 and f not in shown]
+    return [f for f in dict.fromkeys(found) if f and f not in shown]
 
 
 def hidden_lines_in_prompts(task: Task, prompts: list[str], replies: list[str]) -> list[str]:
