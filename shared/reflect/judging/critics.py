@@ -295,7 +295,8 @@ class EvidenceCritic:
     model call). `source="self-tests"`: asserts the model writes from the statement (one
     test-writer call, on the first evaluation, then reused: build one critic per task).
 
-    No asserts is no evidence: the score is None (unusable), with the reason, never a guess."""
+    No asserts is no evidence: the score is None (unusable), with the reason, never a guess, and
+    `detail["permanent"]` tells a loop that another draft would not change that."""
 
     chat: Callable | None = field(default=None, repr=False)
     source: str = "self-tests"
@@ -324,7 +325,7 @@ class EvidenceCritic:
         asserts, usage = self.asserts(task)
         if not asserts:
             return Evaluation(None, f"No evidence: the {self.source} gave no usable assert.", usage[0] + usage[1],
-                              {"usage": usage})
+                              {"usage": usage, "permanent": True})  # a loop cannot revise its way to evidence
         res = run_self_tests(task, code, asserts)
         score = 1 + 9 * len(res.passed) / len(asserts)
         return Evaluation(round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res})

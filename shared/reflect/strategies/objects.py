@@ -25,7 +25,8 @@ from .scored import ScoredResult, scored_reflection
 LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "token_budget": Stop.BUDGET,
               "provider_error": Stop.PROVIDER_ERROR}
 SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "converged": Stop.CONVERGED,
-                "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR}
+                "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
+                "invalid_critic": Stop.INVALID_CRITIC}
 
 
 def _execute(strategy, task: Task, body: Callable[[], Run]) -> Run:

@@ -35,7 +35,7 @@ class ScoredResult:
     task_id: str
     best: ScoredAttempt
     history: list[ScoredAttempt] = field(default_factory=list)
-    stop_reason: str = ""  # threshold | max_iterations | converged | oscillation | regression | provider_error
+    stop_reason: str = ""  # threshold | max_iterations | converged | oscillation | regression | provider_error | invalid_critic
     error: str | None = None
 
     @property
@@ -108,6 +108,8 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
             return ScoredResult(task.id, best, history, "provider_error", str(err))
         history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens,
                                      {"evaluation": ev, "call": call}))
+        if ev.score is None and ev.detail.get("permanent"):  # e.g. no evidence for this task: revising cannot help
+            return ScoredResult(task.id, best_so_far(history), history, "invalid_critic")
         reason = rule.decide(history)
         if reason:
             return ScoredResult(task.id, best_so_far(history), history, reason)
