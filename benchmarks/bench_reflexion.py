@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 from reflect import connect
+from reflect.bench import task_sample
 from reflect.evaluation.bench import run_bench
 from reflect.judging import CachedChat
 from reflect.strategies.reflexion import memory_experiment
-from reflect.tasks.task import _humaneval_problems, course_tasks, get_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,8 +36,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "05_memory_modes.jsonl")
     args = ap.parse_args()
-    tasks = course_tasks() if args.tasks == "course" else [get_task(p["task_id"]) for p in _humaneval_problems()]
-    tasks = tasks[: args.limit]
+    tasks = task_sample(args.tasks, args.limit)
     conn = connect()
     start = time.perf_counter()
     runs = run_bench(memory_experiment(args.attempts), tasks, CachedChat(conn.chat, seeded=True), args.out,
