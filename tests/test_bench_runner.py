@@ -199,9 +199,16 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     assert "one-shot" in first and "resample, choosing among the first j samples" in first
     assert cli.main(args) == 0 and made[1].chat.calls == []  # everything was done: nothing asked again
     assert len(load_rows(out)) == 2 and json.loads(out.read_text().splitlines()[0])["meta"]["limit"] == 1
+    capsys.readouterr()
+    assert cli.main([*args[:-4], "--k", "1", "--out", str(out)]) == 0  # a changed setup runs again...
+    again = capsys.readouterr().out
+    counts = [line.split()[1] for line in again.splitlines() if line.startswith(("one-shot ", "resample "))]
+    assert len(load_rows(out)) == 3 and len(counts) == 2 and all(c.endswith("/1") for c in counts)  # ...and counts once
     a, b = cli.task_sample("humaneval", 5, seed=7), cli.task_sample("humaneval", 5, seed=7)
     assert [t.id for t in a] == [t.id for t in b] != [t.id for t in cli.task_sample("humaneval", 5)]
-    assert cli.main(["--report", str(out)]) == 0 and "one-shot" in capsys.readouterr().out
+    assert cli.main(["--report", str(out)]) == 0  # the latest line of each (strategy, task)
+    counts = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(("one-shot ", "resample "))]
+    assert len(counts) == 2 and all(c.endswith("/1") for c in counts)
     with pytest.raises(ValueError, match="unknown strategies"):
         cli.strategies(("one-shot", "magic"))
 
