@@ -119,6 +119,7 @@ def test_no_strategy_puts_a_hidden_test_line_in_any_prompt(tmp_path):
     assert [r["strategy"] for r in rows] == list(cli.STRATEGIES) and all(r["leaks"] == [] for r in rows)
     assert {c.role for c in chat.calls} >= {"generator", "refiner", "critic", "reviewer", "reflector", "evaluator"}
     assert all(r.passed is not None for r in runs)
+    assert {c.params.get("max_tokens") for c in chat.calls if c.role == "critic"} == {400}  # no runaway critic
     hidden = [line.strip() for line in FACT.tests.splitlines() if line.strip().startswith("assert")]
     sent = "\n".join(m["content"] for c in chat.calls for m in c.messages)
     said = "\n".join(OWN.splitlines())

@@ -97,11 +97,11 @@ CRITIC_KINDS = ("llm", "examples", "self-tests")
 
 
 def make_critic(kind: str, chat: ChatFn) -> Critic:
-    """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic), "examples" (the
+    """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic, capped at 400 tokens), "examples" (the
     statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
     critic instead of passing one keeps a strategy's repr stable, so a results file can resume."""
     if kind == "llm":
-        return LLMCritic(chat)
+        return LLMCritic(chat, max_tokens=400)  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
     if kind in ("examples", "self-tests"):
         return EvidenceCritic(chat, source=kind)
     raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
