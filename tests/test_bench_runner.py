@@ -16,14 +16,14 @@ import reflect.model.llm as llm
 from reflect.evaluation import report
 from reflect.evaluation.bench import load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
-from reflect.judging.hidden import hidden_lines_in_prompts
+from reflect.judging.hidden import hidden_fingerprints, hidden_lines_in_prompts
 from reflect.judging.self_tests import statement_asserts
 from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.records import Run, Step, Stop
 from reflect.strategies.objects import ScoredReflection
 from reflect.strategies.resample import Resample
-from reflect.tasks.task import get_task
+from reflect.tasks.task import Task, get_task
 
 FACT = get_task("factorial")
 HE0 = get_task("HumanEval/0")
@@ -150,6 +150,13 @@ def _tests(i: int, passed: int, of: int = 3) -> Step:
     return Step(i, "tests", "check", verdict=f"{passed}/{of} passed")
 
 
+def test_the_fingerprints_are_the_hidden_asserts_and_calls_not_what_the_prompt_shows():
+    task = Task("t", "f", "Return double. Example: f(1) == 2", "assert f(1) == 2\nassert f(3) == 6\n")
+    assert hidden_fingerprints(task) == ["assert f(1) == 2", "assert f(3) == 6", "f(3)"]  # f(1) is in the statement
+    broken = Task("b", "f", "Return double.", "assert f(2) == 4\nassert f(3 ==\n")  # tests that do not parse
+    assert hidden_fingerprints(broken) == ["assert f(2) == 4", "assert f(3 =="]
+
+
 def test_the_resampling_curve_chooses_among_the_first_j_samples():
     writer = Step(0, "test_writer", "model", "", "", 40, 10)
     rows = [
@@ -182,6 +189,10 @@ def test_made_worse_pass_by_iteration_and_the_judges_confusion():
     scored = _row("s", [_gen(0), Step(1, "critic", "model", verdict="score 9")], {"0": False}, False,
                   config="ScoredReflection(rule=StopRule(threshold=10, max_iterations=3))")
     assert report.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1  # 9 is below its threshold of 10
+    no_asserts = _row("r", [_gen(0), _tests(1, 0, of=0)], {"0": True}, True)  # no evidence accepts nothing
+    unusable = _row("e", [_gen(0), Step(1, "critic", "check", verdict="unusable")], {"0": True}, True)
+    assert report.confusion([unusable]) == {}  # a critic without evidence judged nothing: not a rejection
+    assert report.confusion([no_asserts])[("r", "tests")]["rejected_right"] == 1
 
 
 def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys):

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from ..judging.self_tests import parse_tests_verdict
 from ..records import Run
 
 Row = dict[str, Any]
@@ -99,9 +100,6 @@ def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[f
     return rates
 
 
-_PASSED = re.compile(r"^(\d+)/(\d+) passed")
-
-
 def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
     """A resampling run's samples: (tokens of the sample, own asserts passed or None, hidden pass)."""
     verdicts = row.get("drafts") or {}
@@ -109,8 +107,8 @@ def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
     for step in run_of(row).steps:
         if step.role == "generator":
             out.append([step.prompt_tokens + step.completion_tokens, None, verdicts.get(str(step.index))])
-        elif step.role == "tests" and out and (m := _PASSED.match(step.verdict or "")):
-            out[-1][1] = int(m.group(1))
+        elif step.role == "tests" and out and (counted := parse_tests_verdict(step.verdict)):
+            out[-1][1] = counted[0]
     return [tuple(s) for s in out]
 
 
@@ -173,22 +171,24 @@ def _accepts(step, threshold: float) -> bool | None:
     """Did this judging step accept the draft before it? None: not a judging step."""
     verdict = step.verdict or ""
     if step.role == "tests":
-        m = _PASSED.match(verdict)
-        return bool(m) and m.group(1) == m.group(2) and int(m.group(2)) > 0
+        counted = parse_tests_verdict(verdict)
+        return bool(counted) and counted[0] == counted[1] > 0
     if step.role == "evaluator":
         return verdict.startswith("pass")
     if step.role == "reviewer":
         return verdict == "approved"
     if step.role == "critic":
         m = re.match(r"score ([\d.]+)", verdict)
-        return bool(m) and float(m.group(1)) >= threshold
+        return float(m.group(1)) >= threshold if m else None  # an unusable critique judged nothing
     return None
 
 
 def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
     """{(strategy, judge role): counts} of each judge's verdict on each draft against the hidden
     tests: accepted_right, accepted_wrong, rejected_right, rejected_wrong. A scored critic
-    accepts at its stop rule's threshold (read from the row's config; 8 if none is stated)."""
+    accepts at its stop rule's threshold (read from the row's config; 8 if none is stated); a
+    critic with no usable score (no evidence for the task) is not counted: it judged nothing.
+    Reflexion's evaluator is counted even when unusable: its loop reads that as a fail."""
     out: dict[tuple[str, str], dict[str, int]] = {}
     for row in rows:
         m = re.search(r"threshold=([\d.]+)", row.get("config", ""))

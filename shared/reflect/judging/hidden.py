@@ -66,17 +66,15 @@ def hidden_fingerprints(task: Task) -> list[str]:
     under test in them (`f(10)`, HumanEval's `candidate(...)`), minus what the task's own
     prompt shows anyway. A critic that paraphrases a test ("f(10): expected 3628800") still
     quotes its call."""
-    found = [line.strip() for line in task.tests.splitlines() if line.strip().startswith("assert")]
-    try:
-        tree = parse_python(task.tests)
-    except SyntaxError:
-        tree = None
+    asserts = [line.strip() for line in task.tests.splitlines() if line.strip().startswith("assert")]
     names = {task.entry_point, "candidate"}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names:
-            found.append(ast.get_source_segment(task.tests, node) or "")
+    try:
+        calls = [ast.get_source_segment(task.tests, node) or "" for node in ast.walk(parse_python(task.tests))
+                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names]
+    except SyntaxError:  # tests that do not parse: their assert lines are all there is to look for
+        calls = []
     shown = task.prompt()
-    return [f for f in dict.fromkeys(found) if f and f not in shown]
+    return [f for f in dict.fromkeys(asserts + calls) if f and f not in shown]
 
 
 def hidden_lines_in_prompts(task: Task, prompts: list[str], replies: list[str]) -> list[str]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ast
 import doctest
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..records import parse_python
+from ..records import Step, model_step, parse_python
 from ..tasks.task import Task
 
 WRITE_TESTS_SYSTEM = (
@@ -77,6 +78,13 @@ def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list
     return parse_asserts(reply.text, task.entry_point), reply
 
 
+def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -> tuple[list[str], Step]:
+    """`write_tests` as the run's step `index` (role "test_writer", verdict "N asserts")."""
+    asserts, reply = write_tests(chat, task, seed)
+    return asserts, model_step(index, "test_writer", [{"content": task.prompt()}], reply,
+                               verdict=f"{len(asserts)} asserts")
+
+
 @dataclass
 class SelfTestResult:
     """Which self-written asserts a draft passed and failed, with the actual value of each failure."""
@@ -112,6 +120,28 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
             actual = "not run" if step is None else (step.actual if step.actual is not None else step.error_type or "failed")
             result.failed.append((line, str(actual)))
     return result
+
+
+_VERDICT = re.compile(r"^(\d+)/(\d+) passed")
+
+
+def tests_verdict(passed: int, total: int) -> str:
+    """The verdict a tests step records: "3/5 passed" (`parse_tests_verdict` reads it back)."""
+    return f"{passed}/{total} passed"
+
+
+def parse_tests_verdict(verdict: str | None) -> tuple[int, int] | None:
+    """(passed, total) from a tests step's verdict, or None for any other verdict."""
+    m = _VERDICT.match(verdict or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def run_tests_step(index: int, task: Task, code: str, asserts: list[str]) -> tuple[SelfTestResult, Step]:
+    """Run a draft on the asserts as the run's step `index` (a check): the result and the step.
+    An empty draft is not run; it fails with one "(no code)" line, the trace the evaluator sees."""
+    res = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(failed=[("(no code)", "no code")])
+    return res, Step(index, "tests", "check", "\n".join(asserts), res.trace(),
+                     verdict=tests_verdict(len(res.passed), len(asserts)))
 
 
 def accuracy_on(task: Task, asserts: list[str], correct_code: str) -> float | None:

@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..judging.self_tests import SelfTestResult, run_self_tests, write_tests
+from ..judging.self_tests import run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.extract import extract_code
 from ..model.llm import ModelError
@@ -144,9 +144,8 @@ class Reflexion:
             steps: list[Step] = []
             try:
                 if self.tests_for is None:
-                    asserts, reply = write_tests(chat, task, self.seed)
-                    steps.append(model_step(0, "test_writer", [{"content": task.prompt()}], reply,
-                                            verdict=f"{len(asserts)} asserts"))
+                    asserts, step = write_tests_step(chat, task, self.seed, 0)
+                    steps.append(step)
                 else:
                     asserts = self.tests_for(chat, task)
             except ModelError as err:
@@ -209,9 +208,8 @@ class Reflexion:
         reply = chat(messages, role="generator", temperature=TEMPERATURES["generator"], seed=self.seed + attempt)
         code = extract_code(reply.text, task.entry_point).code
         steps.append(model_step(len(steps), "generator", messages, reply, code=code))
-        evidence = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(failed=[("(no code)", "no code")])
-        steps.append(Step(len(steps), "tests", "check", "\n".join(asserts), evidence.trace(),
-                          verdict=f"{len(evidence.passed)}/{len(asserts)} passed"))
+        evidence, step = run_tests_step(len(steps), task, code, asserts)
+        steps.append(step)
         judgement = self._evaluate(task, chat, code, evidence, steps)
         used += sum(s.prompt_tokens + s.completion_tokens for s in steps[first:])
         return code, evidence, judgement, used

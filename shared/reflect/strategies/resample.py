@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..judging.self_tests import SelfTestResult, run_self_tests, statement_asserts, write_tests
+from ..judging.self_tests import run_tests_step, statement_asserts, write_tests_step
 from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..records import Run, Step, Stop, model_step
@@ -57,9 +57,8 @@ class Resample:
             return statement_asserts(task)
         if self.select == "first":
             return []
-        asserts, reply = write_tests(chat, task, self.seed)
-        steps.append(model_step(len(steps), "test_writer", [{"content": task.prompt()}], reply,
-                                verdict=f"{len(asserts)} asserts"))
+        asserts, step = write_tests_step(chat, task, self.seed, len(steps))
+        steps.append(step)
         return asserts
 
     def _sample(self, task: Task, chat: Callable) -> Run:
@@ -74,10 +73,8 @@ class Resample:
                 code = extract_code(reply.text, task.entry_point).code
                 steps.append(model_step(len(steps), "generator", messages, reply, code=code))
                 if asserts:
-                    res = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(
-                        failed=[(a, "no code") for a in asserts])
-                    steps.append(Step(len(steps), "tests", "check", "\n".join(asserts), res.trace(),
-                                      verdict=f"{len(res.passed)}/{len(asserts)} passed"))
+                    res, step = run_tests_step(len(steps), task, code, asserts)
+                    steps.append(step)
                     score = len(res.passed)
                 else:
                     score = 0
