@@ -173,6 +173,20 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
     assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (2, 1.0)  # 250 tokens: exactly j = 2
 
 
+def test_the_paired_test_counts_wins_and_losses_on_shared_tasks_only():
+    def row(strategy, task, ok):
+        return {"strategy": strategy, "task_id": task, "run": {"passed": ok}}
+
+    base = [row("one-shot", f"t{i}", i < 5) for i in range(10)] + [row("one-shot", "t11", True)]  # passes t0-t4, t11
+    loop = [row("loop", f"t{i}", i >= 2) for i in range(11)]  # loses t0, t1; wins t5-t9; t10 and t11: no pair
+    got = report.paired(base + loop, "loop")
+    assert (got["tasks"], got["wins"], got["losses"], got["ties"]) == (10, 5, 2, 3)
+    assert got["p"] == pytest.approx(2 * (1 + 7 + 21) / 128)  # two-sided exact: P(X <= 2 | n=7, 1/2), doubled
+    assert report.paired(base[:10] + [row("same", f"t{i}", i < 5) for i in range(10)], "same")["p"] == 1.0
+    lopsided = report.paired(base[:10] + [row("all", f"t{i}", True) for i in range(10)], "all")
+    assert (lopsided["wins"], lopsided["losses"]) == (5, 0) and lopsided["p"] == pytest.approx(2 / 32)
+
+
 def test_made_worse_pass_by_iteration_and_the_judges_confusion():
     worse = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.1"),
                           Step(2, "refiner", "model", code="# 2"), Step(3, "evaluator", "model", verdict="pass, score 1")],
@@ -209,6 +223,7 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     assert cli.main(args) == 0
     first = capsys.readouterr().out
     assert "one-shot" in first and "resample, choosing among the first j samples" in first
+    assert "resample                1 won   0 lost   p = 1.00" in first  # the paired test: one-shot failed the one task
     assert cli.main(args) == 0 and made[1].chat.calls == []  # everything was done: nothing asked again
     assert len(load_rows(out)) == 2 and json.loads(out.read_text().splitlines()[0])["meta"]["limit"] == 1
     capsys.readouterr()

