@@ -9,7 +9,13 @@ from reflect.judging.critics import LLMCritic, RuleCritic
 from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.records import Critic, Run, Stop, Strategy
-from reflect.strategies.objects import MakerChecker, OneShot, ScoredReflection, as_run
+from reflect.strategies.objects import (
+    MakerChecker,
+    OneShot,
+    ScoredReflection,
+    as_run,
+    with_sampling,
+)
 from reflect.tasks.task import Task, get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
@@ -48,6 +54,23 @@ def test_each_strategy_returns_a_run_with_the_same_fields(i):
     assert [s.index for s in run.steps] == list(range(len(run.steps)))
     assert Run.from_dict(json.loads(run.to_json())) == run
     assert run.show().startswith(f"{run.strategy} on factorial: stop={run.stop.value}")
+
+
+def test_one_shot_and_maker_checker_send_the_sampling_their_lessons_state():
+    one = script(generator=[GOOD])
+    OneShot().run(TASK, one)
+    assert [c.params for c in one.calls] == [{"temperature": 0.0, "seed": 42, "max_tokens": 512}]  # lesson 01's call
+    mc = script(generator=[BAD, GOOD], reviewer=["Handle n < 0.", "APPROVED"])
+    MakerChecker().run(TASK, mc)
+    assert [(c.role, c.params) for c in mc.calls] == [  # lesson 02's calls
+        (role, {"temperature": 0.0, "seed": 42, "max_tokens": 512 if role == "generator" else 300})
+        for role in ("generator", "reviewer", "generator", "reviewer")]
+    hot = script(generator=[GOOD])
+    OneShot(temperature=0.7, seed=None, max_tokens=64).run(TASK, hot)
+    assert hot.calls[0].params == {"temperature": 0.7, "max_tokens": 64}  # no seed sent when none is set
+    own = script(critic=["ok"])
+    with_sampling(own, 0.0, 42, lambda role: 100)([{"role": "user", "content": "x"}], role="critic", temperature=0.5)
+    assert own.calls[0].params == {"temperature": 0.5, "seed": 42, "max_tokens": 100}  # a call's own keyword wins
 
 
 def test_roles_and_verdicts_are_kept_in_order():

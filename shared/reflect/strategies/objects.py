@@ -1,7 +1,8 @@
 """The lessons' strategies as `Strategy` objects: `run(task, chat) -> Run`, one record shape.
 
 Each wraps the loop a lesson writes (lesson 01's one-shot, lesson 02's maker-checker,
-lesson 03's scored reflection) without changing a single request it sends, and turns its
+lesson 03's scored reflection) without changing a single request it sends (the sampling a
+lesson states, temperature, seed and token cap, is a field of the object), and turns its
 result into a `Run` (reflect.records): the same fields for every strategy, so runs can be
 compared, printed and stored side by side. `as_run(result)` is the thin adapter for results
 a lesson made by calling the loop functions directly.
@@ -42,18 +43,34 @@ def _execute(strategy, task: Task, body: Callable[[], Run]) -> Run:
     return run
 
 
+def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]) -> ChatFn:
+    """`chat` with a lesson's stated sampling added to every call (a call's own keywords win):
+    without it a server applies its own defaults, and llama.cpp's samples (temperature 0.8, a
+    random seed), so the same request gives another answer each time."""
+    def sampled(messages: list[dict], role: str = "generator", **params):
+        fixed = {"temperature": temperature, "max_tokens": max_tokens(role), **({} if seed is None else {"seed": seed})}
+        return chat(messages, role=role, **{**fixed, **params})
+
+    return sampled
+
+
 @dataclass
 class OneShot:
-    """Lesson 01: one generator call, no critic."""
+    """Lesson 01: one generator call, no critic, sampled as lesson 01 does (temperature 0, seed 42, 512 tokens)."""
 
     system_prompt: str = GENERATOR_PROMPT
+    temperature: float = 0.0
+    seed: int | None = 42
+    max_tokens: int = 512
     judge_hidden: bool = True  # fill Run.passed from the hidden tests
     name: str = "one-shot"
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """One call; the draft is final."""
+        sampled = with_sampling(chat, self.temperature, self.seed, lambda role: self.max_tokens)
+
         def body() -> Run:
-            messages, reply, code = one_shot_call(chat, task, self.system_prompt)
+            messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
             return Run(self.name, task.id, code, Stop.BUDGET, (model_step(0, "generator", messages, reply, code),),
                        "the only draft")
 
@@ -62,17 +79,24 @@ class OneShot:
 
 @dataclass
 class MakerChecker:
-    """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget."""
+    """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget, sampled
+    as lesson 02 does (temperature 0, seed 42; the generator may write 512 tokens, the reviewer 300)."""
 
     max_iterations: int = 4
     options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
+    temperature: float = 0.0
+    seed: int | None = 42
+    generator_max_tokens: int = 512
+    reviewer_max_tokens: int = 300
     judge_hidden: bool = True
     name: str = "maker-checker"
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop on the task's prompt and return its Run."""
+        sampled = with_sampling(chat, self.temperature, self.seed,
+                                lambda role: self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens)
         return _execute(self, task, lambda: as_run(maker_checker(
-            chat, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options),
+            sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options),
             task.id, self.name))
 
 
