@@ -244,7 +244,7 @@ def test_the_leak_check_finds_nothing_in_lesson_05s_real_runs():
     """180 recorded runs whose prompts hold the agent's own asserts, traces and reflections, and
     never a hidden test: the check must not cry wolf on real traffic (each step's last message)."""
     rows = load_rows(Path(__file__).resolve().parents[1] / "results" / "05_memory_modes.jsonl")
-    assert len(rows) == 90
+    assert len(rows) == 108  # the experiment's 90 runs and the 18 one-shot runs of its first, unstated-temperature setup
     flagged = [(r["strategy"], r["task_id"]) for r in rows
                if hidden_lines_in_prompts(get_task(r["task_id"]), [s.request for s in report.run_of(r).steps],
                                           [s.reply for s in report.run_of(r).steps])]
