@@ -1,6 +1,7 @@
 """The resumable runner (reflect.evaluation.bench) on fake strategies: it resumes where it
 stopped without redoing finished runs, ignores a cut-off line, re-runs a changed strategy,
-and never has more runs in flight than its concurrency."""
+never has more runs in flight than its concurrency, and a report reads only the current
+setup's latest line of each run."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from reflect.evaluation.bench import load_rows, run_bench
+from reflect.evaluation.bench import current_rows, load_rows, run_bench
 from reflect.records import Run, Stop
 from reflect.tasks.task import course_tasks
 from tests.in_flight import InFlight
@@ -69,6 +70,27 @@ def test_a_changed_strategy_is_run_again_and_names_must_be_unique(tmp_path):
     assert json.loads(out.read_text().splitlines()[0])["config"] == repr(Fake("a", setting=1))
     with pytest.raises(ValueError, match="unique"):
         run_bench([Fake("a"), Fake("a", setting=3)], TASKS, chat=None, path=out, progress=False)
+
+
+def test_a_report_reads_the_current_setups_latest_line_of_each_run(tmp_path):
+    out, (t0, t1, t2) = tmp_path / "r.jsonl", [t.id for t in TASKS]
+    run_bench([Fake("a", setting=1), Fake("b")], TASKS[:2], chat=None, path=out, progress=False)
+    run_bench([Fake("a", setting=2)], [TASKS[2], TASKS[0]], chat=None, path=out, progress=False)
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join([*lines, lines[0].replace("# a 1", "# a 1, again")]) + "\n")  # a later line, same setup
+
+    def seen(rows):
+        return [(r["strategy"], r["task_id"], r["run"]["final_code"]) for r in rows]
+
+    assert seen(current_rows(out, [Fake("a", setting=1), Fake("b")])) == [  # the given setups; file's task order
+        ("a", t0, "# a 1, again"), ("a", t1, "# a 1"), ("b", t0, "# b 0"), ("b", t1, "# b 0")]
+    assert seen(current_rows(out, [Fake("a", setting=2)], [t2, t1, t0])) == [("a", t2, "# a 2"), ("a", t0, "# a 2")]
+    assert seen(current_rows(out, [Fake("b"), Fake("a", setting=2)], [t1])) == [("b", t1, "# b 0")]
+    assert seen(current_rows(out)) == [("a", t0, "# a 1, again"), ("a", t1, "# a 1"),  # a's last line is setting 1
+                                       ("b", t0, "# b 0"), ("b", t1, "# b 0")]
+    out.write_text("\n".join(lines) + "\n")  # without it, a's last line is setting 2
+    assert seen(current_rows(out))[:2] == [("a", t0, "# a 2"), ("a", t2, "# a 2")]
+    assert current_rows(tmp_path / "none.jsonl") == []
 
 
 def test_no_more_runs_in_flight_than_the_concurrency(tmp_path):

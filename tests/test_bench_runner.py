@@ -236,6 +236,11 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     assert cli.main(["--report", str(out)]) == 0  # the latest line of each (strategy, task)
     counts = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(("one-shot ", "resample "))]
     assert len(counts) == 2 and all(c.endswith("/1") for c in counts)
+    assert cli.main(["--tasks", "course", "--limit", "2", "--strategies", "one-shot", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main([*args[:5], "one-shot", "--out", str(out)]) == 0  # a run reports its own strategies and tasks only
+    own = capsys.readouterr().out
+    assert own.splitlines()[1].split()[:2] == ["one-shot", "0/1"] and "resample" not in own
     with pytest.raises(ValueError, match="unknown strategies"):
         cli.strategies(("one-shot", "magic"))
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..evaluation import report
-from ..evaluation.bench import config_of, load_rows, run_bench
+from ..evaluation.bench import current_rows, run_bench
 from ..judging.controller import StopRule
 from ..judging.critics import CachedChat
 from ..model.config import repo_root
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", type=Path, default=None, help="print the report of this file and run nothing")
     args = ap.parse_args(argv)
     if args.report is not None:
-        rows = list({(r["strategy"], r["task_id"]): r for r in load_rows(args.report)}.values())  # the latest line of each
+        rows = current_rows(args.report)  # each strategy's latest setup, the latest line of each task
         print(format_report(rows) if rows else f"{args.report}: no finished runs")
         return 0 if rows else 1
     chosen = strategies(tuple(n.strip() for n in args.strategies.split(",") if n.strip()), args.k, args.iterations)
@@ -136,6 +136,5 @@ def main(argv: list[str] | None = None) -> int:
               meta={"model": conn.model, "concurrency": workers, "tasks": args.tasks, "limit": args.limit,
                     "seed": args.seed})
     print(f"finished in {time.perf_counter() - start:.0f} s (this call)", file=sys.stderr)
-    configs, ids = {s.name: config_of(s) for s in chosen}, {t.id for t in tasks}
-    print(format_report([r for r in load_rows(out) if configs.get(r["strategy"]) == r.get("config") and r["task_id"] in ids]))
+    print(format_report(current_rows(out, chosen, [t.id for t in tasks])))
     return 0

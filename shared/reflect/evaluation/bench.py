@@ -59,6 +59,24 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def current_rows(path: Path, strategies: Iterable[Strategy] | None = None,
+                 task_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The lines a report reads: for each (strategy, task) the latest line whose configuration is
+    the strategy's current one. Current means that of `strategies` when given (the others'
+    lines are left out), otherwise that of each strategy's last line in the file. With
+    `task_ids`, only those tasks, in that order; otherwise tasks in the order they first appear.
+    Rows come strategy by strategy (in `strategies`' order, or the file's), then task by task."""
+    rows = load_rows(path)
+    if strategies is not None:
+        configs = {s.name: config_of(s) for s in strategies}
+    else:
+        configs = {r["strategy"]: r.get("config") for r in rows}  # the last line of each strategy wins
+    latest = {(r["strategy"], r["task_id"]): r for r in rows if r["strategy"] in configs
+              and r.get("config") == configs[r["strategy"]]}
+    tasks = list(dict.fromkeys(task_ids if task_ids is not None else (r["task_id"] for r in rows)))
+    return [latest[(s, t)] for s in configs for t in tasks if (s, t) in latest]
+
+
 def judge_drafts(task: Task, run: Run) -> dict[str, bool]:
     """{step index: hidden tests pass} for every step that wrote a draft (each distinct draft
     is run once; the final draft's verdict is the run's own when it has one)."""
