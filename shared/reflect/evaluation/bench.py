@@ -99,8 +99,7 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
     if len(set(names)) != len(names):
         raise ValueError(f"strategy names must be unique (they key the results file), got {names}")
     configs = {s.name: config_of(s) for s in strategies}
-    done = {(r["strategy"], r["task_id"]): Run.from_dict(r["run"]) for r in load_rows(path)
-            if configs.get(r["strategy"]) == r.get("config")}
+    done = {(r["strategy"], r["task_id"]): Run.from_dict(r["run"]) for r in current_rows(path, strategies)}
     todo = [(s, t) for t in tasks for s in strategies if (s.name, t.id) not in done]
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
