@@ -71,7 +71,12 @@ def test_hostile_code_gets_the_verdict_its_guard_promises(name):
 def test_deep_recursion_is_a_failed_step_not_a_crash_of_ours():
     code = _fn("import sys\nsys.setrecursionlimit(10 ** 9)\ndef g(n):\n    return g(n + 1) + 1\nreturn g(0)")
     res = _verdict("deep_recursion", code)
-    assert not res.passed and res.tests and res.tests[0].error_type in {"RecursionError", "MemoryError", "EarlyExit", "Timeout"}
+    # How CPython 3.11 gives up on a blown C stack varies from run to run on the same machine:
+    # RecursionError, MemoryError, SystemError ("error return without exception set"), a killed
+    # process, or the time limit. Each is the candidate's own failed step; what must never appear
+    # is a pass or "ProtocolError" (the sandbox itself losing the run).
+    assert not res.passed and res.tests
+    assert res.tests[0].error_type in {"RecursionError", "MemoryError", "SystemError", "EarlyExit", "Timeout"}
 
 
 def test_killing_the_process_group_leaves_the_parent_alive():
