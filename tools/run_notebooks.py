@@ -27,7 +27,7 @@ from nbclient.exceptions import CellExecutionError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-CELL_TIMEOUT_S = 4 * 3600  # per cell: live, lesson 06's benchmark cell runs 126 strategy runs (about 69 min two at a time on 2 cores, by the recorded runs' wall times)
+CELL_TIMEOUT_S = 4 * 3600  # per cell: live, lesson 06's benchmark cell runs 126 strategy runs (37 min two at a time on 2 cores in a fresh-clone `make run NB=06`; the recording took about 69 min)
 
 
 def execute(path: Path, env: dict[str, str], timeout: int = CELL_TIMEOUT_S) -> tuple[nbformat.NotebookNode, float]:
