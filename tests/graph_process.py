@@ -21,7 +21,7 @@ from reflect.strategies.graph import GraphParts, build_graph, run_config, start_
 from reflect.tasks.task import get_task
 
 TASK = get_task("factorial")
-DRAFT = "```python\ndef calculate_factorial(n):\n    return 1\n```"
+DRAFT = "```python\ndef calculate_factorial(n):\n    \"\"\"n!\"\"\"\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```"
 
 
 class AlwaysSix:

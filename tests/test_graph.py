@@ -20,6 +20,8 @@ from reflect.strategies.graph import (
     ReflectionGraph,
     as_run,
     build_graph,
+    derive_requirements,
+    fresh_thread,
     normalise,
     run_config,
     start_state,
@@ -32,8 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK = get_task("factorial")
 
 
+def code(n: int) -> str:
+    """A draft that passes the factorial task's rule checks (docstring, raises ValueError) and returns n."""
+    return f'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return {n}\n'
+
+
 def draft(n: int) -> str:
-    return f"```python\ndef calculate_factorial(n):\n    return {n}\n```"
+    return f"```python\n{code(n)}```"
 
 
 class Scores:
@@ -74,10 +81,10 @@ def test_one_revision_then_accepted_keeps_both_attempts():
     out = invoke(chat, critic)
     assert kinds(out) == ["generate", "critique", "refine", "critique"]
     assert [e["draft"] for e in out["revision_history"] if "draft" in e] == [
-        "def calculate_factorial(n):\n    return 1\n", "def calculate_factorial(n):\n    return 2\n"]
-    assert out["final_output"] == {"status": "ok", "accepted": True, "iterations": 2,
-                                   "final_code": "def calculate_factorial(n):\n    return 2\n",
-                                   "final_critique": "feedback 9", "errors": []}
+        code(1), code(2)]
+    assert out["final_output"] == {"status": "ok", "accepted": True, "accepted_by": "critic", "iterations": 2,
+                                   "final_code": code(2), "final_critique": "feedback 9", "checks_passed": True,
+                                   "review": None, "errors": []}
     assert "feedback 5" in chat.calls[1].messages[-1]["content"]  # the refiner saw the latest critique
 
 
@@ -88,7 +95,7 @@ def test_the_budget_stops_with_needs_review_after_exactly_budget_drafts(budget):
     assert out["status"] == "needs_review" and out["final_output"]["accepted"] is False
     assert out["iteration"] == budget and len(chat.calls) == budget and critic.calls == budget
     assert out["errors"] == ["max_iterations reached before acceptance"]
-    assert out["current_draft"] == f"def calculate_factorial(n):\n    return {budget}\n"  # the latest draft is kept
+    assert out["current_draft"] == code(budget)  # the latest draft is kept
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t"])
@@ -112,7 +119,7 @@ def test_malformed_critic_output_is_invalid_recorded_and_routes_to_needs_review(
 def test_a_model_error_ends_in_handle_failure_with_the_error_and_the_last_draft():
     chat = ScriptedChat({"generator": [draft(1)], "refiner": [ModelError("server down")]})
     out = invoke(chat, Scores(5, 5))
-    assert out["status"] == "failed" and out["current_draft"] == "def calculate_factorial(n):\n    return 1\n"
+    assert out["status"] == "failed" and out["current_draft"] == code(1)
     assert out["errors"] == ["model error in refine: server down"]
 
 
@@ -131,7 +138,8 @@ def test_the_final_state_always_has_the_fields_a_caller_reads(scores, text):
     out = invoke(chat_for(2), Scores(*scores), text=text)
     for key in ("status", "final_output", "current_draft", "critique_status", "revision_history"):
         assert key in out, key
-    assert set(out["final_output"]) == {"status", "accepted", "iterations", "final_code", "final_critique", "errors"}
+    assert set(out["final_output"]) == {"status", "accepted", "accepted_by", "iterations", "final_code", "final_critique",
+                                        "checks_passed", "review", "errors"}
 
 
 @pytest.mark.parametrize("reply, status", [
@@ -145,7 +153,7 @@ def test_the_final_state_always_has_the_fields_a_caller_reads(scores, text):
 ])
 def test_critic_replies_are_normalised_sentinels_included(reply, status):
     critic = LLMCritic(ScriptedChat({"critic": [reply, reply]}))
-    got, _, raw = normalise(critic.evaluate(TASK, "def calculate_factorial(n):\n    return 1\n"), 8)
+    got, _, raw = normalise(critic.evaluate(TASK, code(1)), 8)
     assert got == status and raw == reply
 
 
@@ -170,23 +178,23 @@ def human_graph(chat, critic, saver):
     return build_graph(GraphParts(chat, critic, human_review=True, task=TASK), checkpointer=saver)
 
 
-@pytest.mark.parametrize("decision, status, code", [
-    ({"action": "approve"}, "ok", "def calculate_factorial(n):\n    return 2\n"),
-    ({"action": "edit", "code": "def calculate_factorial(n):\n    return 120\n"}, "ok", "def calculate_factorial(n):\n    return 120\n"),
-    ({"action": "reject"}, "needs_review", "def calculate_factorial(n):\n    return 2\n"),
+@pytest.mark.parametrize("decision, status, final", [
+    ({"action": "approve"}, "ok", code(2)),
+    ({"action": "edit", "code": code(120)}, "ok", code(120)),
+    ({"action": "reject"}, "needs_review", code(2)),
 ])
-def test_a_paused_review_resumes_on_the_human_decision_without_another_model_call(decision, status, code):
+def test_a_paused_review_resumes_on_the_human_decision_without_another_model_call(decision, status, final):
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
     chat, critic = chat_for(1), Scores(5, 5)
     graph, config = human_graph(chat, critic, InMemorySaver()), run_config(2, "review-1")
     paused = graph.invoke(start_state(TASK.prompt(), 2), config)
-    assert "__interrupt__" in paused and paused["__interrupt__"][0].value["draft"] == "def calculate_factorial(n):\n    return 2\n"
+    assert "__interrupt__" in paused and paused["__interrupt__"][0].value["draft"] == code(2)
     calls = (len(chat.calls), critic.calls)
     out = graph.invoke(Command(resume=decision), config)
     assert (len(chat.calls), critic.calls) == calls == (2, 2)
-    assert out["status"] == status and out["current_draft"] == code
+    assert out["status"] == status and out["current_draft"] == final
     assert out["final_output"]["accepted"] is (status == "ok")
 
 
@@ -202,7 +210,7 @@ def test_a_review_paused_in_one_process_is_resumed_from_sqlite_in_another(tmp_pa
     assert run("pause") == {"paused": True, "calls": 2}
     out = run("resume")
     assert out["calls"] == 0 and out["status"] == "ok" and out["final"]["accepted"] is True
-    assert out["final"]["final_code"] == "def calculate_factorial(n):\n    return 2\n"
+    assert out["final"]["final_code"] == code(2)
 
 
 def test_the_graph_and_lesson_03s_loop_send_the_same_requests_and_keep_the_same_history():
@@ -219,3 +227,153 @@ def test_the_graph_is_a_strategy_that_returns_a_run():
     run = ReflectionGraph(lambda chat: Scores(5, 9)).run(TASK, chat_for(1))
     assert run.strategy == "graph" and run.stop.value == "accepted" and run.calls == 2
     assert [s.role for s in run.steps] == ["generator", "critic", "refiner", "critic"] and run.passed is False
+
+
+# ---- failure paths and the output's honesty (issue: what the learner reads is what the code does) ----
+
+def test_a_reply_with_no_code_is_recorded_and_goes_to_review_not_to_the_critic():
+    chat, critic = ScriptedChat({"generator": ["I would write a loop that multiplies the numbers."]}), Scores(9)
+    out = invoke(chat, critic)
+    assert critic.calls == 0 and out["status"] == "needs_review" and out["current_draft"] == ""
+    assert out["errors"][0].startswith("no code in the generate reply at iteration 1: I would write a loop")
+    assert out["final_output"]["review"]["reason"] == "the last reply held no code"
+    assert as_run(out, "t").stop.value == "no_code"
+
+
+def test_an_empty_refinement_also_goes_to_review_with_the_error():
+    chat, critic = ScriptedChat({"generator": [draft(1)], "refiner": ["Sorry, I cannot improve it."]}), Scores(5)
+    out = invoke(chat, critic)
+    assert critic.calls == 1 and kinds(out) == ["generate", "critique", "refine"] and out["status"] == "needs_review"
+    assert out["errors"][0].startswith("no code in the refine reply at iteration 2")
+
+
+def test_an_acceptance_that_a_rule_check_contradicts_goes_to_review():
+    no_docstring = "```python\ndef calculate_factorial(n):\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```"
+    out = invoke(ScriptedChat({"generator": [no_docstring]}), Scores(9))
+    assert out["critique_status"] == "accepted" and out["status"] == "needs_review"
+    assert out["final_output"]["accepted"] is False and out["final_output"]["checks_passed"] is False
+    assert "has no docstring" in out["final_output"]["review"]["reason"] and as_run(out, "t").stop.value == "check_failed"
+
+
+def test_an_ad_hoc_task_is_held_only_to_the_checks_it_has_a_defined_function():
+    text = "Write double(x) that returns x times two."
+    out = build_graph(GraphParts(ScriptedChat({"generator": ["```python\ndef double(x):\n    return 2 * x\n```"]}),
+                                 Scores(9))).invoke(start_state(text, 3), run_config(3))
+    assert out["status"] == "ok" and out["static_check_results"]["passed"] is True
+
+
+SPEC = ("Write calculate_factorial(n) that accepts an integer, returns n!, has a docstring, returns 1 for 0 "
+        "and raises ValueError for negative input.")
+
+
+@pytest.mark.parametrize("text, source, wanted", [
+    (SPEC, "clauses of the statement", ["accepts an integer", "returns n!", "has a docstring", "returns 1 for 0",
+                                        "raises ValueError for negative input"]),
+    ("Write mean(xs).\n\nRequirements:\n- return 0.0 for an empty list\n- never modify xs", "explicit list",
+     ["return 0.0 for an empty list", "never modify xs"]),
+    ('def inc(x):\n    """Add one to x.\n    >>> inc(1)\n    2\n    """\n', "docstring and examples",
+     ["Add one to x.", "inc(1) returns 2"]),
+    ("Write a function.", "none", []),
+])
+def test_requirements_are_derived_from_an_input_that_is_not_a_course_task(text, source, wanted):
+    statement, reqs, found = derive_requirements(text)
+    assert (list(reqs), found) == (wanted, source)
+    assert task_for(text).requirements == tuple(wanted)
+
+
+def test_the_critic_judges_against_the_derived_requirements_and_the_writer_sees_the_input_as_given():
+    chat, critic = ScriptedChat({"generator": [draft(1)]}), RecordingCritic(9)
+    out = build_graph(GraphParts(chat, critic)).invoke(start_state(SPEC, 3), run_config(3))
+    assert out["requirements"][:2] == ["accepts an integer", "returns n!"]
+    assert out["metadata"]["requirements_from"] == "clauses of the statement"
+    assert chat.calls[0].messages[-1]["content"] == SPEC  # the generator's request is unchanged
+    assert "Requirements:\n- accepts an integer\n- returns n!" in critic.prompts[0]
+
+
+def test_supplied_requirements_override_and_reach_the_critic_even_on_a_course_task():
+    critic = RecordingCritic(9)
+    build_graph(GraphParts(chat_for(0), critic, task=TASK)).invoke(
+        start_state(TASK.prompt(), 3, requirements=["use math.prod"]), run_config(3))
+    assert critic.prompts[0].endswith("Requirements:\n- use math.prod")
+
+
+def test_on_a_course_task_the_critic_sees_exactly_the_tasks_prompt():
+    critic = RecordingCritic(9)
+    invoke(chat_for(0), critic)
+    assert critic.prompts == [TASK.prompt()]
+
+
+class RecordingCritic(Scores):
+    """Scores that also keeps the task prompt each evaluation saw."""
+
+    def __init__(self, *scores):
+        super().__init__(*scores)
+        self.prompts = []
+
+    def evaluate(self, task, code):
+        self.prompts.append(task.prompt())
+        return super().evaluate(task, code)
+
+
+def paused_review(chat=None, critic=None):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    chat, critic = chat or chat_for(1), critic or Scores(5, 5)
+    graph, config = human_graph(chat, critic, InMemorySaver()), run_config(2, "review")
+    graph.invoke(start_state(TASK.prompt(), 2), config)
+    return graph, config
+
+
+def resume(decision):
+    from langgraph.types import Command
+
+    graph, config = paused_review()
+    return graph.invoke(Command(resume=decision), config)
+
+
+def test_an_approval_says_a_human_accepted_it_and_leaves_no_contradiction():
+    out = resume({"action": "approve"})["final_output"]
+    assert out["status"] == "ok" and out["accepted_by"] == "human" and out["errors"] == []
+    assert out["review"] == {"reason": "max_iterations reached before acceptance", "decision": "approve", "decision_error": None}
+    assert out["final_critique"].startswith("approved by a human (the rule checks pass)")
+
+
+def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
+    good = resume({"action": "edit", "code": code(120)})["final_output"]
+    assert good["status"] == "ok" and good["accepted_by"] == "human" and good["checks_passed"] is True
+    assert good["final_critique"].startswith("edited by a human (the rule checks pass)")
+    bad = resume({"action": "edit", "code": "def calculate_factorial(n):\n    return 120\n"})
+    assert bad["status"] == "needs_review" and bad["final_output"]["accepted"] is False
+    assert bad["final_output"]["checks_passed"] is False and "has no docstring" in bad["errors"][-1]
+
+
+@pytest.mark.parametrize("decision, status, error", [
+    ("approve", "ok", None),
+    ("reject", "needs_review", None),
+    ({"action": "edit"}, "needs_review", "an edit needs code"),
+    ({"action": "edit", "code": "  "}, "needs_review", "an edit needs code"),
+    ("ship it", "needs_review", "unknown decision 'ship it'"),
+])
+def test_a_bare_string_decision_and_an_edit_without_code_are_handled(decision, status, error):
+    out = resume(decision)
+    assert out["status"] == status and out["current_draft"] == code(2)
+    got = out["final_output"]["review"]["decision_error"]
+    assert (got is None) if error is None else got.startswith(error)
+
+
+def test_a_reused_thread_accumulates_its_lists_but_the_output_reads_only_this_run():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = build_graph(GraphParts(ScriptedChat({"generator": ["no code here", draft(1)]}), Scores(9), task=TASK),
+                        checkpointer=InMemorySaver())
+    config = run_config(3, "same")
+    first = graph.invoke(start_state(TASK.prompt(), 3), config)
+    second = graph.invoke(start_state(TASK.prompt(), 3), config)
+    assert first["status"] == "needs_review" and second["status"] == "ok"
+    assert len(second["revision_history"]) == 3 and len(second["errors"]) == 2  # the thread keeps the first run's
+    assert second["final_output"]["errors"] == [] and [s.role for s in as_run(second, "t").steps] == ["generator", "critic"]
+
+
+def test_fresh_threads_never_repeat():
+    ids = [fresh_thread("factorial") for _ in range(3)]
+    assert len(set(ids)) == 3 and all(i.startswith("factorial-") for i in ids)

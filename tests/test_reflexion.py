@@ -135,8 +135,51 @@ def test_the_token_budget_is_a_hard_cap_with_the_best_attempt_as_fallback():
     big = ScriptedChat({"generator": [FakeReply(wrong(i), 3000, 100) for i in range(4)],
                         "evaluator": [FakeReply(verdict(0.3), 500, 50)] * 4, "reflector": ["r"] * 4})
     run = agent(token_budget=3000, max_attempts=4, patience=9).run(FACT, big)
-    assert run.stop.value == "budget" and len([c for c in big.calls if c.role == "generator"]) == 1
-    assert run.final_code.endswith("return 0\n")
+    assert run.stop.value == "token_budget" and len([c for c in big.calls if c.role == "generator"]) == 1
+    assert run.final_code.endswith("return 0\n") and "3000-token budget" in run.chosen
+    assert [c.role for c in big.calls] == ["generator", "evaluator"]  # no reflection for an attempt that cannot come
+
+
+@pytest.mark.parametrize("budget, attempts, stop", [(7000, 2, "token_budget"), (7699, 2, "token_budget"),
+                                                   (7700, 3, "max_iterations"), (None, 3, "max_iterations")])
+def test_the_budget_is_checked_before_an_attempt_would_pass_it(budget, attempts, stop):
+    # an attempt costs 2,400 tokens (generator 2,000, evaluator 400) and the reflection before the next 250:
+    # after two attempts 5,050 are spent, and the third (2,650 with its reflection) fits only in 7,700 or more
+    chat = ScriptedChat({"generator": [FakeReply(wrong(i), 1900, 100) for i in range(3)],
+                         "evaluator": [FakeReply(verdict(0.3), 350, 50)] * 3, "reflector": [FakeReply("r", 200, 50)] * 3})
+    run = agent(token_budget=budget, max_attempts=3, patience=9).run(FACT, chat)
+    assert run.stop.value == stop and sum(c.role == "generator" for c in chat.calls) == attempts
+    assert budget is None or run.tokens <= budget
+
+
+def test_the_attempt_cap_and_the_token_budget_are_different_stops():
+    chat = chat_for([wrong(i) for i in range(3)], [verdict(0.3)] * 3)
+    run = agent(max_attempts=3, patience=9).run(FACT, chat)
+    assert run.stop.value == "max_iterations" and "the best so far" in run.chosen
+
+
+def test_a_retry_that_repeats_earlier_code_is_marked_and_the_loop_goes_on():
+    chat = chat_for([wrong(1), wrong(2), wrong(1), RIGHT], [verdict(0.3)] * 3 + [verdict(1.0, "pass")])
+    run = agent(max_attempts=4, patience=9).run(FACT, chat)
+    marks = [s.verdict for s in run.steps if s.role == "generator"]
+    assert marks == [None, None, "same code as attempt 1", None] and run.stop.value == "accepted"
+
+
+def test_memory_records_whether_each_attempt_passed_and_recalls_only_reflections(tmp_path):
+    with MemoryStore(tmp_path / "memory.sqlite") as store:
+        tests_pass_evaluator_fails = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
+        chat = chat_for([wrong(0), tests_pass_evaluator_fails, RIGHT],
+                        [verdict(0.2), verdict(0.4), verdict(1.0, "pass")], ["r1", "r2"])
+        agent(store=store, max_attempts=3, patience=9).run(FACT, chat)
+        key = task_key(FACT.prompt())
+        assert [(e.attempt, e.reflection, e.passed) for e in store.history(key)] == [(1, "r1", False), (2, "r2", True), (3, "", True)]
+        assert [e.reflection for e in store.recall(key, 3)] == ["r1", "r2"]
+
+
+def test_patience_at_the_attempt_cap_cannot_stop_the_loop_as_converged():
+    # lesson 05's setting (3 attempts, patience 3): at most 2 attempts can follow the best, so converged never fires
+    chat = chat_for([wrong(i) for i in range(3)], [verdict(0.5)] * 3)
+    assert agent(max_attempts=3, patience=3).run(FACT, chat).stop.value == "max_iterations"
 
 
 def test_no_prompt_ever_holds_the_hidden_tests():

@@ -47,7 +47,7 @@ def test_each_strategy_returns_a_run_with_the_same_fields(i):
     assert isinstance(run, Run) and run.task_id == "factorial" and run.strategy == strategy.name
     assert run.final_code == CORRECT["factorial"].lstrip("\n") or run.final_code.strip() == CORRECT["factorial"].strip()
     assert run.passed is True
-    expected_stop = {"one-shot": Stop.BUDGET, "maker-checker": Stop.ACCEPTED, "scored": Stop.ACCEPTED}[run.strategy]
+    expected_stop = {"one-shot": Stop.SINGLE_DRAFT, "maker-checker": Stop.ACCEPTED, "scored": Stop.ACCEPTED}[run.strategy]
     assert run.stop is expected_stop
     model_calls = len(chat.calls) + len(critic_chat.calls)
     assert run.calls == model_calls and run.tokens == 18 * model_calls

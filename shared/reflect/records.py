@@ -45,11 +45,15 @@ class Stop(StrEnum):
     """Why a run ended. The same few reasons for every strategy."""
 
     ACCEPTED = "accepted"  # the critic or reviewer accepted the draft
-    BUDGET = "budget"  # the iteration or token budget was spent (one-shot: its one call)
+    SINGLE_DRAFT = "single_draft"  # a one-draft strategy made its draft (one-shot): there was nothing to stop
+    MAX_ITERATIONS = "max_iterations"  # the cap on drafts, attempts or samples was reached
+    TOKEN_BUDGET = "token_budget"  # another attempt would have spent more than the token budget
     CONVERGED = "converged"  # no better score for `patience` rounds
     OSCILLATING = "oscillating"  # a draft came back, or scores swung up and down
     REGRESSED = "regressed"  # the score fell well below the best: reverted to the best
     INVALID_CRITIC = "invalid_critic"  # the critic's output could not be used
+    NO_CODE = "no_code"  # the model's reply held no code: nothing to judge (the graph sends it to review)
+    CHECK_FAILED = "check_failed"  # the critic accepted a draft that a deterministic check rejects
     PROVIDER_ERROR = "provider_error"  # the model's server failed (timeout, refused, 5xx)
     BLANK_INPUT = "blank_input"  # nothing to do: no model call was made
 

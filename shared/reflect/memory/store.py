@@ -143,10 +143,11 @@ class MemoryStore:
         return [Episode(*r[:5], None if r[5] is None else bool(r[5]), *r[6:]) for r in rows]
 
     def recall(self, key: str, k: int = 3) -> list[Episode]:
-        """The last `k` episodes of a task (the bounded window a prompt carries), oldest first."""
+        """The last `k` episodes of a task that hold a reflection (the bounded window a prompt
+        carries), oldest first; an accepted attempt's episode has none and is not recalled."""
         if k <= 0:
             return []
-        return self.history(key)[-k:]
+        return [e for e in self.history(key) if e.reflection.strip()][-k:]
 
     def count(self) -> int:
         """How many episodes are stored, all tasks together."""

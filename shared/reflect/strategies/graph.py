@@ -1,30 +1,41 @@
 """Lesson 04: the reflection loop as a LangGraph graph, `reflection_code_reviewer`.
 
     START -> prepare_task -> generate_initial_draft -> critique_draft
-    critique_draft -> finalize            when the critique accepts the draft
+    critique_draft -> finalize            when the critique accepts the draft and no rule check fails
                    -> refine_draft        when it asks for changes and the budget allows another draft
-                   -> mark_needs_review   when the next draft would exceed max_iterations, or the
-                                          critique is invalid
+                   -> mark_needs_review   when the next draft would exceed max_iterations, the critique
+                                          is invalid, or the critic accepted a draft a rule check rejects
     refine_draft -> critique_draft
+    generate_initial_draft / refine_draft -> mark_needs_review   when the reply held no code
     prepare_task -> handle_failure        blank input, before any model call
     generate_initial_draft / refine_draft -> handle_failure   when the model fails
 
 The nodes call the same step functions as lesson 03's loop (`generate_step`, `refine_step`,
-`critique_step` in reflect.strategies.scored), so both send byte-identical requests. The graph
-bounds itself with its own counter (`iteration` against `max_iterations`) and also sets
-`recursion_limit`: langgraph 1.2's default is 10,007 super-steps, no guard at all.
+`critique_step` in reflect.strategies.scored), so both send byte-identical requests on a
+course task. The critic judges against `state["requirements"]`: the task's own, the caller's,
+or for any other input those derived from it (`derive_requirements`). The graph bounds
+itself with its own counter (`iteration` against `max_iterations`) and also sets
+`recursion_limit`: langgraph 1.2's default is 10,007 super-steps (a super-step is one round
+in which every node that is due runs once), no guard at all.
 
 Human review: with `human_review=True`, `mark_needs_review` pauses with `interrupt()` and a
 checkpointer keeps the paused state (in SQLite it survives a restart). The node makes no model
-call before `interrupt()`, because a resumed node runs again from its first line.
+call before `interrupt()`, because a resumed node runs again from its first line. An approved
+or edited draft is re-checked (the rule checks), and the output says who accepted it.
+
+A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
+lists of the earlier run (their reducers add). `fresh_thread()` gives each run its own thread;
+`prepare_task` also notes where this run's entries start, so the output and `as_run` read only
+this run's history and errors even on a reused thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypedDict
 
 from ..judging.critics import Evaluation
@@ -37,6 +48,7 @@ from .scored import critique_step, generate_step, refine_step
 GRAPH_NAME = "reflection_code_reviewer"
 PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
 SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
+DECISIONS = ("approve", "edit", "reject")
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
 
 
@@ -57,16 +69,61 @@ class ReviewState(TypedDict, total=False):
     metadata: dict
     raw_critic_output: str | dict | None
     static_check_results: dict | None
+    review_reason: str | None
+    run_start: dict  # where this run's entries start in revision_history and errors (a reused thread)
+
+
+_EXPLICIT = re.compile(r"^\s*requirements?\s*:?\s*$", re.I | re.M)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
+_DOCSTRING = re.compile(r'("""|\'\'\')(.*?)\1', re.S)
+_EXAMPLE = re.compile(r"^\s*>>>\s*(.+?)\s*\n\s*(?!>>>)(\S.*?)\s*$", re.M)
+_INLINE_EXAMPLE = re.compile(r"\b([A-Za-z_]\w*\([^()\n]*\))\s*(?:==|->|returns|should return|gives)\s*([^\s,;.][^,;\n]*?)(?=[,;.]?\s|$)")
+
+
+def derive_requirements(text: str) -> tuple[str, tuple[str, ...], str]:
+    """(statement, requirements, source) for a task given as text.
+
+    The requirements are, in this order of preference: an explicit list ("Requirements:"
+    followed by bullets; the statement is the text before it), else the docstring's lines and
+    its `>>>` examples, else inline examples ("f(2) == 4") and the clauses of the first
+    sentence after "that" ("accepts an integer, returns n! and has a docstring" gives three).
+    `source` names which rule found them ("explicit list", "docstring and examples",
+    "clauses of the statement", or "none")."""
+    text = text.strip()
+    head = _EXPLICIT.search(text)
+    if head:
+        bullets = [m.group(1) for line in text[head.end():].splitlines() if (m := _BULLET.match(line))]
+        if bullets:
+            return text[:head.start()].strip(), tuple(bullets), "explicit list"
+    doc = _DOCSTRING.search(text)
+    if doc:
+        body = doc.group(2)
+        lines = [ln.strip() for ln in body.split(">>>")[0].splitlines() if ln.strip()]
+        examples = [f"{call} returns {result}" for call, result in _EXAMPLE.findall(body)]
+        found = [" ".join(lines)] if lines else []
+        if found or examples:
+            return text, tuple(found + examples), "docstring and examples"
+    inline = [f"{call} returns {result.strip()}" for call, result in _INLINE_EXAMPLE.findall(text)]
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)[0]
+    after = re.split(r"\b(?:that|which)\b", sentence, maxsplit=1)
+    clauses = []
+    if len(after) == 2:
+        parts = re.split(r",\s*(?:and\s+)?|;\s*|\s+and\s+", after[1].rstrip(" ."))
+        clauses = [p.strip() for p in parts if len(p.split()) >= 2]
+    found = tuple(dict.fromkeys(clauses + inline))
+    return text, found, "clauses of the statement" if found else "none"
 
 
 def task_for(text: str, requirements: list[str] | None = None) -> Task:
-    """The course task whose prompt is `text`, or an ad-hoc task (no tests) built from it."""
+    """The course task whose prompt is `text`, or an ad-hoc task (no tests) built from it, with
+    `requirements` if given, else those derived from the text (`derive_requirements`)."""
     for t in course_tasks():
         if text.strip() in (t.prompt().strip(), t.statement.strip()):
             return t
+    statement, derived, _ = derive_requirements(text)
     name = re.search(r"\b([A-Za-z_]\w*)\s*\(", text)
-    return Task(id="custom", entry_point=name.group(1) if name else "solution", statement=text.strip(), tests="",
-                requirements=tuple(requirements or ()))
+    return Task(id="custom", entry_point=name.group(1) if name else "solution", statement=statement, tests="",
+                requirements=tuple(requirements) if requirements else derived)
 
 
 def normalise(ev: Evaluation, threshold: float) -> tuple[CritiqueStatus, str, str | None]:
@@ -87,18 +144,58 @@ def normalise(ev: Evaluation, threshold: float) -> tuple[CritiqueStatus, str, st
 
 
 def static_checks(task: Task, code: str) -> dict:
-    """Deterministic checks of a draft: the task's rule checks (and nothing that calls a model)."""
+    """Deterministic checks of a draft: the task's rule checks (and nothing that calls a model).
+    `passed` is False when a check fails or there is no code; a task with no checks passes."""
     results = task.static_checks(code) if code.strip() else []
-    return {"passed": all(c.passed for c in results) and bool(results),
+    return {"passed": bool(code.strip()) and all(c.passed for c in results),
             "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason} for c in results]}
 
 
+def failed_checks(results: dict | None) -> list[str]:
+    """The reasons of the rule checks that failed in `static_check_results` (none if not run)."""
+    return [c["reason"] or c["name"] for c in (results or {}).get("checks", []) if not c["passed"]]
+
+
+def this_run(state: dict, key: str) -> list:
+    """This run's entries of an appending list (a reused thread also holds earlier runs')."""
+    return list(state.get(key, []))[(state.get("run_start") or {}).get(key, 0):]
+
+
 def final_output(state: dict) -> dict:
-    """The user-facing result."""
-    return {"status": state.get("status"), "accepted": state.get("critique_status") == "accepted"
-            or bool(state.get("metadata", {}).get("human_decision") in ("approve", "edit")),
+    """The user-facing result: who accepted the code (the critic, a human or nobody), the code, the
+    last critique, the rule checks' verdict on the final code, the review if there was one, and
+    the errors that remain (a human's decision resolves the review that paused the run)."""
+    meta = state.get("metadata", {})
+    decision = meta.get("human_decision")
+    accepted_by = ("human" if state.get("status") == "ok" and decision in ("approve", "edit")
+                   else "critic" if state.get("status") == "ok" else None)
+    review = None
+    if state.get("review_reason"):
+        review = {"reason": state["review_reason"], "decision": decision, "decision_error": meta.get("decision_error")}
+    checks = state.get("static_check_results") or {}
+    return {"status": state.get("status"), "accepted": accepted_by is not None, "accepted_by": accepted_by,
             "iterations": state.get("iteration", 0), "final_code": state.get("current_draft") or "",
-            "final_critique": state.get("critique") or "", "errors": list(state.get("errors", []))}
+            "final_critique": state.get("critique") or "", "checks_passed": checks.get("passed"),
+            "review": review, "errors": [] if accepted_by else this_run(state, "errors")}
+
+
+def review_reason(state: dict) -> str:
+    """Why a run needs a person: no code, an unusable critique, a check the critic overlooked, or the budget."""
+    if not (state.get("current_draft") or "").strip():
+        return "the last reply held no code"
+    if state.get("critique_status") == "invalid":
+        return "the critic's output could not be used"
+    if state.get("critique_status") == "accepted":
+        return "the critic accepted a draft that fails a rule check: " + "; ".join(failed_checks(state.get("static_check_results")))
+    return "max_iterations reached before acceptance"
+
+
+_THREADS = itertools.count(1)
+
+
+def fresh_thread(prefix: str = "run") -> str:
+    """A thread id no earlier run in this process used ("factorial-1", "factorial-2", ...)."""
+    return f"{prefix}-{next(_THREADS)}"
 
 
 @dataclass
@@ -119,25 +216,41 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def task_of(state: dict) -> Task:
         return p.task or task_for(state["input"], state.get("requirements"))
 
+    def writer_task(state: dict) -> Task:
+        """The task as the generator and refiner see it: a known task's prompt, or the input as given."""
+        task = task_of(state)
+        return task if p.task or task.id != "custom" else replace(task, statement=state["input"], requirements=())
+
+    def judged_task(state: dict) -> Task:
+        """The task as the critic sees it: with this run's requirements."""
+        task, reqs = task_of(state), tuple(state.get("requirements") or ())
+        return task if reqs == task.requirements else replace(task, requirements=reqs)
+
     def prepare_task(state: dict) -> dict:
         text = (state.get("input") or "").strip()
+        start = {"run_start": {"revision_history": len(state.get("revision_history", [])),
+                               "errors": len(state.get("errors", []))}, "review_reason": None}
         if not text:
-            return {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
-                    "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
-                    "critique": None, "critique_status": None, "metadata": {"graph": GRAPH_NAME, **state.get("metadata", {})}}
+            return start | {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
+                            "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
+                            "critique": None, "critique_status": None, "static_check_results": None,
+                            "metadata": {"graph": GRAPH_NAME, **state.get("metadata", {})}}
         task = task_of(state)
+        given = list(state.get("requirements") or [])
+        source = "given" if given else "the task's own" if p.task or task.id != "custom" else derive_requirements(text)[2]
         meta = {"graph": GRAPH_NAME, "prompt_version": PROMPT_VERSION, "task_id": task.id,
-                "critic": type(p.critic).__name__, "threshold": p.threshold, "seed": p.seed} | state.get("metadata", {})
-        return {"input": text, "requirements": list(state.get("requirements") or task.requirements), "iteration": 0,
-                "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
-                "current_draft": None, "critique": None, "critique_status": None}
+                "critic": type(p.critic).__name__, "threshold": p.threshold, "seed": p.seed,
+                "requirements_from": source} | state.get("metadata", {})
+        return start | {"input": text, "requirements": given or list(task.requirements), "iteration": 0,
+                        "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
+                        "current_draft": None, "critique": None, "critique_status": None, "static_check_results": None}
 
     def record(state: dict, kind: str, code: str, used: int, call: dict) -> dict:
         return {"iteration": state["iteration"] + 1, "kind": kind, "draft": code, "tokens": used, "call": call}
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
-            task = task_of(state)
+            task = writer_task(state)
             try:
                 if kind == "generate":
                     code, used, call = generate_step(p.chat, task, p.seed)
@@ -145,50 +258,47 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                     code, used, call = refine_step(p.chat, task, state["current_draft"], state["critique"] or "", p.seed)
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
-            return {"current_draft": code, "iteration": state["iteration"] + 1,
-                    "revision_history": [record(state, kind, code, used, call)]}
+            out = {"current_draft": code, "iteration": state["iteration"] + 1,
+                   "revision_history": [record(state, kind, code, used, call)]}
+            if not code.strip():
+                reply = " ".join(call["reply"].split())
+                out["errors"] = [f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
+                                 f"{reply[:120] or '(an empty reply)'}"]
+            return out
         return node
 
     def critique_draft(state: dict) -> dict:
-        task = task_of(state)
+        task, code = judged_task(state), state["current_draft"] or ""
         try:
-            ev = critique_step(p.critic, task, state["current_draft"] or "")
+            ev = critique_step(p.critic, task, code)
         except ModelError as err:
             ev = Evaluation(None, f"the critic's model failed: {err}")
         status, text, raw = normalise(ev, p.threshold)
+        checks = static_checks(task, code)
         entry = {"iteration": state["iteration"], "kind": "critique", "critique": text, "status": status,
-                 "score": ev.score, "tokens": ev.tokens, "usage": list(ev.detail.get("usage", (0, 0, 0)))}
+                 "score": ev.score, "tokens": ev.tokens, "usage": list(ev.detail.get("usage", (0, 0, 0))),
+                 "checks_passed": checks["passed"]}
         out = {"critique": text, "critique_status": status, "raw_critic_output": raw,
-               "static_check_results": static_checks(task, state["current_draft"] or ""),
-               "revision_history": [entry]}
+               "static_check_results": checks, "revision_history": [entry]}
         if status == "invalid":
             out["errors"] = [f"invalid critic output at iteration {state['iteration']}: {text[:200]}"]
         return out
 
     def finalize(state: dict) -> dict:
-        done = {**state, "status": "ok"}
-        return {"status": "ok", "final_output": final_output(done)}
+        return {"status": "ok", "final_output": final_output({**state, "status": "ok"})}
 
     def mark_needs_review(state: dict) -> dict:
-        reason = ("max_iterations reached before acceptance" if state.get("critique_status") == "needs_revision"
-                  else "the critic's output could not be used")
-        meta, status, code, logged = state.get("metadata", {}), "needs_review", state.get("current_draft"), []
+        reason = review_reason(state)
+        upd: dict = {"status": "needs_review", "review_reason": reason, "errors": [reason]}
         if p.human_review:
             from langgraph.types import interrupt  # no model call may come before this line
 
             decision = interrupt({"question": "approve, edit or reject this draft?", "reason": reason,
-                                  "draft": code, "critique": state.get("critique"),
-                                  "iteration": state.get("iteration")}) or {}
-            action = decision.get("action", "reject")
-            meta = {**meta, "human_decision": action}
-            if action in ("approve", "edit"):
-                status, code = "ok", decision.get("code") if action == "edit" else code
-                logged = [{"iteration": state["iteration"], "kind": f"human_{action}", "draft": code}]
-        upd = {"status": status, "current_draft": code, "metadata": meta, "errors": [reason]}
-        if logged:
-            upd["revision_history"] = logged
-        done = {**state, **upd, "errors": [*state.get("errors", []), reason]}  # what the reducer will hold
-        return upd | {"final_output": final_output(done)}
+                                  "draft": state.get("current_draft"), "critique": state.get("critique"),
+                                  "iteration": state.get("iteration")})
+            upd |= human_decision(state, decision, task_of(state))
+        errors = [*state.get("errors", []), *upd.get("errors", [])]
+        return upd | {"final_output": final_output({**state, **upd, "errors": errors})}
 
     def handle_failure(state: dict) -> dict:
         upd = {"status": "failed"}
@@ -199,20 +309,55 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
             "mark_needs_review": mark_needs_review, "handle_failure": handle_failure}
 
 
+def human_decision(state: dict, decision: Any, task: Task) -> dict:
+    """What a reviewer's decision changes. `decision` is {"action": "approve" | "edit" | "reject",
+    "code": ... for an edit}, or the action alone as a string. An approved or edited draft is
+    re-checked with the rule checks: an edit that fails them, an edit without code, or an unknown
+    action leaves the run in review with the reason in `errors`."""
+    if isinstance(decision, str):
+        decision = {"action": decision}
+    action = str((decision or {}).get("action", "reject")).strip().lower()
+    meta = {**state.get("metadata", {}), "human_decision": action}
+    code, it = state.get("current_draft") or "", state.get("iteration", 0)
+    problem = None
+    if action not in DECISIONS:
+        problem = f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}"
+    elif action == "edit":
+        code = str((decision or {}).get("code") or "")
+        if not code.strip():
+            problem, code = "an edit needs code: resume with {'action': 'edit', 'code': '...'}", state.get("current_draft") or ""
+    upd: dict = {"metadata": meta, "current_draft": code}
+    if problem or action == "reject":
+        meta["decision_error"] = problem
+        return upd | ({"errors": [problem]} if problem else {})
+    checks = static_checks(task, code)
+    upd |= {"static_check_results": checks,
+            "revision_history": [{"iteration": it, "kind": f"human_{action}", "draft": code, "checks_passed": checks["passed"]}]}
+    if action == "edit" and not checks["passed"]:
+        meta["decision_error"] = "the edit fails a rule check: " + "; ".join(failed_checks(checks))
+        return upd | {"errors": [meta["decision_error"]]}
+    verb = "approved" if action == "approve" else "edited"
+    verdict = "the rule checks pass" if checks["passed"] else "rule checks fail: " + "; ".join(failed_checks(checks))
+    return upd | {"status": "ok", "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}"}
+
+
 def after_prepare(state: dict) -> str:
     """Blank or unusable input goes to handle_failure before any model call."""
     return "handle_failure" if state.get("status") == "failed" else "generate_initial_draft"
 
 
 def after_draft(state: dict) -> str:
-    """A model failure (or a missing draft) ends the run; otherwise the draft is critiqued."""
-    return "handle_failure" if state.get("status") == "failed" or state.get("current_draft") is None else "critique_draft"
+    """A model failure ends the run; a reply with no code goes to review; a draft is critiqued."""
+    if state.get("status") == "failed":
+        return "handle_failure"
+    return "critique_draft" if (state.get("current_draft") or "").strip() else "mark_needs_review"
 
 
 def after_critique(state: dict) -> str:
-    """accepted -> finalize; needs_revision and budget left -> refine_draft; else mark_needs_review."""
+    """accepted (and no rule check failed) -> finalize; needs_revision and budget left -> refine_draft;
+    else mark_needs_review (the budget, an invalid critique, or an acceptance a rule check contradicts)."""
     if state.get("critique_status") == "accepted":
-        return "finalize"
+        return "mark_needs_review" if failed_checks(state.get("static_check_results")) else "finalize"
     if state.get("critique_status") == "needs_revision" and state["iteration"] < state["max_iterations"]:
         return "refine_draft"
     return "mark_needs_review"
@@ -227,8 +372,8 @@ def build_graph(parts: GraphParts, checkpointer: Any = None):
         g.add_node(name, fn)
     g.add_edge(START, "prepare_task")
     g.add_conditional_edges("prepare_task", after_prepare, ["generate_initial_draft", "handle_failure"])
-    g.add_conditional_edges("generate_initial_draft", after_draft, ["critique_draft", "handle_failure"])
-    g.add_conditional_edges("refine_draft", after_draft, ["critique_draft", "handle_failure"])
+    for drafter in ("generate_initial_draft", "refine_draft"):
+        g.add_conditional_edges(drafter, after_draft, ["critique_draft", "mark_needs_review", "handle_failure"])
     g.add_conditional_edges("critique_draft", after_critique, ["finalize", "refine_draft", "mark_needs_review"])
     for name in ("finalize", "mark_needs_review", "handle_failure"):
         g.add_edge(name, END)
@@ -276,10 +421,27 @@ class ReflectionGraph:
         return _execute(self, task, body)
 
 
+def stop_of(state: dict) -> Stop:
+    """The Stop reason of a final graph state."""
+    if not (state.get("input") or "").strip():
+        return Stop.BLANK_INPUT
+    if state.get("status") == "ok":
+        return Stop.ACCEPTED
+    if state.get("status") == "failed":
+        return Stop.PROVIDER_ERROR
+    if not (state.get("current_draft") or "").strip():
+        return Stop.NO_CODE
+    if state.get("critique_status") == "invalid":
+        return Stop.INVALID_CRITIC
+    if state.get("critique_status") == "accepted":
+        return Stop.CHECK_FAILED
+    return Stop.MAX_ITERATIONS
+
+
 def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0.0) -> Run:
-    """A final graph state as a Run (one Step per model call or check, in order)."""
+    """A final graph state as a Run (one Step per model call or check of this run, in order)."""
     steps: list[Step] = []
-    for entry in state.get("revision_history", []):
+    for entry in this_run(state, "revision_history"):
         call = entry.get("call") or {}
         if entry["kind"] in ("generate", "refine") and call:
             steps.append(Step(len(steps), call["role"], "model", call["request"], call["reply"], call["prompt_tokens"],
@@ -291,17 +453,9 @@ def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0
                               completion, 0.0, entry["status"] + ("" if score is None else f" (score {score:g})")))
         elif entry["kind"].startswith("human_"):
             steps.append(Step(len(steps), "human", "check", "", entry["kind"], verdict=entry["kind"], code=entry["draft"]))
-    errors = state.get("errors", [])
-    if not (state.get("input") or "").strip():
-        stop = Stop.BLANK_INPUT
-    elif state.get("critique_status") == "accepted" or state.get("status") == "ok":
-        stop = Stop.ACCEPTED
-    elif state.get("status") == "failed":
-        stop = Stop.PROVIDER_ERROR
-    elif state.get("critique_status") == "invalid":
-        stop = Stop.INVALID_CRITIC
-    else:
-        stop = Stop.BUDGET
-    chosen = f"the latest draft, iteration {state.get('iteration', 0)} (the graph keeps the last draft)"
-    return Run(strategy, task_id, state.get("current_draft") or "", stop, tuple(steps), chosen, wall_s,
+    errors = this_run(state, "errors")
+    human = state.get("metadata", {}).get("human_decision") if state.get("status") == "ok" else None
+    chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
+              else f"the latest draft, iteration {state.get('iteration', 0)} (the graph keeps the last draft)")
+    return Run(strategy, task_id, state.get("current_draft") or "", stop_of(state), tuple(steps), chosen, wall_s,
                "; ".join(errors) or None)

@@ -23,9 +23,9 @@ from .maker_checker import GENERATOR_PROMPT, LoopResult, maker_checker
 from .one_shot import one_shot_call
 from .scored import ScoredResult, scored_reflection
 
-LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "token_budget": Stop.BUDGET,
+LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
               "provider_error": Stop.PROVIDER_ERROR}
-SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.BUDGET, "converged": Stop.CONVERGED,
+SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
                 "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
                 "invalid_critic": Stop.INVALID_CRITIC}
 
@@ -71,7 +71,7 @@ class OneShot:
 
         def body() -> Run:
             messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
-            return Run(self.name, task.id, code, Stop.BUDGET, (model_step(0, "generator", messages, reply, code),),
+            return Run(self.name, task.id, code, Stop.SINGLE_DRAFT, (model_step(0, "generator", messages, reply, code),),
                        "the only draft")
 
         return _execute(self, task, body)

@@ -14,9 +14,17 @@ attempt's prompt carries the last `window` of them. What else it carries is the
     last+reflections   both
 
 The hidden tests never reach any prompt: the agent's evidence is its own tests, written from
-the statement (reflect.judging.self_tests). Guards: a token budget per task (spent: return the
-best attempt so far), a quality gate (a score more than 20% below the best reverts to the best
-and stops), degeneracy (no better score in three attempts stops the loop and says so).
+the statement (reflect.judging.self_tests). Stops, each its own `Stop` reason: accepted (its
+tests and the evaluator pass it), max_iterations (`max_attempts` made), token_budget (checked
+before the next attempt: when the tokens spent plus the costliest attempt so far, reflection
+included, would pass `token_budget`, the loop stops and returns the best attempt), regressed (a
+score more than 20% below the best reverts to the best and stops), converged (no better score
+in `patience` attempts; with `patience` >= `max_attempts` it cannot fire). An attempt whose code
+repeats an earlier one is marked on its generator step ("same code as attempt N"); the loop goes
+on, since the next prompt differs. Memory stores each failed attempt's reflection with whether
+its own tests passed it, and an accepted attempt with no reflection (`passed` True); a prompt
+carries the last `window` reflections. The reflector is asked not to write code; that rule is
+not enforced (lesson 05 counts how often it is broken).
 Temperatures: generator 0.6, reflector 0.2, evaluator 0. The evaluator and the reflector have a
 `max_tokens` cap (400 and 300): uncapped, a small model can write until its context is full,
 and three evaluator calls in lesson 05's first experiment ran into the 300 s per-call budget.
@@ -158,13 +166,19 @@ class Reflexion:
                   steps: list[Step]) -> Run:
         best: tuple[float, int, str] | None = None  # (score, attempt, code)
         last_code, used, since_best = None, sum(s.prompt_tokens + s.completion_tokens for s in steps), 0
-        stop, error = Stop.BUDGET, None
+        costs: list[int] = []  # tokens of each attempt: its draft, its evaluation and the reflection after it
+        codes: list[str] = []
+        stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
             try:
+                before = used
                 code, evidence, judgement, used = self._one(task, chat, asserts, reflections, last_code, attempt, steps, used)
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
+            costs.append(used - before)
+            mark_repeat(steps, codes, code)
+            codes.append(code)
             score = judgement.score if judgement.score is not None else 0.0
             if best is None or score > best[0]:
                 best, since_best = (score, attempt, code), 0
@@ -173,6 +187,7 @@ class Reflexion:
             if judgement.verdict == "pass" and evidence.all_passed:
                 stop = Stop.ACCEPTED
                 best = (score, attempt, code)
+                self._remember(key, attempt, "", score, True, code)
                 break
             if best[0] > 0 and score < best[0] * 0.8:
                 stop = Stop.REGRESSED
@@ -180,27 +195,36 @@ class Reflexion:
             if since_best >= self.patience:
                 stop = Stop.CONVERGED
                 break
-            if self.token_budget is not None and used >= self.token_budget:
-                break
             if attempt == self.max_attempts:
+                break
+            if self.token_budget is not None and used + max(costs) > self.token_budget:
+                stop = Stop.TOKEN_BUDGET  # the costliest attempt so far would not fit: stop before spending it
                 break
             last_code = code
             if self.memory_mode not in READS_REFLECTIONS:
                 continue  # no reflection is read in this mode: asking for one would only cost tokens
             try:
-                reflection, used = self._reflect(task, chat, code, evidence, judgement, steps, used)
+                reflection, spent = self._reflect(task, chat, code, evidence, judgement, steps)
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
+            used, costs[-1] = used + spent, costs[-1] + spent
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
-            if self.store is not None:
-                self.store.add(Episode(key, self.session, attempt, reflection, score, False, code, self.model_name))
+            self._remember(key, attempt, reflection, score, evidence.all_passed, code)
         if best is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
-               Stop.CONVERGED: f"the best; no better score in {self.patience} attempts"}.get(stop, "the best so far")
+               Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
+               Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget"
+               }.get(stop, "the best so far")
         return Run(self.name, task.id, best[2], stop, tuple(steps), f"attempt {best[1]}, score {best[0]:g}: {why}",
                    error=error)
+
+    def _remember(self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str) -> None:
+        """Store one attempt in episodic memory: its reflection (empty for an accepted attempt), its
+        score, and whether the agent's own tests passed it."""
+        if self.store is not None:
+            self.store.add(Episode(key, self.session, attempt, reflection, score, passed, code, self.model_name))
 
     def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
         first, prompt = len(steps), attempt_prompt(task, self.memory_mode, reflections, last_code)
@@ -225,7 +249,7 @@ class Reflexion:
         steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
         return judgement
 
-    def _reflect(self, task, chat, code, evidence, judgement, steps, used):
+    def _reflect(self, task, chat, code, evidence, judgement, steps):
         issues = "; ".join(judgement.specific_issues + judgement.missing_elements) or judgement.reason or "none named"
         ask = [{"role": "system", "content": REFLECTOR_SYSTEM},
                {"role": "user", "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
@@ -233,7 +257,15 @@ class Reflexion:
         reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed,
                      max_tokens=self.reflector_max_tokens)
         steps.append(model_step(len(steps), "reflector", ask, reply))
-        return reply.text.strip(), used + reply.prompt_tokens + reply.completion_tokens
+        return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens
+
+
+def mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
+    """Note on the attempt's generator step when its code repeats an earlier attempt's, byte for byte:
+    its tests and evaluation then say nothing new (the loop goes on, since the next prompt differs)."""
+    if code in earlier:
+        i = max(n for n, s in enumerate(steps) if s.role == "generator")
+        steps[i] = replace(steps[i], verdict=f"same code as attempt {earlier.index(code) + 1}")
 
 
 def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = 42) -> list:

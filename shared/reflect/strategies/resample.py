@@ -64,7 +64,7 @@ class Resample:
     def _sample(self, task: Task, chat: Callable) -> Run:
         steps: list[Step] = []
         best: tuple[int, int, str] | None = None  # (asserts passed, sample, code)
-        stop, error = Stop.BUDGET, None
+        stop, error = Stop.MAX_ITERATIONS, None  # all k samples drawn
         try:
             asserts = self._evidence(task, chat, steps)
             messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": task.prompt()}]
