@@ -167,6 +167,8 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
     ]
     assert report.resample_curve(rows, "resample") == [(1, 0.5, 150), (2, 1.0, 250), (3, 1.0, 350)]
     assert report.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
+    cut = _row("resample", [writer, _gen(1), _tests(2, 1)], {"1": True}, True)  # a run a timeout cut to one sample
+    assert report.pass_at_k_tasks([*rows, cut], "resample", (1, 3)) == {1: 3, 3: 2}
     one = _row("one-shot", [_gen(0, 100)], {"0": False}, False)
     loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 75, 75, verdict="fail, score 0.2")], {}, False)
     budget = {e["strategy"]: e for e in report.equal_budget([*rows, one, loop], "resample")}
@@ -185,6 +187,18 @@ def test_the_paired_test_counts_wins_and_losses_on_shared_tasks_only():
     assert report.paired(base[:10] + [row("same", f"t{i}", i < 5) for i in range(10)], "same")["p"] == 1.0
     lopsided = report.paired(base[:10] + [row("all", f"t{i}", True) for i in range(10)], "all")
     assert (lopsided["wins"], lopsided["losses"]) == (5, 0) and lopsided["p"] == pytest.approx(2 / 32)
+
+
+def test_paired_all_tests_every_pair_of_strategies_lowest_p_first():
+    def row(strategy, task, ok):
+        return {"strategy": strategy, "task_id": task, "run": {"passed": ok}}
+
+    rows = ([row("one-shot", f"t{i}", i < 5) for i in range(10)] + [row("wide", f"t{i}", True) for i in range(10)]
+            + [row("narrow", f"t{i}", i < 1) for i in range(10)])
+    got = report.paired_all(rows)
+    assert [(p["a"], p["b"]) for p in got] == [("wide", "narrow"), ("one-shot", "wide"), ("one-shot", "narrow")]
+    assert (got[0]["wins"], got[0]["losses"], got[0]["p"]) == (9, 0, pytest.approx(2 / 512))
+    assert all(p["pairs"] == 3 for p in got) and got[1]["wins"] == 0 and got[1]["losses"] == 5
 
 
 def test_made_worse_pass_by_iteration_and_the_judges_confusion():

@@ -81,12 +81,18 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
     if pairs and "one-shot" in report.by_strategy(rows):
         lines += ["", "against one-shot on the same tasks (wins, losses, exact sign test):"]
         lines += [f"  {name:<22}{p['wins']:>3} won {p['losses']:>3} lost   p = {p['p']:.2f}" for name, p in pairs]
+    between = [p for p in report.paired_all(rows) if "one-shot" not in (p["a"], p["b"])]
+    if between:
+        lines += ["", f"between the other strategies ({len(between)} pairs; lowest p first, up to 3):"]
+        lines += [f"  {p['a']} vs {p['b']}: {p['wins']} won {p['losses']} lost   p = {p['p']:.3f}" for p in between[:3]]
     curve = report.resample_curve(rows, resample)
     if curve:
         lines += ["", f"{resample}, choosing among the first j samples:"]
         lines += [f"  j={j}: pass {rate:.0%}, {tokens:,.0f} tokens/task" for j, rate, tokens in curve]
         at_k = report.pass_at_k_table(rows, resample)
-        lines.append("  unbiased pass@k over its samples: " + ", ".join(f"pass@{k} {v:.0%}" for k, v in at_k.items()))
+        counted = report.pass_at_k_tasks(rows, resample)
+        lines.append("  unbiased pass@k over its samples: " + ", ".join(
+            f"pass@{k} {v:.0%} ({counted[k]} tasks)" for k, v in at_k.items()))
     budget = report.equal_budget(rows, resample)
     if budget:
         lines += ["", f"each loop beside {resample} at the same tokens per task:"]

@@ -102,6 +102,15 @@ def paired(rows: list[Row], strategy: str, baseline: str = "one-shot") -> dict[s
     return {"tasks": len(both), "wins": wins, "losses": losses, "ties": len(both) - n, "p": min(1.0, 2 * tail)}
 
 
+def paired_all(rows: list[Row]) -> list[dict[str, Any]]:
+    """`paired` for every pair of strategies (a, b), a first in the rows' order, lowest p first: the
+    tests between strategies, not only against one-shot. With many pairs, some p below 0.05 is
+    expected by chance: `pairs` says how many were tested (a Bonferroni threshold is 0.05 / pairs)."""
+    names = list(by_strategy(rows))
+    out = [{"a": a, "b": b, **paired(rows, a, b)} for i, a in enumerate(names) for b in names[i + 1:]]
+    return [dict(p, pairs=len(out)) for p in sorted(out, key=lambda p: p["p"])]
+
+
 def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[float]:
     """Pass rate of draft i (1..iterations) over the strategy's runs; a run that stopped earlier
     counts with the draft it returned (its answer no longer changes)."""
@@ -165,6 +174,13 @@ def pass_at_k_table(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2,
         if vals:
             out[k] = sum(vals) / len(vals)
     return out
+
+
+def pass_at_k_tasks(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)) -> dict[int, int]:
+    """How many tasks `pass_at_k_table` averages over for each k: a run that drew fewer than k
+    judged samples (a provider error or a timeout cut it short) is left out of that k."""
+    counts = [sum(s[2] is not None for s in _samples(row)) for row in by_strategy(rows).get(strategy, [])]
+    return {k: sum(c >= k for c in counts) for k in ks}
 
 
 def equal_budget(rows: list[Row], resample: str, baseline: str = "one-shot") -> list[dict[str, Any]]:
