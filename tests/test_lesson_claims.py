@@ -135,3 +135,32 @@ def test_every_relative_link_leads_to_a_file_that_exists():
     broken = [f"{where}: {target}" for where, folder, text in markdown_sources() for target in LINK.findall(text)
               if not re.match(r"[a-z]+:|#", target) and not (folder / target.split("#")[0]).exists()]
     assert broken == []
+
+
+def test_a_configuration_run_in_two_lessons_is_reported_with_both_results():
+    """Lessons 05 and 06 ran some strategies with the same configuration (their names aside). Where the
+    pass counts differ, each lesson must state the other's figure, so neither reads a rerun's noise as a result."""
+    from reflect.evaluation.bench import current_rows
+
+    def by_config(*files):
+        out: dict[str, dict[str, list[bool]]] = {}
+        for f in files:
+            for r in current_rows(ROOT / "results" / f):
+                key = re.sub(r", name='[^']*'\)$", ")", r["config"])
+                out.setdefault(key, {}).setdefault(f, []).append(bool(r["run"]["passed"]))
+        return out
+
+    runs = by_config("05_memory_modes.jsonl", "06_course.jsonl", "06_course_rerun.jsonl")
+    shared = {k: v for k, v in runs.items() if "05_memory_modes.jsonl" in v and len(v) > 1}
+    assert shared, "lessons 05 and 06 no longer share a configuration: update or drop this test"
+    text = {n: "\n".join("".join(c["source"]) for c in cells(ROOT / "solutions" / f"{n}.ipynb") if c["cell_type"] == "markdown")
+            for n in ("05_reflexion_memory", "06_does_reflection_pay")}
+    for key, files in shared.items():
+        counts = {f: f"{sum(v)}/{len(v)}" for f, v in files.items()}
+        if len(set(counts.values())) == 1:
+            continue
+        for f, figure in counts.items():
+            other = "06_does_reflection_pay" if f.startswith("05") else "05_reflexion_memory"
+            paragraphs = re.split(r"\n\n|\n(?=- )", text[other])  # stated where the other lesson is named: a paragraph or a bullet
+            assert any(figure in p and f"lesson {f[:2]}" in p for p in paragraphs), \
+                f"{key[:40]}...: {f} has {figure}, which lesson {other[:2]} does not state beside 'lesson {f[:2]}'"
