@@ -9,7 +9,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 NB ?=
 
 .PHONY: help install model lab run test test-unit test-integration test-notebooks lint \
-        record notebooks stop-model bench-llm bench-sandbox clean
+        record notebooks stop-model clear-cache bench-llm bench-sandbox clean
 
 help:
 	@echo "make lab        install everything, prepare the local model, start JupyterLab on notebooks/"
@@ -18,6 +18,7 @@ help:
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
 	@echo "make notebooks  derive notebooks/ from solutions/ and refresh outputs in replay (no model needed)"
 	@echo "make stop-model stop the shared local model server"
+	@echo "make clear-cache forget the live request cache (replies the local model already gave)"
 	@echo "make bench-llm  the local engine: speed vs the engine's own, slots, speculation, prompt cache, replay"
 
 $(PY):
@@ -64,6 +65,9 @@ record: model
 
 stop-model: install
 	$(PY) -m reflect.model.server stop
+
+clear-cache: install
+	$(PY) -m reflect.model.cache clear
 
 bench-llm: model
 	$(PY) benchmarks/bench_llm.py

@@ -27,6 +27,7 @@ class CallRecord:
     latency_s: float
     backend: str  # the live backend that produced the answer (local or openai)
     model: str
+    cached: bool = False  # answered from the live request cache (reflect.model.cache): no model time spent
 
     @property
     def cost_usd(self) -> float | None:
@@ -72,9 +73,12 @@ class Ledger:
 
         In replay the latencies are the recorded ones, so the line states what the recording
         cost live; a lesson's "time to run" quotes it."""
-        secs = sum(r.latency_s for r in self.records)
+        secs = sum(r.latency_s for r in self.records if not r.cached)
         about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
-        return f"{len(self.records)} model calls, {self.total_tokens:,} tokens, {secs:.0f} s of model time ({about})"
+        cached = sum(r.cached for r in self.records)
+        from_cache = f" ({cached} answered from the cache)" if cached else ""
+        return (f"{len(self.records)} model calls{from_cache}, {self.total_tokens:,} tokens, "
+                f"{secs:.0f} s of model time ({about})")
 
     def summary(self) -> list[dict]:
         """Calls, tokens, latency and cost per role, plus a total row."""

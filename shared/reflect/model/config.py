@@ -78,6 +78,7 @@ class Settings:
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
     engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.model.server)
+    cache: bool = True  # COURSE_CACHE=off: no live request cache (reflect.model.cache)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -137,6 +138,7 @@ class Settings:
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
             workers=workers,
             engine=engine,
+            cache=(env.get("COURSE_CACHE") or "on").strip().lower() not in ("off", "0", "false", "no"),
         )
 
     @property

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 
 from .accounting import CallRecord, Ledger
+from .cache import CACHED_HEADER, ResponseCache, model_fingerprint
 from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings
 from .parallel import parallel_map
 from .replay import (
@@ -99,7 +101,8 @@ class Connection:
         if self.recorder is not None:
             where += f" · cassette {self.recorder.path.parent.name}/{self.recorder.path.name}"
         src = f" (recorded from {self.live_backend})" if self.backend == "replay" else ""
-        return f"[reflect] backend={self.backend}{src} · model={self.model}{where} · {self.mode}"
+        cache = " · request cache on" if self.transport is not None and self.transport.cache is not None else ""
+        return f"[reflect] backend={self.backend}{src} · model={self.model}{where}{cache} · {self.mode}"
 
     def model_for(self, role: str) -> str:
         """Per-role model (COURSE_MODEL_<ROLE>, e.g. a cheaper critic); the default otherwise."""
@@ -170,7 +173,9 @@ class Connection:
             latency_s=latency,
             finish_reason=choice.finish_reason if choice else None,
         )
-        self.ledger.add(CallRecord(role, reply.prompt_tokens, reply.completion_tokens, latency, self.live_backend, model))
+        cached = raw.headers.get(CACHED_HEADER) == "1"
+        self.ledger.add(CallRecord(role, reply.prompt_tokens, reply.completion_tokens, latency, self.live_backend, model,
+                                   cached))
         return reply
 
     def _create(self, model: str, messages: list[dict], role: str, params: dict, remaining: float):
@@ -269,6 +274,7 @@ def connect(
 
     role_models = dict(settings.role_models)
     live = settings.live_backend
+    cache = None  # the live request cache: the local model only
     if settings.backend == "replay":
         base_url, model, live, role_models = _cassette_facts(recorder.path) if recorder.path.exists() else (
             "http://replay.invalid/v1", "unknown", live, {})
@@ -278,13 +284,17 @@ def connect(
 
         state = ensure_server(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key
+        if settings.cache and transport is None:
+            from .config import cache_dir
+
+            cache = ResponseCache(cache_dir() / "responses", model_fingerprint(Path(state.model_path)))
     else:
         if not settings.openai_api_key:
             raise ConfigError("The openai backend needs OPENAI_API_KEY (in the environment or .env).")
         base_url = settings.openai_base_url or "https://api.openai.com/v1"
         model, api_key = settings.model or DEFAULT_OPENAI_MODEL, settings.openai_api_key
 
-    course_transport = CourseTransport(transport, recorder.open() if recorder else None)
+    course_transport = CourseTransport(transport, recorder.open() if recorder else None, cache)
     timeout = httpx.Timeout(settings.timeout_s, connect=5.0)
     client = openai.OpenAI(  # no retries of its own: Connection.chat retries within one budget
         api_key=api_key,

@@ -36,6 +36,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from .cache import CACHED_HEADER, ResponseCache, deterministic
+
 LATENCY_HEADER = "x-course-latency-ms"
 ROLE_HEADER = "x-course-role"
 BACKEND_HEADER = "x-course-backend"
@@ -210,29 +212,49 @@ class Recorder:
 
 
 class CourseTransport(httpx.BaseTransport):
-    """Wraps the real transport: answers from the cassette, records, and stamps each response
-    with its latency (`x-course-latency-ms`), measured here for live calls."""
+    """Wraps the real transport: answers from the cassette, or from the live request cache
+    (reflect.model.cache), records, and stamps each response with its latency
+    (`x-course-latency-ms`), measured here for live calls; a cached reply carries its original
+    latency and `x-course-cached: 1`."""
 
-    def __init__(self, inner: httpx.BaseTransport | None = None, recorder: Recorder | None = None):
+    def __init__(self, inner: httpx.BaseTransport | None = None, recorder: Recorder | None = None,
+                 cache: ResponseCache | None = None):
         self.inner = inner or httpx.HTTPTransport()
         self.recorder = recorder
+        self.cache = cache
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Answer from the cassette, or send the request live (recording it in record mode)."""
+        """Answer from the cassette or the cache, or send the request live (recording it in record mode)."""
         rec = self.recorder
+        request.read()
         if rec is not None:
-            request.read()
             hit = rec.lookup(request)
             if hit is not None:
                 return hit
             if rec.mode == "replay":
                 raise ReplayMiss(rec.miss_message(request))
+        cache = self.cache if self.cache is not None and deterministic(body_json(request.content)) else None
+        cached = cache.get(request.content) if cache is not None else None
+        if cached is not None:
+            content, latency_ms = cached
+            response = httpx.Response(200, headers=[("content-type", "application/json")], content=content)
+            if rec is not None:
+                rec.add(request, response, latency_ms)  # a real reply of this model file to this request
+            return httpx.Response(200, headers=[("content-type", "application/json"), (LATENCY_HEADER, str(latency_ms)),
+                                                (CACHED_HEADER, "1")], content=content, request=request)
+        if cache is not None:
+            cache.begin()
         start = time.perf_counter()
-        response = self.inner.handle_request(request)
-        content = response.read()
+        try:
+            response = self.inner.handle_request(request)
+            content = response.read()
+        finally:
+            alone = cache.end() if cache is not None else False
         latency_ms = round((time.perf_counter() - start) * 1000)
         if rec is not None and response.status_code == 200:
             rec.add(request, response, latency_ms)
+        if cache is not None and alone and response.status_code == 200:
+            cache.put(request.content, content, latency_ms)
         headers = [(k, v) for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")]
         headers.append((LATENCY_HEADER, str(latency_ms)))
         return httpx.Response(response.status_code, headers=headers, content=content, request=request)
