@@ -42,16 +42,19 @@ lab: model
 run: model
 	$(PY) tools/run_notebooks.py --live $(if $(NB),--only $(NB),)
 
+# Both cores: pytest-xdist, each test module (and each notebook, whose cells run in order) on one worker.
+XDIST := -n 2 --dist loadscope
+
 test: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
-	$(PY) -m pytest -q tests
-	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
+	$(PY) -m pytest -q $(XDIST) tests
+	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 
 test-unit: install
-	$(PY) -m pytest -q tests -m "not integration"
+	$(PY) -m pytest -q $(XDIST) tests -m "not integration"
 
 test-notebooks: install
-	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
+	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 
 lint: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
