@@ -298,3 +298,21 @@ def test_the_one_time_converter_relabels_and_replays_an_old_row():
     assert j.loads(j.dumps(mig.migrate(old))) == marked  # replayed through today's Reflexion: the marks come back
     one = next(r for r in rows if r["strategy"] == "one-shot")
     assert mig.migrate({**one, "run": {**one["run"], "stop": "budget"}})["run"]["stop"] == "single_draft"
+
+
+def test_a_live_sample_is_compared_verdict_by_verdict_with_the_recording(monkeypatch):
+    from reflect.evaluation.bench import full_run, provenance, verdicts_beside
+
+    def row(strategy, task, ok, meta=None):
+        return {"strategy": strategy, "task_id": task, "run": {"passed": ok}, "meta": meta or {}}
+
+    recorded = [row("one-shot", "a", True, {"model": "qwen", "concurrency": 2}), row("one-shot", "b", False),
+                row("loop", "a", True), row("loop", "b", True)]
+    sample = [row("one-shot", "a", True), row("loop", "a", False), row("loop", "c", True)]  # c was never recorded
+    assert verdicts_beside(recorded, sample) == (1, 2, ["loop on a: recorded pass, this run fail"])
+    assert provenance(recorded[:1], "python -m reflect.bench") == (
+        "1 runs, model qwen, 2 request(s) at a time, recorded by `python -m reflect.bench`")
+    monkeypatch.setenv("COURSE_FULL", "1")
+    assert full_run()
+    monkeypatch.setenv("COURSE_FULL", "0")
+    assert not full_run()
