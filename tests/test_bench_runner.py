@@ -301,7 +301,8 @@ def test_the_one_time_converter_relabels_and_replays_an_old_row():
 
 
 def test_a_live_sample_is_compared_verdict_by_verdict_with_the_recording(monkeypatch):
-    from reflect.evaluation.bench import full_run, provenance, verdicts_beside
+    from reflect.evaluation.report import provenance, verdicts_beside
+    from reflect.evaluation.results import full_run
 
     def row(strategy, task, ok, meta=None):
         return {"strategy": strategy, "task_id": task, "run": {"passed": ok}, "meta": meta or {}}
@@ -316,3 +317,28 @@ def test_a_live_sample_is_compared_verdict_by_verdict_with_the_recording(monkeyp
     assert full_run()
     monkeypatch.setenv("COURSE_FULL", "0")
     assert not full_run()
+
+
+def test_a_recorded_experiment_is_read_unless_a_full_run_is_asked_or_none_is_committed(tmp_path, monkeypatch):
+    import json as j
+
+    from reflect.evaluation import results
+
+    committed, mine = tmp_path / "results", tmp_path / "build"
+    monkeypatch.setattr(results, "recorded_dir", lambda: committed)
+    monkeypatch.setattr(results, "results_dir", lambda: mine)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"runs": len(calls)}
+
+    assert results.recorded_experiment("04_x", compute, full=False) == ({"runs": 1}, "your run")  # nothing committed
+    assert j.loads((mine / "04_x.json").read_text()) == {"data": {"runs": 1}}
+    committed.mkdir()
+    (committed / "04_x.json").write_text(j.dumps({"data": {"runs": "recorded"}}))
+    assert results.recorded_experiment("04_x", compute, full=False) == ({"runs": "recorded"}, "the recording")
+    assert results.recorded_experiment("04_x", compute, full=True) == ({"runs": 2}, "your run") and len(calls) == 2
+    (committed / "04_x.json").write_text("{cut off")
+    with pytest.raises(ValueError, match="make record NB=04"):
+        results.recorded_experiment("04_x", compute, full=False)

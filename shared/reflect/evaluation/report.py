@@ -238,3 +238,31 @@ def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
                 ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))
             cell[f"{'accepted' if accepted else 'rejected'}_{'right' if current else 'wrong'}"] += 1
     return out
+
+
+def provenance(rows: list[dict[str, Any]], command: str) -> str:
+    """One line on where a table's runs come from: how many, the model, how many requests were in
+    flight at once, and the command that recorded them."""
+    metas = [r.get("meta") or {} for r in rows]
+    models = sorted({m.get("model", "unknown model") for m in metas})
+    at_once = sorted({m.get("concurrency", 1) for m in metas})
+    return (f"{len(rows)} runs, model {', '.join(models)}, {' or '.join(map(str, at_once))} request(s) at a time, "
+            f"recorded by `{command}`")
+
+
+def verdicts_beside(recorded: list[dict[str, Any]], sample: list[dict[str, Any]]) -> tuple[int, int, list[str]]:
+    """A live sample's hidden-test verdicts beside the recorded verdicts of the same (strategy, task):
+    (how many agree, how many were compared, one line per run that differs)."""
+    before = {(r["strategy"], r["task_id"]): bool(r["run"]["passed"]) for r in recorded}
+    same, lines = 0, []
+    for r in sample:
+        key = (r["strategy"], r["task_id"])
+        if key not in before:
+            continue
+        now = bool(r["run"]["passed"])
+        if now == before[key]:
+            same += 1
+        else:
+            lines.append(f"{key[0]} on {key[1]}: recorded {'pass' if before[key] else 'fail'}, "
+                         f"this run {'pass' if now else 'fail'}")
+    return same, same + len(lines), lines

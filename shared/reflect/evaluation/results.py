@@ -11,6 +11,8 @@ Readable JSON, one file per experiment. Where they go depends on who answered:
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..judging.hidden import Attempt
@@ -54,3 +56,28 @@ def load_attempts(name: str) -> list[Attempt]:
         return [Attempt(**row) for row in data["attempts"]]
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path} is not a results file this course wrote ({err}). Re-run the lesson that writes it.") from err
+
+
+def full_run() -> bool:
+    """True when `COURSE_FULL=1`: a lesson re-runs its whole experiment live instead of reading
+    the recording and re-running a stated sample of it."""
+    return os.environ.get("COURSE_FULL", "").strip() == "1"
+
+
+def recorded_experiment(name: str, compute: Callable[[], dict], full: bool) -> tuple[dict, str]:
+    """A lesson's big experiment as (data, where it came from): the committed recording,
+    `results/<name>.json`, unless `full` is set or nothing is committed yet; then `compute()` runs
+    it, and the result is written to `results_dir()` (your own run goes to `build/results/`;
+    recording a lesson writes the committed file)."""
+    recorded = recorded_dir() / f"{name}.json"
+    if recorded.exists() and not full:
+        try:
+            return json.loads(recorded.read_text())["data"], "the recording"
+        except (ValueError, KeyError) as err:
+            raise ValueError(f"{recorded} is not a results file this course wrote ({err}). "
+                             f"Re-record the lesson: make record NB={name.split('_')[0]}") from err
+    data = compute()
+    path = results_dir() / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": data}, indent=1, ensure_ascii=False) + "\n")
+    return data, "your run" if results_dir() != recorded_dir() else "the recording"
