@@ -1,0 +1,40 @@
+"""tools/compare_runs.py: a live run's timing lines are ignored, a changed model output is not."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("compare_runs", ROOT / "tools" / "compare_runs.py")
+compare_runs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_runs)
+
+
+def notebook(path: Path, *outputs: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    for text in outputs:
+        cell = nbformat.v4.new_code_cell("print(...)")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text),
+                        nbformat.v4.new_output("stream", name="stderr", text="runs: 40%|####  | 2/5 [00:03<00:04]")]
+        nb.cells.append(cell)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_timing_and_the_banner_are_ignored_and_a_changed_reply_is_reported(tmp_path):
+    committed = notebook(tmp_path / "a.ipynb", "[reflect] backend=replay · replay\n",
+                         "This run: 10 model calls, 2,979 tokens, 245 s of model time (about 4 min)\n",
+                         "def f():\n    return 1\n")
+    same = notebook(tmp_path / "b.ipynb", "[reflect] backend=local · live\n",
+                    "This run: 10 model calls, 2,979 tokens, 251 s of model time (about 4 min)\n",
+                    "def f():\n    return 1\n")
+    assert compare_runs.compare(same, committed) == []
+    changed = notebook(tmp_path / "c.ipynb", "[reflect] backend=local · live\n",
+                       "This run: 11 model calls, 3,001 tokens, 251 s of model time (about 4 min)\n",
+                       "def f():\n    return 2\n")
+    found = compare_runs.compare(changed, committed)
+    assert [line.split(":")[0] for line in found] == ["c.ipynb code cell 1", "c.ipynb code cell 2"]
+    assert "return 2" in found[1]
