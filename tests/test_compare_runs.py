@@ -38,3 +38,12 @@ def test_timing_and_the_banner_are_ignored_and_a_changed_reply_is_reported(tmp_p
     found = compare_runs.compare(changed, committed)
     assert [line.split(":")[0] for line in found] == ["c.ipynb code cell 1", "c.ipynb code cell 2"]
     assert "return 2" in found[1]
+
+
+def test_a_progress_bar_drawn_as_a_widget_is_ignored(tmp_path):
+    committed = notebook(tmp_path / "a.ipynb", "12 of 12 verdicts as recorded\n")
+    live = nbformat.read(notebook(tmp_path / "b.ipynb", "12 of 12 verdicts as recorded\n"), as_version=4)
+    live.cells[0].outputs.insert(0, nbformat.v4.new_output(
+        "display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "0%| | 0/3"}))
+    nbformat.write(live, tmp_path / "b.ipynb")
+    assert compare_runs.compare(tmp_path / "b.ipynb", committed) == []

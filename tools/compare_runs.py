@@ -5,8 +5,8 @@
 
 For each code cell it compares the text outputs (printed text and plain-text results), after
 blanking what a live run changes by nature: the banner line (live instead of replay), wall-clock
-and model-time figures (seconds, minutes, latencies), progress bars (stderr) and memory
-addresses. Model replies, verdicts, tables and token counts are compared as they are. It prints
+and model-time figures (seconds, minutes, latencies), progress bars (stderr, or a widget) and
+memory addresses. Model replies, verdicts, tables and token counts are compared as they are. It prints
 each cell that differs, with its first differing line, and a count per notebook; it exits 1 if
 any cell differs, so a reproducible run prints no cell.
 """
@@ -37,6 +37,8 @@ def texts(cell) -> str:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream" and out.get("name") == "stderr":
             continue  # progress bars and warnings from the libraries
+        if "application/vnd.jupyter.widget-view+json" in out.get("data", {}):
+            continue  # a progress bar drawn as a widget: its text is the bar
         parts.append("".join(out.get("text", "")))
         parts.append("".join(out.get("data", {}).get("text/plain", "")))
     text = "".join(parts)
