@@ -24,8 +24,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = [
     (re.compile(r"^\[reflect\] backend=.*$", re.M), "[reflect] <banner>"),
+    (re.compile(r"\((?:about \d+ min|under a minute)\)"), "(<time>)"),  # before the figures it holds
     (re.compile(r"\d[\d,]*(?:\.\d+)?\s?(?:ms|s|min|minutes|seconds|h)\b"), "<time>"),
-    (re.compile(r"\((?:about \d+ min|under a minute)\)"), "(<time>)"),
     (re.compile(r"latency[^\n]*"), "latency <time>"),
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0xADDRESS"),
 ]
