@@ -21,7 +21,7 @@ from reflect.judging.self_tests import statement_asserts
 from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.records import Run, Step, Stop
-from reflect.strategies.objects import ScoredReflection
+from reflect.strategies.objects import OneShot, ScoredReflection
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import Task, get_task
 
@@ -342,3 +342,15 @@ def test_a_recorded_experiment_is_read_unless_a_full_run_is_asked_or_none_is_com
     (committed / "04_x.json").write_text("{cut off")
     with pytest.raises(ValueError, match="make record NB=04"):
         results.recorded_experiment("04_x", compute, full=False)
+
+
+def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recording():
+    from reflect.evaluation.bench import live_sample
+
+    right = "```python\ndef calculate_factorial(n):\n    '''n!'''\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
+    chat = ScriptedChat({"generator": [right]})
+    recorded = [{"strategy": "one-shot", "task_id": "factorial", "run": {"passed": False}}]
+    rows, same, compared, moved = live_sample([OneShot()], [FACT], chat, recorded, progress=False)
+    assert [r["task_id"] for r in rows] == ["factorial"] and rows[0]["run"]["passed"] is True
+    assert (same, compared, moved) == (0, 1, ["one-shot on factorial: recorded fail, this run pass"])
+    assert len(chat.calls) == 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
 from ..records import Run, Strategy
 from ..tasks.task import Task
+from .report import verdicts_beside
 
 
 def config_of(strategy: Strategy) -> str:
@@ -128,3 +130,15 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
 
     parallel_map(one, todo, workers=concurrency, desc="runs", progress=progress and bool(todo))
     return [done[(s.name, t.id)] for s in strategies for t in tasks]
+
+
+def live_sample(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Callable, recorded: list[dict[str, Any]],
+                meta: dict | None = None, progress: bool = True) -> tuple[list[dict[str, Any]], int, int, list[str]]:
+    """A lesson's live sample: the strategies on a few tasks, one request at a time, into a scratch
+    file (so the sample always runs, in replay from the cassette), compared with the recording:
+    (the sample's rows, verdicts as recorded, verdicts compared, one line per verdict that moved)."""
+    strategies, tasks = list(strategies), list(tasks)
+    path = Path(tempfile.mkdtemp()) / "sample.jsonl"
+    run_bench(strategies, tasks, chat, path, concurrency=1, progress=progress, meta=meta)
+    rows = current_rows(path, strategies, [t.id for t in tasks])
+    return (rows, *verdicts_beside(recorded, rows))
