@@ -27,6 +27,8 @@ TIMING = [
     (re.compile(r"\((?:about \d+ min|under a minute)\)"), "(<time>)"),  # before the figures it holds
     (re.compile(r"\d[\d,]*(?:\.\d+)?\s?(?:ms|s|min|minutes|seconds|h)\b"), "<time>"),
     (re.compile(r"latency[^\n]*"), "latency <time>"),
+    (re.compile(r"^(\S+\s+\d+\s+\d+\s+\d+\s+\d+\s+)\d+\.\d(\s+\d+\.\d{4})$", re.M), r"\1<time>\2"),  # a ledger table's latency column
+    (re.compile(r"\d+ (?:prompt |completion )?tokens per second"), "<speed>"),
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0xADDRESS"),
 ]
 
