@@ -350,7 +350,7 @@ def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recordi
     right = "```python\ndef calculate_factorial(n):\n    '''n!'''\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
     chat = ScriptedChat({"generator": [right]})
     recorded = [{"strategy": "one-shot", "task_id": "factorial", "run": {"passed": False}}]
-    rows, same, compared, moved = live_sample([OneShot()], [FACT], chat, recorded, progress=False)
+    rows, same, compared, moved = live_sample([OneShot()], chat, recorded, [FACT.id], progress=False)
     assert [r["task_id"] for r in rows] == ["factorial"] and rows[0]["run"]["passed"] is True
     assert (same, compared, moved) == (0, 1, ["one-shot on factorial: recorded fail, this run pass"])
     assert len(chat.calls) == 1

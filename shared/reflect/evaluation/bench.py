@@ -32,8 +32,9 @@ from typing import Any
 from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
 from ..records import Run, Strategy
-from ..tasks.task import Task
+from ..tasks.task import Task, get_task
 from .report import verdicts_beside
+from .results import LIVE_SAMPLE
 
 
 def config_of(strategy: Strategy) -> str:
@@ -132,13 +133,15 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
     return [done[(s.name, t.id)] for s in strategies for t in tasks]
 
 
-def live_sample(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Callable, recorded: list[dict[str, Any]],
-                meta: dict | None = None, progress: bool = True) -> tuple[list[dict[str, Any]], int, int, list[str]]:
-    """A lesson's live sample: the strategies on a few tasks, one request at a time, into a scratch
-    file (so the sample always runs, in replay from the cassette), compared with the recording:
-    (the sample's rows, verdicts as recorded, verdicts compared, one line per verdict that moved)."""
-    strategies, tasks = list(strategies), list(tasks)
+def live_sample(strategies: Iterable[Strategy], chat: Callable, recorded: list[dict[str, Any]],
+                task_ids: Iterable[str] = LIVE_SAMPLE, meta: dict | None = None,
+                progress: bool = True) -> tuple[list[dict[str, Any]], int, int, list[str]]:
+    """A lesson's live sample: the strategies on a few tasks (by default the course's stated
+    sample, `LIVE_SAMPLE`), one request at a time, into a scratch file (so the sample always runs,
+    in replay from the cassette), compared with the recording: (the sample's rows, verdicts as
+    recorded, verdicts compared, one line per verdict that moved)."""
+    strategies, ids = list(strategies), list(task_ids)
     path = Path(tempfile.mkdtemp()) / "sample.jsonl"
-    run_bench(strategies, tasks, chat, path, concurrency=1, progress=progress, meta=meta)
-    rows = current_rows(path, strategies, [t.id for t in tasks])
+    run_bench(strategies, [get_task(t) for t in ids], chat, path, concurrency=1, progress=progress, meta=meta)
+    rows = current_rows(path, strategies, ids)
     return (rows, *verdicts_beside(recorded, rows))

@@ -58,6 +58,9 @@ def load_attempts(name: str) -> list[Attempt]:
         raise ValueError(f"{path} is not a results file this course wrote ({err}). Re-run the lesson that writes it.") from err
 
 
+LIVE_SAMPLE = ["unique", "running_average", "median"]  # the course tasks a lesson re-runs live beside its recording
+
+
 def full_run() -> bool:
     """True when `COURSE_FULL=1`: a lesson re-runs its whole experiment live instead of reading
     the recording and re-running a stated sample of it."""
