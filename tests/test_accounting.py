@@ -35,6 +35,7 @@ def test_model_time_sums_every_call_and_rounds_to_minutes():
     ledger.add(CallRecord("critic", 500, 34, 120.3, "local", "m"))
     assert ledger.model_time() == "2 model calls, 1,734 tokens, 321 s of model time (about 5 min)"
     assert Ledger().model_time() == "0 model calls, 0 tokens, 0 s of model time (under a minute)"
+    assert ledger.since(1).model_time() == "1 model call, 534 tokens, 120 s of model time (about 2 min)"
 
 
 def test_a_call_answered_from_the_cache_spends_no_model_time_and_is_counted():

@@ -333,10 +333,14 @@ def test_a_recorded_experiment_is_read_unless_a_full_run_is_asked_or_none_is_com
         calls.append(1)
         return {"runs": len(calls)}
 
-    assert results.recorded_experiment("04_x", compute, full=False) == ({"runs": 1}, "your run")  # nothing committed
-    assert j.loads((mine / "04_x.json").read_text()) == {"data": {"runs": 1}}
+    meta = {"model": "qwen", "engine": "llama.cpp", "date": "2026-11-24", "concurrency": 1, "command": "make record NB=04"}
+    assert results.recorded_experiment("04_x", compute, full=False, meta=meta) == ({"runs": 1}, "your run")  # none committed
+    assert j.loads((mine / "04_x.json").read_text()) == {"meta": meta, "data": {"runs": 1}}
     committed.mkdir()
-    (committed / "04_x.json").write_text(j.dumps({"data": {"runs": "recorded"}}))
+    (committed / "04_x.json").write_text(j.dumps({"meta": meta, "data": {"runs": "recorded"}}))
+    assert results.recorded_experiment("04_x", compute, full=False) == ({"runs": "recorded"}, (
+        "the recording (model qwen, llama.cpp, recorded 2026-11-24, 1 request(s) at a time, by `make record NB=04`)"))
+    (committed / "04_x.json").write_text(j.dumps({"data": {"runs": "recorded"}}))  # a recording that states nothing
     assert results.recorded_experiment("04_x", compute, full=False) == ({"runs": "recorded"}, "the recording")
     assert results.recorded_experiment("04_x", compute, full=True) == ({"runs": 2}, "your run") and len(calls) == 2
     (committed / "04_x.json").write_text("{cut off")

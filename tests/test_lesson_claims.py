@@ -37,6 +37,20 @@ def cells(path: Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
 
 
+MEASURED = ROOT / "benchmarks" / "results" / "course_run.json"  # `python benchmarks/bench_course_run.py`
+TIME_TO_RUN = "**Time to run:**"
+
+
+def measured_text(path: Path) -> str:
+    """A lesson's live time as the whole-course benchmark measured it ("323 s", "5 min", "5.4 min"),
+    the only source a "Time to run" line may take a live figure from besides the lesson's outputs."""
+    if not MEASURED.exists():
+        return ""
+    lesson = json.loads(MEASURED.read_text())["lessons"].get(path.stem, {})
+    secs = lesson.get("seconds")
+    return "" if secs is None else f"{secs} s {round(secs / 60)} min {secs / 60:.1f} min"
+
+
 def output_text(path: Path) -> str:
     parts = []
     for cell in cells(path):
@@ -56,7 +70,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"(\d) of (?:(?:the|its|their|these|them|those|all) )?(\d)", r"\1 of \2", text)
     text = re.sub(r"(\d) (?:prompt|completion) tokens", r"\1 tokens", text)
-    text = re.sub(r"(\d) model calls", r"\1 calls", text)
+    text = re.sub(r"(\d) model calls?\b", r"\1 calls", text)
     return text.replace("×", "x")
 
 
@@ -92,12 +106,15 @@ def unsupported(path: Path) -> list[str]:
     for i, cell in enumerate(cells(path)):
         if cell["cell_type"] != "markdown":
             continue
-        text = "".join(line for line in "".join(cell["source"]).splitlines(keepends=True)
-                       if not line.startswith(ESTIMATES))
-        for written, pattern in figures(text):
-            if written in allowed or re.search(pattern, outputs) or re.search(pattern, code):
+        for line in "".join(cell["source"]).splitlines(keepends=True):
+            if line.startswith(ESTIMATES):
                 continue
-            bad.append(f"cell {i}: {written!r}")
+            measured = measured_text(path) if line.startswith(TIME_TO_RUN) else ""
+            for written, pattern in figures(line):
+                if written in allowed or re.search(pattern, outputs) or re.search(pattern, code) \
+                        or re.search(pattern, measured):
+                    continue
+                bad.append(f"cell {i}: {written!r}")
     return bad
 
 
@@ -113,6 +130,23 @@ def test_a_planted_wrong_figure_is_caught(tmp_path):
     planted = tmp_path / LESSONS[1].name
     planted.write_text(json.dumps(nb))
     assert unsupported(planted)[-3:] == [f"cell {len(nb['cells']) - 1}: {f!r}" for f in ("17/18", "94%", "12.5 s")]
+
+
+def test_a_time_to_run_may_quote_the_whole_course_benchmark_and_nothing_else(tmp_path, monkeypatch):
+    import tests.test_lesson_claims as claims
+
+    bench = tmp_path / "course_run.json"
+    bench.write_text(json.dumps({"lessons": {LESSONS[1].stem: {"seconds": 323}}}))
+    monkeypatch.setattr(claims, "MEASURED", bench)
+    nb = json.loads(LESSONS[1].read_text())
+    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": [
+        "**Time to run:** about 5 min live (323 s measured, 5.4 min).\n", "It took 323 s.\n",
+        "**Time to run:** 7 min live.\n"]})
+    planted = tmp_path / LESSONS[1].name
+    planted.write_text(json.dumps(nb))
+    last = len(nb["cells"]) - 1
+    flagged = [b for b in unsupported(planted) if b.startswith(f"cell {last}:")]
+    assert flagged == [f"cell {last}: '323 s'", f"cell {last}: '7 min'"]  # the measured figure counts on its own line only
 
 
 def test_figures_are_found_in_their_usual_spellings():

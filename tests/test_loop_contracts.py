@@ -10,7 +10,8 @@ from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.judging.critique import critique_schema
 from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
-from reflect.strategies.scored import TEMPERATURES, scored_reflection
+from reflect.model.sampling import SAMPLING
+from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
 
 TASK = get_task("factorial")
@@ -48,14 +49,15 @@ def run(scores, threshold=8, max_iterations=3, seed=42, **rule):
 
 def test_generator_and_refiner_sample_as_the_lesson_states():
     res, chat, _ = run([5, 6, 7])
-    assert TEMPERATURES == {"generator": 0.3, "refiner": 0.2}
+    assert {r: SAMPLING[r] for r in ("generator", "refiner")} == {
+        "generator": {"temperature": 0.0, "max_tokens": 512}, "refiner": {"temperature": 0.2, "max_tokens": 512}}
     assert [(c.role, c.params) for c in chat.calls] == [
-        ("generator", {"temperature": 0.3, "seed": 42}),
-        ("refiner", {"temperature": 0.2, "seed": 42}),
-        ("refiner", {"temperature": 0.2, "seed": 42}),
+        ("generator", {"temperature": 0.0, "max_tokens": 512, "seed": 42}),
+        ("refiner", {"temperature": 0.2, "max_tokens": 512, "seed": 42}),
+        ("refiner", {"temperature": 0.2, "max_tokens": 512, "seed": 42}),
     ]
     _, unseeded, _ = run([9], seed=None)
-    assert unseeded.calls[0].params == {"temperature": 0.3}
+    assert unseeded.calls[0].params == {"temperature": 0.0, "max_tokens": 512}
 
 
 def test_the_llm_critic_asks_for_schema_constrained_json_at_temperature_zero():

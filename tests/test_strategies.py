@@ -120,3 +120,36 @@ def test_a_loop_result_made_by_hand_adapts_too():
     res = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial")
     run = as_run(res, "factorial", "maker-checker")
     assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None
+
+
+def first_request(chat) -> str:
+    """The first generator call a fake received, as the bytes that matter: messages and parameters,
+    with their JSON types (0 and 0.0 are different requests to a cache and a cassette)."""
+    call = next(c for c in chat.calls if c.role == "generator")
+    return json.dumps([call.messages, call.params], sort_keys=True)
+
+
+def test_a_first_draft_is_one_request_in_every_lesson_and_strategy():
+    from functools import partial
+
+    from reflect.model.sampling import sampling
+    from reflect.strategies import graph as rg
+    from reflect.strategies.maker_checker import maker_checker
+    from reflect.strategies.one_shot import one_shot
+
+    sent = {}
+    for name, run in {
+        "lesson 01": lambda chat: one_shot(partial(chat, **sampling("generator")), TASK),
+        "lesson 02": lambda chat: maker_checker(lambda m, role: chat(m, role=role, **sampling(role)), TASK.prompt(),
+                                                entry_point=TASK.entry_point, max_iterations=1),
+        "OneShot": lambda chat: OneShot().run(TASK, chat),
+        "MakerChecker": lambda chat: MakerChecker(max_iterations=1).run(TASK, chat),
+        "ScoredReflection": lambda chat: ScoredReflection(RuleCritic(), StopRule(threshold=1)).run(TASK, chat),
+        "graph": lambda chat: rg.build_graph(rg.GraphParts(chat, RuleCritic(), threshold=1, task=TASK)).invoke(
+            rg.start_state(TASK.prompt(), 1), rg.run_config(1)),
+    }.items():
+        chat = script(generator=[GOOD], reviewer=["APPROVED"])
+        run(chat)
+        sent[name] = first_request(chat)
+    assert len(set(sent.values())) == 1, sent
+    assert json.loads(sent["graph"])[1] == {"temperature": 0.0, "seed": 42, "max_tokens": 512}

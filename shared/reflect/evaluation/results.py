@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 from ..judging.hidden import Attempt
 from ..model.config import Settings, repo_root
@@ -67,20 +69,39 @@ def full_run() -> bool:
     return os.environ.get("COURSE_FULL", "").strip() == "1"
 
 
-def recorded_experiment(name: str, compute: Callable[[], dict], full: bool) -> tuple[dict, str]:
-    """A lesson's big experiment as (data, where it came from): the committed recording,
-    `results/<name>.json`, unless `full` is set or nothing is committed yet; then `compute()` runs
-    it, and the result is written to `results_dir()` (your own run goes to `build/results/`;
-    recording a lesson writes the committed file)."""
+def recording_meta(conn, command: str, concurrency: int = 1) -> dict[str, Any]:
+    """What a recording states about itself: model, engine, date, requests at a time, command."""
+    engine = {"local": "llama.cpp server (the course's local engine)", "openai": conn.base_url}.get(
+        conn.live_backend, conn.live_backend)
+    return {"model": conn.model, "engine": engine, "date": date.today().isoformat(),
+            "concurrency": concurrency, "command": command}
+
+
+def describe(meta: Mapping[str, Any]) -> str:
+    """A recording's provenance in one phrase (empty when it states none)."""
+    if not meta:
+        return ""
+    return (f"model {meta.get('model', '?')}, {meta.get('engine', 'engine not recorded')}, recorded "
+            f"{meta.get('date', '?')}, {meta.get('concurrency', 1)} request(s) at a time, by `{meta.get('command', '?')}`")
+
+
+def recorded_experiment(name: str, compute: Callable[[], dict], full: bool,
+                        meta: Mapping[str, Any] | None = None) -> tuple[dict, str]:
+    """A lesson's big experiment as (data, where it came from, with the recording's provenance):
+    the committed recording, `results/<name>.json`, unless `full` is set or nothing is committed
+    yet; then `compute()` runs it, and the result is written with `meta` to `results_dir()` (your
+    own run goes to `build/results/`; recording a lesson writes the committed file)."""
     recorded = recorded_dir() / f"{name}.json"
     if recorded.exists() and not full:
         try:
-            return json.loads(recorded.read_text())["data"], "the recording"
-        except (ValueError, KeyError) as err:
+            stored = json.loads(recorded.read_text())
+            data, said = stored["data"], describe(stored.get("meta") or {})
+        except (ValueError, KeyError, TypeError) as err:
             raise ValueError(f"{recorded} is not a results file this course wrote ({err}). "
-                             f"Re-record the lesson: make record NB={name.split('_')[0]}") from err
+                             f"Re-record the lesson: COURSE_FULL=1 make record NB={name.split('_')[0]}") from err
+        return data, f"the recording ({said})" if said else "the recording"
     data = compute()
     path = results_dir() / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"data": data}, indent=1, ensure_ascii=False) + "\n")
-    return data, "your run" if results_dir() != recorded_dir() else "the recording"
+    path.write_text(json.dumps({"meta": dict(meta or {}), "data": data}, indent=1, ensure_ascii=False) + "\n")
+    return data, "your run" if results_dir() != recorded_dir() else f"the recording ({describe(meta or {})})"

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..model.sampling import SAMPLING
 from ..records import Step, model_step, parse_python
 from ..tasks.task import Task
 
@@ -25,7 +26,7 @@ WRITE_TESTS_SYSTEM = (
     "the exact expected result. Cover the examples in the specification and one or two edge cases. Output only "
     "the asserts, in one Python code block."
 )
-TEST_WRITER_TEMPERATURE = 0.2
+TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
 TEST_WRITER_MAX_TOKENS = 300  # a few asserts; without a cap a small model can write until its context is full
 
 

@@ -77,7 +77,8 @@ class Ledger:
         about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
         cached = sum(r.cached for r in self.records)
         from_cache = f" ({cached} answered from the cache)" if cached else ""
-        return (f"{len(self.records)} model calls{from_cache}, {self.total_tokens:,} tokens, "
+        n = len(self.records)
+        return (f"{n} model call{'' if n == 1 else 's'}{from_cache}, {self.total_tokens:,} tokens, "
                 f"{secs:.0f} s of model time ({about})")
 
     def summary(self) -> list[dict]:

@@ -14,7 +14,6 @@ from .one_shot import one_shot
 from .scored import (
     GENERATOR_SYSTEM,
     REFINER_SYSTEM,
-    TEMPERATURES,
     critique_step,
     generate_step,
     refine_request,
@@ -24,6 +23,6 @@ from .scored import (
 
 __all__ = [
     "GENERATOR_PROMPT", "GENERATOR_SYSTEM", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
-    "REVIEWER_PROMPT", "ScoredReflection", "TEMPERATURES", "as_run", "critique_step", "generate_step", "keep_last",
+    "REVIEWER_PROMPT", "ScoredReflection", "as_run", "critique_step", "generate_step", "keep_last",
     "maker_checker", "one_shot", "refine_request", "refine_step", "scored_reflection",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from ..judging.controller import StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
 from ..judging.hidden import judge
+from ..model.sampling import SAMPLING, SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, model_step
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT, LoopResult, maker_checker
@@ -56,12 +57,13 @@ def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens
 
 @dataclass
 class OneShot:
-    """Lesson 01: one generator call, no critic, sampled as lesson 01 does (temperature 0, seed 42, 512 tokens)."""
+    """Lesson 01: one generator call, no critic, sampled as every first draft is (temperature 0,
+    seed 42, 512 tokens: `reflect.model.sampling`)."""
 
     system_prompt: str = GENERATOR_PROMPT
-    temperature: float = 0.0
-    seed: int | None = 42
-    max_tokens: int = 512
+    temperature: float = SAMPLING["generator"]["temperature"]
+    seed: int | None = SEED
+    max_tokens: int = SAMPLING["generator"]["max_tokens"]
     judge_hidden: bool = True  # fill Run.passed from the hidden tests
     name: str = "one-shot"
 
@@ -84,10 +86,10 @@ class MakerChecker:
 
     max_iterations: int = 4
     options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
-    temperature: float = 0.0
-    seed: int | None = 42
-    generator_max_tokens: int = 512
-    reviewer_max_tokens: int = 300
+    temperature: float = SAMPLING["generator"]["temperature"]  # the reviewer's too (SAMPLING["reviewer"])
+    seed: int | None = SEED
+    generator_max_tokens: int = SAMPLING["generator"]["max_tokens"]
+    reviewer_max_tokens: int = SAMPLING["reviewer"]["max_tokens"]
     judge_hidden: bool = True
     name: str = "maker-checker"
 
@@ -106,7 +108,8 @@ class ScoredReflection:
 
     critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
     rule: StopRule = field(default_factory=StopRule)
-    seed: int | None = 42
+    seed: int | None = SEED
+    sampling: dict = field(default_factory=lambda: {role: SAMPLING[role] for role in ("generator", "refiner")})
     judge_hidden: bool = True
     name: str = "scored"
 
@@ -114,7 +117,7 @@ class ScoredReflection:
         """Run the loop and return its Run."""
         critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
         return _execute(self, task, lambda: as_run(
-            scored_reflection(chat, task, critic, self.rule, seed=self.seed), task.id, self.name))
+            scored_reflection(chat, task, critic, self.rule, seed=self.seed, sampling=self.sampling), task.id, self.name))
 
 
 CRITIC_KINDS = ("llm", "examples", "self-tests")

@@ -40,6 +40,7 @@ from ..judging.self_tests import run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.extract import extract_code
 from ..model.llm import ModelError
+from ..model.sampling import SAMPLING
 from ..records import Run, Step, Stop, model_step
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
@@ -47,7 +48,6 @@ from .maker_checker import GENERATOR_PROMPT
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
 READS_REFLECTIONS = ("reflections", "last+reflections")  # modes whose prompt carries the reflections
-TEMPERATURES = {"generator": 0.6, "evaluator": 0.0, "reflector": 0.2}
 EVALUATOR_SYSTEM = (
     "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
     'object and nothing else: {"score": <0.0 to 1.0>, "verdict": "pass" or "fail", "specific_issues": [<strings>], '
@@ -229,7 +229,7 @@ class Reflexion:
     def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
         first, prompt = len(steps), attempt_prompt(task, self.memory_mode, reflections, last_code)
         messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": prompt}]
-        reply = chat(messages, role="generator", temperature=TEMPERATURES["generator"], seed=self.seed + attempt)
+        reply = chat(messages, role="generator", temperature=SAMPLING["sampler"]["temperature"], seed=self.seed + attempt)
         code = extract_code(reply.text, task.entry_point).code
         steps.append(model_step(len(steps), "generator", messages, reply, code=code))
         evidence, step = run_tests_step(len(steps), task, code, asserts)
@@ -243,7 +243,7 @@ class Reflexion:
 
     def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Judgement:
         ask = evaluator_messages(system, task, code, evidence.trace())
-        ev_reply = chat(ask, role="evaluator", temperature=TEMPERATURES["evaluator"], max_tokens=self.evaluator_max_tokens)
+        ev_reply = chat(ask, role="evaluator", temperature=SAMPLING["evaluator"]["temperature"], max_tokens=self.evaluator_max_tokens)
         judgement = parse_judgement(ev_reply.text)
         verdict = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
         steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
@@ -254,7 +254,7 @@ class Reflexion:
         ask = [{"role": "system", "content": REFLECTOR_SYSTEM},
                {"role": "user", "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
                                            f"{evidence.trace()}\n\nEvaluator's issues: {issues}"}]
-        reply = chat(ask, role="reflector", temperature=TEMPERATURES["reflector"], seed=self.seed,
+        reply = chat(ask, role="reflector", temperature=SAMPLING["reflector"]["temperature"], seed=self.seed,
                      max_tokens=self.reflector_max_tokens)
         steps.append(model_step(len(steps), "reflector", ask, reply))
         return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens

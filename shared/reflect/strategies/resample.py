@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..judging.self_tests import run_tests_step, statement_asserts, write_tests_step
 from ..model.extract import extract_code
 from ..model.llm import ModelError
+from ..model.sampling import SAMPLING
 from ..records import Run, Step, Stop, model_step
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
@@ -35,7 +36,7 @@ class Resample:
     """k independent samples; the evidence picks one (see the module docstring)."""
 
     k: int = 4
-    temperature: float = 0.6
+    temperature: float = SAMPLING["sampler"]["temperature"]
     select: str = "self-tests"
     stop_on_pass: bool = False
     seed: int = 42

@@ -1,6 +1,8 @@
 """The scored reflection loop: generator, critic, refiner, with a stop rule and best-so-far.
 
-Roles and temperatures: generator 0.3, critic 0 (in the critic), refiner 0.2. From the second
+Roles and sampling (`reflect.model.sampling`): the generator writes the course's one first
+draft (temperature 0, seed 42, 512 tokens: the request of lesson 01's one-shot), the critic judges
+at temperature 0, the refiner revises at 0.2. From the second
 iteration on, the refiner gets the task, the previous attempt and the critic's feedback, and
 is told to use the feedback rather than start over. The loop returns the best attempt, not
 the last; a regression stops early and reverts to the best.
@@ -8,12 +10,13 @@ the last; a regression stops early and reverts to the best.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..judging.controller import ScoredAttempt, StopRule, best_so_far
 from ..model.extract import extract_code
 from ..model.llm import ModelError
+from ..model.sampling import SAMPLING
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
 
@@ -22,7 +25,6 @@ REFINER_SYSTEM = (
     "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
     "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
 )
-TEMPERATURES = {"generator": 0.3, "refiner": 0.2}
 
 
 @dataclass
@@ -53,10 +55,12 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
 Drafted = tuple[str, int, dict]  # (code, tokens of the call, the call's record)
 
 
-def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42) -> Drafted:
-    """One generator or refiner call at the role's temperature; the code extracted from the reply."""
+def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42,
+               sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
+    """One generator or refiner call at the role's sampling (`sampling[role]`, plus the seed);
+    the code extracted from the reply."""
     extra = {} if seed is None else {"seed": seed}
-    reply = chat(messages, role=role, temperature=TEMPERATURES[role], **extra)
+    reply = chat(messages, role=role, **sampling[role], **extra)
     code = extract_code(reply.text, task.entry_point).code
     call = {"role": role, "request": messages[-1]["content"], "reply": reply.text,
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
@@ -64,17 +68,19 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
     return code, reply.prompt_tokens + reply.completion_tokens, call
 
 
-def generate_step(chat: Callable, task: Task, seed: int | None = 42) -> Drafted:
-    """The first draft: the generator's system prompt and the task (lessons 03 and 04 share it)."""
+def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
+    """The first draft: the generator's system prompt and the task, sampled as every lesson's
+    first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
     messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
-    return draft_call(chat, task, "generator", messages, seed)
+    return draft_call(chat, task, "generator", messages, seed, sampling)
 
 
-def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = 42) -> Drafted:
+def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = 42,
+                sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
     messages = [{"role": "system", "content": REFINER_SYSTEM},
                 {"role": "user", "content": refine_request(task, previous, feedback)}]
-    return draft_call(chat, task, "refiner", messages, seed)
+    return draft_call(chat, task, "refiner", messages, seed, sampling)
 
 
 def critique_step(critic, task: Task, code: str):
@@ -83,7 +89,7 @@ def critique_step(critic, task: Task, code: str):
 
 
 def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42,
-                      first_draft: str | None = None) -> ScoredResult:
+                      first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING) -> ScoredResult:
     """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
 
     `first_draft` starts from an existing draft (e.g. lesson 01's) instead of calling the
@@ -97,9 +103,9 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
             if first_draft is not None and not history:
                 code, used, call = first_draft, 0, {}
             elif not history:
-                code, used, call = generate_step(chat, task, seed)
+                code, used, call = generate_step(chat, task, seed, sampling)
             else:
-                code, used, call = refine_step(chat, task, history[-1].output, history[-1].feedback, seed)
+                code, used, call = refine_step(chat, task, history[-1].output, history[-1].feedback, seed, sampling)
             ev = critique_step(critic, task, code)
         except ModelError as err:
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored

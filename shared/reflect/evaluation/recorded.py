@@ -1,0 +1,126 @@
+"""A lesson experiment's model replies, committed, so the lesson recomputes its tables from them.
+
+Lessons 02 and 03b run an experiment over all 18 course tasks; live, that is most of the lesson's
+model time. `RecordedCalls` wraps the lesson's chat function: a request the committed recording
+holds (`results/<name>.calls.json`, same messages, role and parameters) is answered with the
+recorded reply, and any other request goes to the model. The lesson's own code then computes every
+table and plot from those replies, exactly as it would from live ones (the sandbox verdicts are
+recomputed each time), and a stated sample of tasks is re-run live beside it (`verdicts_as_recorded`).
+
+- `full=True` (`COURSE_FULL=1`): the recording is not read; every request goes to the model and
+  `save()` writes your run to `build/results/` (replay and record write the committed file).
+- A request the recording does not hold (your change to a prompt, say) goes to the model, and
+  `summary()` says how many did: the recording never answers a request it did not see.
+- The recording names the model, engine, date, concurrency and command that produced it
+  (`provenance()`); a recording of another model is still shown, labelled as such.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .results import describe, recorded_dir, recording_meta, results_dir
+
+__all__ = ["RecordedCalls", "RecordedReply", "recording_meta", "request_key", "verdicts_as_recorded"]
+
+
+@dataclass(frozen=True)
+class RecordedReply:
+    """A reply read from a recording: the fields a chat reply has, marked as recorded."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    role: str = ""
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    recorded: bool = True
+
+
+def request_key(messages: list[dict], role: str, params: Mapping[str, Any]) -> str:
+    """The identity of a request: its messages, role and every parameter, as canonical JSON."""
+    return json.dumps([messages, role, dict(params)], sort_keys=True, ensure_ascii=False, default=str)
+
+
+class RecordedCalls:
+    """A chat function answered from a committed recording where it can (see the module docstring)."""
+
+    def __init__(self, name: str, chat: Callable, full: bool, meta: Mapping[str, Any]):
+        self.name, self.chat, self.full = name, chat, full
+        self.recording = recorded_dir() / f"{name}.calls.json"
+        self.meta, self.calls = dict(meta), {}
+        if self.recording.exists() and not full:
+            self.meta, self.calls = self._load(self.recording)
+        self.answered = self.sent = 0
+        self._new: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _load(path: Path) -> tuple[dict, dict[str, dict]]:
+        try:
+            data = json.loads(path.read_text())
+            return data["meta"], {request_key(c["messages"], c["role"], c["params"]): c for c in data["calls"]}
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path} is not a recording this course wrote ({err}). Re-record the lesson "
+                             f"(make record NB={path.name.split('_')[0]} KEEP=1) or run it with COURSE_FULL=1.") from err
+
+    def __call__(self, messages: list[dict], role: str = "generator", **params):
+        key = request_key(messages, role, params)
+        with self._lock:
+            call = self.calls.get(key)
+            if call is not None:
+                self.answered += 1
+                self._new.setdefault(key, call)
+        if call is not None:
+            r = call["reply"]
+            return RecordedReply(r["text"], r["prompt_tokens"], r["completion_tokens"], role, r.get("latency_s", 0.0),
+                                 r.get("finish_reason"))
+        reply = self.chat(messages, role=role, **params)
+        entry = {"messages": messages, "role": role, "params": dict(params),
+                 "reply": {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
+                           "completion_tokens": reply.completion_tokens,
+                           "latency_s": round(getattr(reply, "latency_s", 0.0), 2),
+                           "finish_reason": getattr(reply, "finish_reason", None)}}
+        with self._lock:
+            self.sent += 1
+            self._new[key] = entry
+        return reply
+
+    @property
+    def source(self) -> str:
+        """Where the experiment's replies came from, as the lesson says it."""
+        if self.full or not self.recording.exists():
+            return "your run" if results_dir() != recorded_dir() else "the recording"
+        return "the recording"
+
+    def provenance(self) -> str:
+        """One line on the replies' origin: model, engine, date, requests at a time, recording command."""
+        return f"replies from {self.source}: {describe(self.meta) or 'no provenance recorded'}"
+
+    def summary(self) -> str:
+        """How many requests the recording answered and how many went to the model."""
+        told = f"{self.answered} request(s) answered from the recording, " if self.answered else ""
+        return f"{told}{self.sent} sent to the model"
+
+    def save(self) -> Path | None:
+        """Write the calls this run used, when any went to the model (your run, or a recording)."""
+        if not self.sent:
+            return None
+        path = results_dir() / f"{self.name}.calls.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        calls = [self._new[k] for k in sorted(self._new)]
+        path.write_text(json.dumps({"meta": self.meta, "calls": calls}, indent=1, ensure_ascii=False) + "\n")
+        return path
+
+
+def verdicts_as_recorded(recorded: Mapping[str, Any], live: Mapping[str, Any]) -> str:
+    """The live sample's verdicts beside the recording's, for the keys both have: "3 of 3 verdicts
+    as recorded", then one line per verdict that moved."""
+    keys = [k for k in live if k in recorded]
+    moved = [f"  {k}: recorded {recorded[k]}, this run {live[k]}" for k in keys if recorded[k] != live[k]]
+    return "\n".join([f"the live sample: {len(keys) - len(moved)} of {len(keys)} verdicts as recorded", *moved])
