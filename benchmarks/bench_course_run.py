@@ -32,7 +32,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_LINE = re.compile(r"^\[\d+/\d+\] (?P<name>\S+\.ipynb) on the \S+ model: (?P<status>ok|FAILED)(?: \((?P<secs>\d+) s\))?", re.M)
-LEDGER = re.compile(r"This run: (?P<calls>[\d,]+) model calls(?: \((?P<cached>\d+) answered from the cache\))?")
+LEDGER = re.compile(r"This run: (?P<calls>[\d,]+) model calls?(?: \((?P<cached>\d+) answered from the cache, "
+                    r"(?P<cached_tokens>[\d,]+) tokens\))?, (?P<tokens>[\d,]+) tokens")
 
 
 def sh(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str, float]:
@@ -48,7 +49,7 @@ def ledger(path: Path) -> dict:
         for out in cell.get("outputs", []):
             m = LEDGER.search(out.get("text", ""))
             if m:
-                return {"calls": int(m["calls"].replace(",", "")), "cached": int(m["cached"] or 0)}
+                return {g: int((m[g] or "0").replace(",", "")) for g in ("calls", "tokens", "cached", "cached_tokens")}
     return {}
 
 
@@ -92,15 +93,18 @@ def main() -> int:
         "full": os.environ.get("COURSE_FULL", "") == "1", "setup_s": round(setup_s), "run_s": round(run_s),
         "lessons": lessons, "total_s": sum(v["seconds"] or 0 for v in lessons.values()),
         "calls": sum(v.get("calls", 0) for v in lessons.values()),
+        "tokens": sum(v.get("tokens", 0) for v in lessons.values()),
         "cached": sum(v.get("cached", 0) for v in lessons.values()),
+        "cached_tokens": sum(v.get("cached_tokens", 0) for v in lessons.values()),
         "differing_cells": differ, "make_run_rc": rc, "compare_rc": crc,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     for name, v in lessons.items():
         print(f"{name:<28}{v['status']:<7}{v['seconds'] or 0:>6} s{v.get('calls', 0):>6} calls{v.get('cached', 0):>5} cached")
-    print(f"total {result['total_s']} s ({result['total_s'] / 60:.1f} min), {result['cached']} of {result['calls']} calls "
-          f"answered from the cache; {len(differ)} cells differ from the committed notebooks -> {out.relative_to(ROOT)}")
+    print(f"total {result['total_s']} s ({result['total_s'] / 60:.1f} min); the cache answered {result['cached']} of "
+          f"{result['calls']} calls ({result['cached_tokens']:,} of {result['tokens']:,} tokens); {len(differ)} cells "
+          f"differ from the committed notebooks -> {out.relative_to(ROOT)}")
     return 1 if rc or crc else 0
 
 

@@ -41,4 +41,4 @@ def test_model_time_sums_every_call_and_rounds_to_minutes():
 def test_a_call_answered_from_the_cache_spends_no_model_time_and_is_counted():
     ledger = Ledger([CallRecord("generator", 1000, 200, 200.0, "local", "m"),
                      CallRecord("generator", 1000, 200, 200.0, "local", "m", cached=True)])
-    assert ledger.model_time() == "2 model calls (1 answered from the cache), 2,400 tokens, 200 s of model time (about 3 min)"
+    assert ledger.model_time() == "2 model calls (1 answered from the cache, 1,200 tokens), 2,400 tokens, 200 s of model time (about 3 min)"

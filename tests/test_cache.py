@@ -39,7 +39,7 @@ def test_a_repeated_deterministic_request_is_answered_from_the_cache_and_counted
     assert len(fake.requests) == 1 and again.text == first.text == "def f(): return 1"
     assert (again.prompt_tokens, again.completion_tokens) == (first.prompt_tokens, first.completion_tokens)
     assert [r.cached for r in conn.ledger.records] == [False, True] and cache.hits == 1
-    assert "2 model calls (1 answered from the cache)" in conn.ledger.model_time()
+    assert "2 model calls (1 answered from the cache, 6 tokens)" in conn.ledger.model_time()
 
 
 @pytest.mark.parametrize("changed", [

@@ -31,7 +31,7 @@ def test_timing_and_the_banner_are_ignored_and_a_changed_reply_is_reported(tmp_p
                          "def f():\n    return 1\n")
     same = notebook(tmp_path / "b.ipynb", "[reflect] backend=local · live\n"
                     "generator        1       47       20       67        1.4    0.0000\nreading: 72 prompt tokens per second\n",
-                    "This run: 10 model calls (3 answered from the cache), 2,979 tokens, 51 s of model time (under a minute)\n",
+                    "This run: 10 model calls (3 answered from the cache, 912 tokens), 2,979 tokens, 51 s of model time (under a minute)\n",
                     "def f():\n    return 1\n")
     assert compare_runs.compare(same, committed) == []
     changed = notebook(tmp_path / "c.ipynb", "[reflect] backend=local · live\n"

@@ -87,3 +87,16 @@ def test_the_live_sample_is_printed_beside_the_recorded_verdicts():
     assert rec.verdicts_as_recorded(then, now) == (
         "the live sample: 1 of 2 verdicts as recorded\n"
         "  ('own', 'a'): recorded approved, tests pass, this run max_iterations, tests fail")
+
+
+def test_a_run_that_sent_new_requests_saves_every_reply_it_used_under_its_own_provenance(dirs):
+    committed, mine = dirs
+    record_one(committed)
+    model = ScriptedChat({"generator": ["the model's reply"]})
+    today = {**META, "date": "2026-12-01", "command": "make record NB=02"}
+    calls = rec.RecordedCalls("02_x", model, full=False, meta=today)
+    calls(ASK, role="generator", temperature=0, seed=42)  # answered from the recording
+    calls(ASK, role="generator", temperature=0, seed=7)  # new: sent to the model
+    saved = json.loads(calls.save().read_text())
+    assert saved["meta"] == today
+    assert sorted(c["reply"]["text"] for c in saved["calls"]) == ["recorded reply", "the model's reply"]

@@ -54,6 +54,7 @@ class RecordedCalls:
         self.name, self.chat, self.full = name, chat, full
         self.recording = recorded_dir() / f"{name}.calls.json"
         self.meta, self.calls = dict(meta), {}
+        self._this_run = dict(meta)  # what a save states: this run made the replies it writes
         if self.recording.exists() and not full:
             self.meta, self.calls = self._load(self.recording)
         self.answered = self.sent = 0
@@ -114,7 +115,7 @@ class RecordedCalls:
         path = results_dir() / f"{self.name}.calls.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         calls = [self._new[k] for k in sorted(self._new)]
-        path.write_text(json.dumps({"meta": self.meta, "calls": calls}, indent=1, ensure_ascii=False) + "\n")
+        path.write_text(json.dumps({"meta": self._this_run, "calls": calls}, indent=1, ensure_ascii=False) + "\n")
         return path
 
 

@@ -75,8 +75,9 @@ class Ledger:
         cost live; a lesson's "time to run" quotes it."""
         secs = sum(r.latency_s for r in self.records if not r.cached)
         about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
-        cached = sum(r.cached for r in self.records)
-        from_cache = f" ({cached} answered from the cache)" if cached else ""
+        hits = [r for r in self.records if r.cached]
+        from_cache = f" ({len(hits)} answered from the cache, {sum(r.prompt_tokens + r.completion_tokens for r in hits):,} tokens)" \
+            if hits else ""
         n = len(self.records)
         return (f"{n} model call{'' if n == 1 else 's'}{from_cache}, {self.total_tokens:,} tokens, "
                 f"{secs:.0f} s of model time ({about})")
