@@ -153,3 +153,14 @@ def test_a_first_draft_is_one_request_in_every_lesson_and_strategy():
         sent[name] = first_request(chat)
     assert len(set(sent.values())) == 1, sent
     assert json.loads(sent["graph"])[1] == {"temperature": 0.0, "seed": 42, "max_tokens": 512}
+
+
+def test_each_role_sends_the_sampling_of_the_one_table():
+    from reflect.model.sampling import SAMPLING
+
+    critic_chat = script(critic=[CRIT % 9])
+    LLMCritic(critic_chat, structured=False).evaluate(TASK, CORRECT["factorial"])
+    assert json.dumps(critic_chat.calls[0].params) == json.dumps(SAMPLING["critic"]) == '{"temperature": 0}'
+    mc = script(generator=[GOOD], reviewer=["APPROVED"])
+    MakerChecker(max_iterations=1).run(TASK, mc)
+    assert mc.calls[1].params == {**SAMPLING["reviewer"], "seed": 42}

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.llm import response_format_for
+from ..model.sampling import SAMPLING
 from ..records import parse_python
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
@@ -150,7 +151,7 @@ class LLMCritic:
     def evaluate(self, task: Task | str, code: str) -> Evaluation:
         """Judge `code` for `task`; with a string `task`, judge the answer `code` to that question."""
         messages = self.messages(task, code)
-        params = {"temperature": 0}
+        params = dict(SAMPLING["critic"])  # temperature 0
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
         if self.structured:

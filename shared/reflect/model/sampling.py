@@ -15,6 +15,9 @@ Three roles sample on purpose, and the lessons that use them say why:
   differ, and at temperature 0 every attempt would be the same draft. Each attempt gets its own
   seed (42, 43, ...), so a run is still reproducible on llama.cpp.
 
+The critic's 0 is written as the integer its recorded requests carry: 0 and 0.0 are the same
+setting, but different request bytes to the cache and the cassettes.
+
 Token caps that belong to a strategy (Reflexion's evaluator 400 and reflector 300, the test
 writer's 300) are set where those calls are made.
 """
@@ -25,7 +28,7 @@ SEED = 42
 SAMPLING: dict[str, dict] = {
     "generator": {"temperature": 0.0, "max_tokens": 512},  # the first draft, the same request in lessons 01-06
     "reviewer": {"temperature": 0.0, "max_tokens": 300},  # lesson 02's APPROVED reviewer
-    "critic": {"temperature": 0.0},  # a judge is a function of its input (its token cap is the critic's own)
+    "critic": {"temperature": 0},  # a judge is a function of its input (its token cap is the critic's own)
     "evaluator": {"temperature": 0.0},  # Reflexion's judge
     "refiner": {"temperature": 0.2, "max_tokens": 512},  # a revision of a draft it is shown
     "reflector": {"temperature": 0.2},  # Reflexion's lesson from a failure
