@@ -285,3 +285,17 @@ def test_a_server_in_use_does_not_stop_for_idleness(gguf, monkeypatch):
     while server.pid_alive(s.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not server.pid_alive(s.pid), "once unused, it stops"
+
+
+def test_a_server_caught_mid_exec_is_still_recognised_as_ours(gguf, monkeypatch):
+    real, calls = server.process_identity, []
+
+    def early_then_real(pid):  # the first look, right after the start, sees no command line yet
+        calls.append(pid)
+        ident = real(pid)
+        return ident.split(" ", 1)[0] + " " if len(calls) == 1 and ident else ident
+
+    monkeypatch.setattr(server, "process_identity", early_then_real)
+    s1 = server.ensure_server()
+    assert server.is_ours(s1), "the recorded identity is the one the server has once it answers"
+    assert server.ensure_server().pid == s1.pid

@@ -31,7 +31,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -273,7 +273,9 @@ def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...]
         if health(state, timeout=1.0):
             problem = first_request(state)
             if problem is None:
-                return state
+                # its identity once it answers: read right after the start, the command line can
+                # still be empty (mid-exec), and a later check would take the server for another process
+                return replace(state, identity=process_identity(proc.pid) or identity)
             stop_pid(proc.pid)
             raise EngineFailed(f"The {engine} engine started but failed its first request ({problem}). "
                                f"Last log lines ({log}):\n{_log_tail(str(log))}")
