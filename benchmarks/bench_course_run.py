@@ -2,7 +2,7 @@
 
     python benchmarks/bench_course_run.py                 # all lessons; writes benchmarks/results/course_run.json
     python benchmarks/bench_course_run.py --only 06       # one lesson (written to course_run_06.json)
-    COURSE_FULL=1 python benchmarks/bench_course_run.py --only 06 --out benchmarks/results/course_run_full_06.json
+    COURSE_FULL=1 python benchmarks/bench_course_run.py --only 06 --out benchmarks/results/course_run_full_06.json --keep build/full_06
 
 Steps, each timed: clone this repository's HEAD into a temporary folder; `make install` and
 `make model` there (set-up, not counted in the lessons' times); empty the live request cache,
@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=None, help="one lesson, as for make run NB=..")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--keep", type=Path, default=None, help="copy the executed lessons into this folder")
     args = ap.parse_args()
     out = args.out or ROOT / "benchmarks" / "results" / f"course_run{'_' + args.only if args.only else ''}.json"
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -85,6 +87,10 @@ def main() -> int:
             executed = clone / "build" / "run" / m["name"]
             lessons[name] = {"status": m["status"], "seconds": int(m["secs"]) if m["secs"] else None,
                              **(ledger(executed) if executed.exists() else {})}
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for executed in (clone / "build" / "run").glob("*.ipynb"):
+                shutil.copy2(executed, args.keep / executed.name)
         crc, compared, _ = sh([str(clone / ".venv" / "bin" / "python"), "tools/compare_runs.py",
                                *(["--only", args.only] if args.only else [])], clone)
     differ = [line for line in compared.splitlines() if " code cell " in line]
