@@ -42,13 +42,17 @@ TIME_TO_RUN = "**Time to run:**"
 
 
 def measured_text(path: Path) -> str:
-    """A lesson's live time as the whole-course benchmark measured it ("323 s", "5 min", "5.4 min"),
+    """A lesson's live time as the whole-course benchmark measured it ("323 s", "5 min", "5.4 min", and
+    "12 of 38" calls the request cache answered),
     the only source a "Time to run" line may take a live figure from besides the lesson's outputs."""
     if not MEASURED.exists():
         return ""
     lesson = json.loads(MEASURED.read_text())["lessons"].get(path.stem, {})
     secs = lesson.get("seconds")
-    return "" if secs is None else f"{secs} s {round(secs / 60)} min {secs / 60:.1f} min"
+    if secs is None:
+        return ""
+    cached = f" {lesson['cached']} of {lesson['calls']}" if lesson.get("cached") else ""
+    return f"{secs} s {round(secs / 60)} min {secs / 60:.1f} min{cached}"
 
 
 def output_text(path: Path) -> str:
@@ -136,17 +140,17 @@ def test_a_time_to_run_may_quote_the_whole_course_benchmark_and_nothing_else(tmp
     import tests.test_lesson_claims as claims
 
     bench = tmp_path / "course_run.json"
-    bench.write_text(json.dumps({"lessons": {LESSONS[1].stem: {"seconds": 323}}}))
+    bench.write_text(json.dumps({"lessons": {LESSONS[1].stem: {"seconds": 323, "calls": 38, "cached": 12}}}))
     monkeypatch.setattr(claims, "MEASURED", bench)
     nb = json.loads(LESSONS[1].read_text())
     nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": [
-        "**Time to run:** about 5 min live (323 s measured, 5.4 min).\n", "It took 323 s.\n",
-        "**Time to run:** 7 min live.\n"]})
+        "**Time to run:** about 5 min live (323 s measured, 5.4 min; 12 of its 38 calls from the cache).\n",
+        "It took 323 s.\n", "**Time to run:** 7 min live; 13 of its 38 calls from the cache.\n"]})
     planted = tmp_path / LESSONS[1].name
     planted.write_text(json.dumps(nb))
     last = len(nb["cells"]) - 1
     flagged = [b for b in unsupported(planted) if b.startswith(f"cell {last}:")]
-    assert flagged == [f"cell {last}: '323 s'", f"cell {last}: '7 min'"]  # the measured figure counts on its own line only
+    assert flagged == [f"cell {last}: '323 s'", f"cell {last}: '7 min'", f"cell {last}: '13 of its 38'"]  # the measured figure counts on its own line only
 
 
 def test_figures_are_found_in_their_usual_spellings():
