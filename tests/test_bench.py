@@ -67,7 +67,7 @@ def test_a_changed_strategy_is_run_again_and_names_must_be_unique(tmp_path):
     changed = Fake("a", setting=2)
     runs = run_bench([changed], TASKS, chat=None, path=out, progress=False)
     assert changed.ran == [t.id for t in TASKS] and {r.final_code for r in runs} == {"# a 2"}
-    assert json.loads(out.read_text().splitlines()[0])["config"] == repr(Fake("a", setting=1))
+    assert json.loads(out.read_text().splitlines()[0])["config"] == {"type": "Fake", "name": "a", "setting": 1}
     with pytest.raises(ValueError, match="unique"):
         run_bench([Fake("a"), Fake("a", setting=3)], TASKS, chat=None, path=out, progress=False)
 

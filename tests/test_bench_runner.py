@@ -20,7 +20,7 @@ from reflect.judging.hidden import hidden_fingerprints, hidden_lines_in_prompts
 from reflect.judging.self_tests import statement_asserts
 from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
-from reflect.records import Run, Step, Stop
+from reflect.records import Run, Step, Stop, Verdict
 from reflect.strategies.objects import OneShot, ScoredReflection
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import Task, get_task
@@ -146,8 +146,12 @@ def _gen(i: int, tokens: int = 100) -> Step:
     return Step(i, "generator", "model", "", "", tokens // 2, tokens // 2, code=f"# {i}")
 
 
+def _ev(score: float, says: str = "fail") -> Verdict:
+    return Verdict(f"{says}, score {score:g}", says == "pass", score)
+
+
 def _tests(i: int, passed: int, of: int = 3) -> Step:
-    return Step(i, "tests", "check", verdict=f"{passed}/{of} passed")
+    return Step(i, "tests", "check", verdict=Verdict(f"{passed}/{of} passed", passed == of > 0, passed=passed, total=of))
 
 
 def test_the_fingerprints_are_the_hidden_asserts_and_calls_not_what_the_prompt_shows():
@@ -170,7 +174,7 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
     cut = _row("resample", [writer, _gen(1), _tests(2, 1)], {"1": True}, True)  # a run a timeout cut to one sample
     assert report.pass_at_k_tasks([*rows, cut], "resample", (1, 3)) == {1: 3, 3: 2}
     one = _row("one-shot", [_gen(0, 100)], {"0": False}, False)
-    loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 75, 75, verdict="fail, score 0.2")], {}, False)
+    loop = _row("loop", [_gen(0, 100), Step(1, "evaluator", "model", "", "", 75, 75, verdict=_ev(0.2))], {}, False)
     budget = {e["strategy"]: e for e in report.equal_budget([*rows, one, loop], "resample")}
     assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (2, 1.0)  # 250 tokens: exactly j = 2
 
@@ -202,10 +206,10 @@ def test_paired_all_tests_every_pair_of_strategies_lowest_p_first():
 
 
 def test_made_worse_pass_by_iteration_and_the_judges_confusion():
-    worse = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.1"),
-                          Step(2, "refiner", "model", code="# 2"), Step(3, "evaluator", "model", verdict="pass, score 1")],
+    worse = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict=_ev(0.1)),
+                          Step(2, "refiner", "model", code="# 2"), Step(3, "evaluator", "model", verdict=_ev(1, "pass"))],
                  {"0": True, "2": False}, False)
-    fixed = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict="fail, score 0.3")], {"0": False}, True)
+    fixed = _row("loop", [_gen(0), Step(1, "evaluator", "model", verdict=_ev(0.3))], {"0": False}, True)
     never = _row("loop", [_gen(0), Step(1, "refiner", "model", code="# 1")], {"0": False, "1": False}, False)
     assert report.made_worse(worse) and not report.made_worse(fixed) and not report.made_worse(never)
     s = report.summary([worse, fixed], baseline="loop")[0]
@@ -214,11 +218,11 @@ def test_made_worse_pass_by_iteration_and_the_judges_confusion():
     assert report.pass_by_iteration([worse, fixed], "loop", 2) == [0.5, 0.5]
     assert report.confusion([worse, fixed])[("loop", "evaluator")] == {
         "accepted_right": 0, "accepted_wrong": 1, "rejected_right": 1, "rejected_wrong": 1}
-    scored = _row("s", [_gen(0), Step(1, "critic", "model", verdict="score 9")], {"0": False}, False,
-                  config="ScoredReflection(rule=StopRule(threshold=10, max_iterations=3))")
-    assert report.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1  # 9 is below its threshold of 10
+    scored = _row("s", [_gen(0), Step(1, "critic", "model", verdict=Verdict("score 9", False, 9))], {"0": False}, False)
+    assert report.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1  # the step's own decision counts
     no_asserts = _row("r", [_gen(0), _tests(1, 0, of=0)], {"0": True}, True)  # no evidence accepts nothing
-    unusable = _row("e", [_gen(0), Step(1, "critic", "check", verdict="unusable")], {"0": True}, True)
+    unusable = _row("e", [_gen(0), Step(1, "critic", "check", verdict=Verdict("unusable", None, reason="no evidence"))],
+                    {"0": True}, True)
     assert report.confusion([unusable]) == {}  # a critic without evidence judged nothing: not a rejection
     assert report.confusion([no_asserts])[("r", "tests")]["rejected_right"] == 1
 
@@ -289,12 +293,12 @@ def test_the_one_time_converter_relabels_and_replays_an_old_row():
     spec.loader.exec_module(mig)
     rows = [j.loads(line) for line in (Path(__file__).resolve().parents[1] / "results" / "06_course.jsonl").read_text().splitlines()]
     marked = next(r for r in rows if r["strategy"] == "reflexion" and r["run"]["stop"] == "max_iterations"
-                  and any((s["verdict"] or "").startswith("same code") for s in r["run"]["steps"]))
+                  and any((s["note"] or "").startswith("same code") for s in r["run"]["steps"]))
     old = j.loads(j.dumps(marked))
     old["run"]["stop"] = "budget"
     for s in old["run"]["steps"]:
-        if (s["verdict"] or "").startswith("same code"):
-            s["verdict"] = None
+        if (s["note"] or "").startswith("same code"):
+            s["note"] = None
     assert j.loads(j.dumps(mig.migrate(old))) == marked  # replayed through today's Reflexion: the marks come back
     one = next(r for r in rows if r["strategy"] == "one-shot")
     assert mig.migrate({**one, "run": {**one["run"], "stop": "budget"}})["run"]["stop"] == "single_draft"

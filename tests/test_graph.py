@@ -377,3 +377,22 @@ def test_a_reused_thread_accumulates_its_lists_but_the_output_reads_only_this_ru
 def test_fresh_threads_never_repeat():
     ids = [fresh_thread("factorial") for _ in range(3)]
     assert len(set(ids)) == 3 and all(i.startswith("factorial-") for i in ids)
+
+
+def test_the_graphs_critic_is_a_judge_in_the_benchmarks_confusion_table(tmp_path):
+    """Its verdicts are typed like every critic's: they were once text ("needs_revision (score 4)") that
+    the report's patterns did not match, and the graph's critic dropped out of the judges' table."""
+    from reflect.evaluation import report
+    from reflect.evaluation.bench import current_rows, run_bench
+    from reflect.strategies.graph import ReflectionGraph
+
+    rows = []
+    for n, scores in enumerate(((4, 9), (None,))):
+        strategy = ReflectionGraph(critic_for=lambda chat, s=scores: Scores(*s), max_iterations=3, name="graph")
+        run_bench([strategy], [TASK], chat_for(1), tmp_path / f"{n}.jsonl", progress=False)
+        rows += current_rows(tmp_path / f"{n}.jsonl")
+    critics = [s.verdict for row in rows for s in report.run_of(row).steps if s.role == "critic"]
+    assert [(v.label, v.accepted, v.score) for v in critics] == [
+        ("needs_revision (score 4)", False, 4), ("accepted (score 9)", True, 9), ("invalid", None, None)]
+    assert report.confusion(rows)[("graph", "critic")] == {  # every draft returns a number, none the right n!
+        "accepted_right": 0, "accepted_wrong": 1, "rejected_right": 0, "rejected_wrong": 1}  # the invalid one judged nothing

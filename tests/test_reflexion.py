@@ -161,8 +161,9 @@ def test_the_attempt_cap_and_the_token_budget_are_different_stops():
 def test_a_retry_that_repeats_earlier_code_is_marked_and_the_loop_goes_on():
     chat = chat_for([wrong(1), wrong(2), wrong(1), RIGHT], [verdict(0.3)] * 3 + [verdict(1.0, "pass")])
     run = agent(max_attempts=4, patience=9).run(FACT, chat)
-    marks = [s.verdict for s in run.steps if s.role == "generator"]
+    marks = [s.note for s in run.steps if s.role == "generator"]
     assert marks == [None, None, "same code as attempt 1", None] and run.stop.value == "accepted"
+    assert all(s.verdict is None for s in run.steps if s.role == "generator")  # a note, not a judgement
 
 
 def test_memory_records_whether_each_attempt_passed_and_recalls_only_reflections(tmp_path):
@@ -215,7 +216,12 @@ def test_the_voting_agent_asks_every_voter_and_accepts_on_the_vote():
     run = VotingReflexion(tests_for=lambda chat, task: ASSERTS).run(FACT, chat)
     systems = [c.messages[0]["content"] for c in chat.calls if c.role == "evaluator"]
     assert systems == list(VOTER_SYSTEMS) and len(set(systems)) == 3
-    assert run.stop.value == "accepted" and "vote: pass, mean 0.63, spread 0.7" in run.steps[-1].verdict
+    decided = run.steps[-1].verdict
+    assert run.stop.value == "accepted" and "vote: pass, mean 0.63, spread 0.7" in decided.label and decided.accepted
+    outvoted = VotingReflexion(tests_for=lambda chat, task: ASSERTS, max_attempts=1).run(
+        FACT, chat_for([RIGHT], [verdict(0.2), verdict(0.1), verdict(0.8, "pass")]))
+    last = outvoted.steps[-1].verdict  # the last voter said pass; the vote, fail, decides
+    assert last.label.startswith("pass, score 0.8; vote: fail") and last.accepted is False and last.score == pytest.approx(1.1 / 3)
     assert vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).spread is None  # one usable vote: no spread
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from reflect.judging.self_tests import (
     accuracy_on,
     parse_asserts,
-    parse_tests_verdict,
     run_self_tests,
     run_tests_step,
     write_tests,
 )
 from reflect.model.fakes import ScriptedChat
+from reflect.records import Verdict
 from reflect.tasks.task import _humaneval_problems, get_task
 
 FACT = get_task("factorial")
@@ -55,12 +55,14 @@ def test_a_draft_is_run_on_each_assert_and_the_trace_quotes_the_actual_output():
 def test_a_tests_step_records_the_count_and_an_empty_draft_fails_in_one_line():
     asserts = ["assert calculate_factorial(0) == 1", "assert calculate_factorial(3) == 7"]
     res, step = run_tests_step(4, FACT, GOOD, asserts)
-    assert (step.index, step.role, step.kind, step.verdict) == (4, "tests", "check", "1/2 passed")
-    assert step.request == "\n".join(asserts) and step.reply == res.trace() and parse_tests_verdict(step.verdict) == (1, 2)
+    assert (step.index, step.role, step.kind, step.verdict) == (4, "tests", "check", Verdict("1/2 passed", False, passed=1, total=2))
+    assert step.request == "\n".join(asserts) and step.reply == res.trace() and step.line().startswith(" 4 tests")
+    assert "[1/2 passed]" in step.line()
     empty, step = run_tests_step(0, FACT, "  \n", asserts)  # nothing to run: counted against every assert
-    assert step.verdict == "0/2 passed" and empty.failed == [("(no code)", "no code")]
+    assert step.verdict == Verdict("0/2 passed", False, passed=0, total=2) and empty.failed == [("(no code)", "no code")]
     assert step.reply == "Tests passed: none\n\nTests failed:\n(no code) # output: no code"  # what the evaluator reads
-    assert parse_tests_verdict("pass, score 1") is None and parse_tests_verdict(None) is None
+    assert run_tests_step(0, FACT, GOOD, asserts[:1])[1].verdict.accepted  # every assert passed
+    assert run_tests_step(0, FACT, GOOD, [])[1].verdict == Verdict("0/0 passed", False, passed=0, total=0)  # no evidence
 
 
 def test_a_raising_draft_is_reported_with_its_error():

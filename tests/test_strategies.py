@@ -8,7 +8,7 @@ from reflect.judging.controller import StopRule
 from reflect.judging.critics import LLMCritic, RuleCritic
 from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
-from reflect.records import Critic, Run, Stop, Strategy
+from reflect.records import Critic, Run, Stop, Strategy, Verdict
 from reflect.strategies.objects import (
     MakerChecker,
     OneShot,
@@ -77,11 +77,11 @@ def test_roles_and_verdicts_are_kept_in_order():
     critic_chat = script(critic=[CRIT % 4, CRIT % 9])
     (_, _), (mc, mc_chat), (sc, sc_chat) = strategies(critic_chat)
     mc_run = mc.run(TASK, mc_chat)
-    assert [(s.role, s.verdict) for s in mc_run.steps] == [
-        ("generator", None), ("reviewer", "not approved"), ("generator", None), ("reviewer", "approved")]
+    assert [(s.role, s.verdict) for s in mc_run.steps] == [("generator", None), ("reviewer", Verdict("not approved", False)),
+                                                          ("generator", None), ("reviewer", Verdict("approved", True))]
     sc_run = sc.run(TASK, sc_chat)
     assert [(s.role, s.verdict) for s in sc_run.steps] == [
-        ("generator", None), ("critic", "score 4"), ("refiner", None), ("critic", "score 9")]
+        ("generator", None), ("critic", Verdict("score 4", False, 4)), ("refiner", None), ("critic", Verdict("score 9", True, 9))]
     assert sc_run.tokens_by_role == {"generator": 18, "critic": 36, "refiner": 18}
     assert sc_run.chosen == "the best score, 9, at iteration 2"
 
@@ -107,7 +107,18 @@ def test_provider_errors_and_unusable_critics_have_their_own_stop():
     junk = script(critic=["no json"] * 6)
     run = ScoredReflection(LLMCritic(junk), StopRule(max_iterations=3)).run(
         TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return"), GOOD]))
-    assert run.stop is Stop.INVALID_CRITIC and run.steps[1].verdict == "unusable (2 calls)"
+    unusable = run.steps[1].verdict
+    assert run.stop is Stop.INVALID_CRITIC and (unusable.label, unusable.accepted, unusable.score) == ("unusable (2 calls)", None, None)
+    assert "no JSON object" in unusable.reason
+
+
+def test_a_critics_score_is_accepted_at_its_own_stop_rules_threshold():
+    critic_chat = script(critic=[CRIT % 9, CRIT % 9, CRIT % 9])
+    strict = ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=10, max_iterations=2))
+    run = strict.run(TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return")]))
+    assert [s.verdict.accepted for s in run.steps if s.role == "critic"] == [False, False]  # 9 is below 10
+    lenient = ScoredReflection(LLMCritic(script(critic=[CRIT % 9])), StopRule(threshold=9)).run(TASK, script(generator=[BAD]))
+    assert [s.verdict.accepted for s in lenient.steps if s.role == "critic"] == [True] and lenient.stop is Stop.ACCEPTED
 
 
 def test_critics_satisfy_the_protocol():

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from reflect.evaluation.bench import judge_drafts
@@ -50,8 +50,13 @@ class RecordedChat:
         return FakeReply(step["reply"], step["prompt_tokens"], step["completion_tokens"], role)
 
 
-def reflexion_from(config: str) -> Reflexion:
-    """The Reflexion a row's configuration (its repr) describes."""
+def reflexion_from(config: str | dict) -> Reflexion:
+    """The Reflexion a row's configuration (its repr, or since tools/configs_from_repr.py its config()) describes."""
+    if isinstance(config, dict):
+        settings = {f.name: config[f.name] for f in fields(Reflexion) if f.name in config}
+        if config.get("strategy") != "Reflexion" or settings.get("store") is not None:
+            raise ValueError(f"not a replayable Reflexion configuration: {str(config)[:80]}")
+        return Reflexion(**settings)
     agent = eval(config, {"Reflexion": Reflexion, "MemoryStore": None})  # noqa: S307 - the course's own committed files
     if not isinstance(agent, Reflexion) or agent.store is not None:
         raise ValueError(f"not a replayable Reflexion configuration: {config[:80]}")

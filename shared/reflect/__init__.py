@@ -2,7 +2,7 @@
 
 Folders are layers; a lower one never imports a higher one (tests/test_layers.py checks it):
 
-  records      Step, Run, Stop: the one record every strategy returns; Critic, Strategy
+  records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
   model/       settings, connect() and chat with accounting, replay cassettes, the local server
   sandbox/     run model-written code in a separate process; the verdict is decided outside it
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks
@@ -22,11 +22,11 @@ _EXPORTS = {
     "ConfigError": "model.config", "Settings": "model.config",
     "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "model.llm",
     "response_format_for": "model.llm", "Ledger": "model.accounting", "ReplayMiss": "model.replay",
-    "Run": "records", "Step": "records", "Stop": "records",
+    "Run": "records", "Step": "records", "Stop": "records", "Verdict": "records",
 }
 __all__ = [
     "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Run", "Settings", "Step", "Stop",
-    "connect", "response_format_for",
+    "Verdict", "connect", "response_format_for",
 ]
 
 
@@ -44,4 +44,4 @@ if TYPE_CHECKING:  # for editors and type checkers; never run
     from .model.config import ConfigError, Settings
     from .model.llm import Connection, ModelError, Reply, connect, response_format_for
     from .model.replay import ReplayMiss
-    from .records import Run, Step, Stop
+    from .records import Run, Step, Stop, Verdict

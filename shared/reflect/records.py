@@ -59,6 +59,26 @@ class Stop(StrEnum):
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What a judging step decided about the draft before it, as fields, not text to parse.
+
+    `accepted` is the judge's own decision: the reviewer's APPROVED, a score at the stop rule's
+    threshold, every one of the agent's asserts passing, an evaluator's "pass". None means the
+    judge decided nothing usable (an unparseable critique, a critic with no evidence for the task).
+    `label` is how the step prints it ("approved", "score 7", "3/5 passed", "pass, score 0.8")."""
+
+    label: str
+    accepted: bool | None = None
+    score: float | None = None  # the critic's or evaluator's score, when it gave one
+    passed: int | None = None  # asserts passed, for a judge that runs tests
+    total: int | None = None  # asserts run
+    reason: str = ""  # why the verdict is unusable, when it is
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
 class Step:
     """One model call (kind "model") or one check (kind "check") inside a run, in order."""
 
@@ -70,16 +90,29 @@ class Step:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    verdict: str | None = None  # what this step decided: "approved", "score 7", "5/7 passed", ...
+    verdict: Verdict | None = None  # what this step decided about the draft before it, if it judged one
     code: str | None = None  # the draft this step produced, if it produced one
+    note: str | None = None  # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
 
     def line(self, width: int = 70) -> str:
-        """One printable line: index, role, tokens, verdict and the start of the reply."""
+        """One printable line: index, role, tokens, verdict (or note) and the start of the reply."""
         tokens = f"{self.prompt_tokens}+{self.completion_tokens} tok" if self.kind == "model" else "check"
         text = " ".join(self.reply.split())
         text = text if len(text) <= width else text[: width - 3] + "..."
-        verdict = f" [{self.verdict}]" if self.verdict else ""
+        said = self.verdict.label if self.verdict else self.note
+        verdict = f" [{said}]" if said else ""
         return f"{self.index:>2} {self.role:<9} {tokens:>13}{verdict} {text}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Step:
+        """The inverse of `asdict`. A verdict written before verdicts were typed (a bare string) is
+        read as a label with no fields: `tools/type_verdicts.py` types the files that hold one."""
+        verdict = data.get("verdict")
+        if isinstance(verdict, dict):
+            verdict = Verdict(**verdict)
+        elif isinstance(verdict, str):
+            verdict = Verdict(verdict)
+        return cls(**{**data, "verdict": verdict})
 
 
 @dataclass(frozen=True)
@@ -138,7 +171,7 @@ class Run:
         """The inverse of to_dict."""
         data = dict(data)
         data["stop"] = Stop(data["stop"])
-        data["steps"] = tuple(Step(**s) for s in data.get("steps", ()))
+        data["steps"] = tuple(Step.from_dict(s) for s in data.get("steps", ()))
         return cls(**data)
 
 
@@ -174,8 +207,8 @@ class Strategy(Protocol):
 
 
 def model_step(index: int, role: str, messages: list[dict], reply: Any, code: str | None = None,
-               verdict: str | None = None) -> Step:
+               verdict: Verdict | None = None, note: str | None = None) -> Step:
     """A Step for one model call from the messages sent and the reply received."""
     last = str(messages[-1].get("content", "")) if messages else ""
     return Step(index, role, "model", last, getattr(reply, "text", "") or "", getattr(reply, "prompt_tokens", 0),
-                getattr(reply, "completion_tokens", 0), getattr(reply, "latency_s", 0.0), verdict, code)
+                getattr(reply, "completion_tokens", 0), getattr(reply, "latency_s", 0.0), verdict, code, note)

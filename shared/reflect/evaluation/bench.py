@@ -32,14 +32,17 @@ from typing import Any
 from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
 from ..records import Run, Strategy
+from ..strategies.base import plain
 from ..tasks.task import Task, get_task
 from .report import verdicts_beside
 from .results import LIVE_SAMPLE
 
 
-def config_of(strategy: Strategy) -> str:
-    """What identifies a strategy's setup in the results file: its repr (dataclass fields)."""
-    return repr(strategy)
+def config_of(strategy: Strategy) -> dict[str, Any]:
+    """What identifies a strategy's setup in the results file: its `config()` (reflect.strategies.base),
+    or, for a strategy without one, its fields as plain values."""
+    config = getattr(strategy, "config", None)
+    return config() if callable(config) else plain(strategy)
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -47,7 +50,7 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    rows = []
+    rows, untyped = [], 0
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -58,7 +61,11 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
             warnings.warn(f"{path}:{n}: skipped an incomplete or foreign line ({err}); it will be run again",
                           stacklevel=2)
             continue
+        untyped += any(isinstance(s.get("verdict"), str) for s in row["run"].get("steps", ()))
         rows.append(row)
+    if untyped:
+        warnings.warn(f"{path}: {untyped} runs were written while verdicts were text, and the report counts none of "
+                      f"their judges; convert the file once with `python tools/type_verdicts.py {path}`", stacklevel=2)
     return rows
 
 

@@ -13,11 +13,9 @@ the hidden tests, and a paired sign test against one-shot (is the difference mor
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from typing import Any
 
-from ..judging.self_tests import parse_tests_verdict
 from ..records import Run
 
 Row = dict[str, Any]
@@ -132,8 +130,8 @@ def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
     for step in run_of(row).steps:
         if step.role == "generator":
             out.append([step.prompt_tokens + step.completion_tokens, None, verdicts.get(str(step.index))])
-        elif step.role == "tests" and out and (counted := parse_tests_verdict(step.verdict)):
-            out[-1][1] = counted[0]
+        elif step.role == "tests" and out and step.verdict is not None and step.verdict.passed is not None:
+            out[-1][1] = step.verdict.passed
     return [tuple(s) for s in out]
 
 
@@ -199,39 +197,22 @@ def equal_budget(rows: list[Row], resample: str, baseline: str = "one-shot") -> 
     return out
 
 
-def _accepts(step, threshold: float) -> bool | None:
-    """Did this judging step accept the draft before it? None: not a judging step."""
-    verdict = step.verdict or ""
-    if step.role == "tests":
-        counted = parse_tests_verdict(verdict)
-        return bool(counted) and counted[0] == counted[1] > 0
-    if step.role == "evaluator":
-        return verdict.startswith("pass")
-    if step.role == "reviewer":
-        return verdict == "approved"
-    if step.role == "critic":
-        m = re.match(r"score ([\d.]+)", verdict)
-        return float(m.group(1)) >= threshold if m else None  # an unusable critique judged nothing
-    return None
-
-
 def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
     """{(strategy, judge role): counts} of each judge's verdict on each draft against the hidden
-    tests: accepted_right, accepted_wrong, rejected_right, rejected_wrong. A scored critic
-    accepts at its stop rule's threshold (read from the row's config; 8 if none is stated); a
-    critic with no usable score (no evidence for the task) is not counted: it judged nothing.
-    Reflexion's evaluator is counted even when unusable: its loop reads that as a fail."""
+    tests: accepted_right, accepted_wrong, rejected_right, rejected_wrong. Every step with a
+    verdict is a judge, whatever its role (`Verdict.accepted`, decided when the step ran: a scored
+    critic at its stop rule's threshold, the agent's tests when every assert passes). A verdict
+    that decided nothing (`accepted` None: an unusable critique, a critic with no evidence for the
+    task) is not counted; Reflexion's unusable evaluator is, as a fail, since its loop reads it so."""
     out: dict[tuple[str, str], dict[str, int]] = {}
     for row in rows:
-        m = re.search(r"threshold=([\d.]+)", row.get("config", ""))
-        threshold = float(m.group(1)) if m else 8.0
         verdicts = row.get("drafts") or {}
         current = None
         for step in run_of(row).steps:
             if step.code is not None and step.role in DRAFT_ROLES:
                 current = verdicts.get(str(step.index))
                 continue
-            accepted = _accepts(step, threshold)
+            accepted = step.verdict.accepted if step.verdict is not None else None
             if accepted is None or current is None:
                 continue
             cell = out.setdefault((row["strategy"], step.role), dict.fromkeys(

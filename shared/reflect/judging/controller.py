@@ -36,13 +36,18 @@ class StopRule:
     regression_drop: float = 0.2
     oscillation_window: int = 4
 
+    def accepts(self, score: float | None) -> bool | None:
+        """Does this score reach the threshold? None for no score: an unusable critique accepts nothing
+        and rejects nothing."""
+        return None if score is None else score >= self.threshold
+
     def decide(self, history: list[ScoredAttempt]) -> str | None:
         """The reason to stop now, or None to go on."""
         if not history:
             return None
         last = history[-1]
         scores = [a.score for a in history if a.score is not None]
-        if last.score is not None and last.score >= self.threshold:
+        if self.accepts(last.score):
             return "threshold"
         if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
             return "regression"

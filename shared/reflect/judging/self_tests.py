@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ast
 import doctest
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.sampling import SAMPLING
-from ..records import Step, model_step, parse_python
+from ..records import Step, Verdict, model_step, parse_python
 from ..tasks.task import Task
 
 WRITE_TESTS_SYSTEM = (
@@ -80,10 +79,10 @@ def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list
 
 
 def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -> tuple[list[str], Step]:
-    """`write_tests` as the run's step `index` (role "test_writer", verdict "N asserts")."""
+    """`write_tests` as the run's step `index` (role "test_writer", noted "N asserts")."""
     asserts, reply = write_tests(chat, task, seed)
     return asserts, model_step(index, "test_writer", [{"content": task.prompt()}], reply,
-                               verdict=f"{len(asserts)} asserts")
+                               note=f"{len(asserts)} asserts")
 
 
 @dataclass
@@ -123,18 +122,10 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
     return result
 
 
-_VERDICT = re.compile(r"^(\d+)/(\d+) passed")
-
-
-def tests_verdict(passed: int, total: int) -> str:
-    """The verdict a tests step records: "3/5 passed" (`parse_tests_verdict` reads it back)."""
-    return f"{passed}/{total} passed"
-
-
-def parse_tests_verdict(verdict: str | None) -> tuple[int, int] | None:
-    """(passed, total) from a tests step's verdict, or None for any other verdict."""
-    m = _VERDICT.match(verdict or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+def tests_verdict(passed: int, total: int) -> Verdict:
+    """The verdict a tests step records, printed "3/5 passed": accepted when every assert passed
+    (and there was at least one: no asserts is no evidence)."""
+    return Verdict(f"{passed}/{total} passed", accepted=passed == total > 0, passed=passed, total=total)
 
 
 def run_tests_step(index: int, task: Task, code: str, asserts: list[str]) -> tuple[SelfTestResult, Step]:

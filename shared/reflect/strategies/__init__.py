@@ -1,6 +1,7 @@
 """The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
 LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), and the
-`Strategy` objects that run any of them and return a `Run` (reflect.records)."""
+`Strategy` objects that run any of them and return a `Run` (reflect.records); `base` holds the
+run frame they share and `config()`, the identity a results file keys their runs by."""
 
 from .maker_checker import (
     GENERATOR_PROMPT,

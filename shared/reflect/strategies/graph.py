@@ -41,9 +41,10 @@ from typing import Annotated, Any, Literal, TypedDict
 from ..judging.critics import Evaluation
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
-from ..records import ChatFn, Critic, Run, Step, Stop
+from ..records import ChatFn, Critic, Run, Step, Stop, Verdict
 from ..tasks.task import Task, course_tasks
-from .scored import critique_step, generate_step, refine_step
+from .base import Configured, execute
+from .scored import GENERATOR_SYSTEM, REFINER_SYSTEM, critique_step, generate_step, refine_step
 
 GRAPH_NAME = "reflection_code_reviewer"
 PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
@@ -396,7 +397,7 @@ def start_state(text: str, max_iterations: int = 3, requirements: list[str] | No
 
 
 @dataclass
-class ReflectionGraph:
+class ReflectionGraph(Configured):
     """Lesson 04's graph as a Strategy: `run(task, chat) -> Run`, like lessons 01-03."""
 
     critic_for: Callable[[ChatFn], Critic]  # builds the critic from the chat function
@@ -406,19 +407,20 @@ class ReflectionGraph:
     judge_hidden: bool = True
     name: str = "graph"
     options: dict = field(default_factory=dict)
+    ROLES = ("generator", "refiner")
+
+    def prompts(self) -> tuple[str, ...]:
+        """Lesson 03's generator and refiner prompts, which the graph's nodes send."""
+        return GENERATOR_SYSTEM, REFINER_SYSTEM
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Invoke the graph on the task and return its Run."""
-        from .objects import (
-            _execute,  # the frame every strategy shares: blank input, timing, hidden tests
-        )
-
         def body() -> Run:
             graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task))
             return as_run(graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations)),
                           task.id, self.name)
 
-        return _execute(self, task, body)
+        return execute(self, task, body)
 
 
 def stop_of(state: dict) -> Stop:
@@ -448,11 +450,14 @@ def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0
                               call["completion_tokens"], call["latency_s"], code=entry["draft"]))
         elif entry["kind"] == "critique":
             prompt, completion, calls = (entry.get("usage") or [0, 0, 0])[:3]
-            score = entry.get("score")
+            score, status = entry.get("score"), entry["status"]
+            verdict = Verdict(status + ("" if score is None else f" (score {score:g})"),
+                              None if status == "invalid" else status == "accepted", score,
+                              reason=entry["critique"] if status == "invalid" else "")
             steps.append(Step(len(steps), "critic", "model" if calls else "check", "", entry["critique"], prompt,
-                              completion, 0.0, entry["status"] + ("" if score is None else f" (score {score:g})")))
+                              completion, 0.0, verdict))
         elif entry["kind"].startswith("human_"):
-            steps.append(Step(len(steps), "human", "check", "", entry["kind"], verdict=entry["kind"], code=entry["draft"]))
+            steps.append(Step(len(steps), "human", "check", "", entry["kind"], code=entry["draft"], note=entry["kind"]))
     errors = this_run(state, "errors")
     human = state.get("metadata", {}).get("human_decision") if state.get("status") == "ok" else None
     chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")

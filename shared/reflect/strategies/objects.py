@@ -10,38 +10,30 @@ a lesson made by calling the loop functions directly.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from importlib import import_module
 
+from ..judging import critics, self_tests
 from ..judging.controller import StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
-from ..judging.hidden import judge
 from ..model.sampling import SAMPLING, SEED
-from ..records import ChatFn, Critic, Run, Step, Stop, model_step
+from ..records import ChatFn, Critic, Run, Step, Stop, Verdict, model_step
 from ..tasks.task import Task
+from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT, LoopResult, maker_checker
 from .one_shot import one_shot_call
 from .scored import ScoredResult, scored_reflection
+
+# the modules themselves, where the prompts are read when a config is built (the package re-exports
+# a function under the name `maker_checker`)
+mc, scored = import_module(f"{__package__}.maker_checker"), import_module(f"{__package__}.scored")
 
 LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
               "provider_error": Stop.PROVIDER_ERROR}
 SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
                 "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
                 "invalid_critic": Stop.INVALID_CRITIC}
-
-
-def _execute(strategy, task: Task, body: Callable[[], Run]) -> Run:
-    """The frame every strategy shares: a blank task makes no call; the run is timed and, if the
-    strategy says so, judged by the hidden tests."""
-    if not task.prompt().strip():
-        return Run(strategy.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
-                   error="The task is blank: give the generator something to write.")
-    start = time.perf_counter()
-    run = replace(body(), wall_s=time.perf_counter() - start)
-    if strategy.judge_hidden:
-        run = replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
-    return run
 
 
 def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]) -> ChatFn:
@@ -56,7 +48,7 @@ def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens
 
 
 @dataclass
-class OneShot:
+class OneShot(Configured):
     """Lesson 01: one generator call, no critic, sampled as every first draft is (temperature 0,
     seed 42, 512 tokens: `reflect.model.sampling`)."""
 
@@ -66,6 +58,7 @@ class OneShot:
     max_tokens: int = SAMPLING["generator"]["max_tokens"]
     judge_hidden: bool = True  # fill Run.passed from the hidden tests
     name: str = "one-shot"
+    ROLES = ("generator",)  # its prompt is a field
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """One call; the draft is final."""
@@ -76,11 +69,11 @@ class OneShot:
             return Run(self.name, task.id, code, Stop.SINGLE_DRAFT, (model_step(0, "generator", messages, reply, code),),
                        "the only draft")
 
-        return _execute(self, task, body)
+        return execute(self, task, body)
 
 
 @dataclass
-class MakerChecker:
+class MakerChecker(Configured):
     """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget, sampled
     as lesson 02 does (temperature 0, seed 42; the generator may write 512 tokens, the reviewer 300)."""
 
@@ -92,18 +85,23 @@ class MakerChecker:
     reviewer_max_tokens: int = SAMPLING["reviewer"]["max_tokens"]
     judge_hidden: bool = True
     name: str = "maker-checker"
+    ROLES = ("generator", "reviewer")
+
+    def prompts(self) -> tuple[str, ...]:
+        """Lesson 02's generator and reviewer prompts."""
+        return mc.GENERATOR_PROMPT, mc.REVIEWER_PROMPT
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop on the task's prompt and return its Run."""
         sampled = with_sampling(chat, self.temperature, self.seed,
                                 lambda role: self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens)
-        return _execute(self, task, lambda: as_run(maker_checker(
+        return execute(self, task, lambda: as_run(maker_checker(
             sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options),
             task.id, self.name))
 
 
 @dataclass
-class ScoredReflection:
+class ScoredReflection(Configured):
     """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
 
     critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
@@ -112,11 +110,16 @@ class ScoredReflection:
     sampling: dict = field(default_factory=lambda: {role: SAMPLING[role] for role in ("generator", "refiner")})
     judge_hidden: bool = True
     name: str = "scored"
+    ROLES = ("critic", "test_writer")  # the generator's and refiner's sampling is a field
+
+    def prompts(self) -> tuple[str, ...]:
+        """The generator's and refiner's prompts, lesson 03's critic's, and the test writer's (self-tests)."""
+        return scored.GENERATOR_SYSTEM, scored.REFINER_SYSTEM, critics.CRITIC_PROMPT, self_tests.WRITE_TESTS_SYSTEM
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""
         critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
-        return _execute(self, task, lambda: as_run(
+        return execute(self, task, lambda: as_run(
             scored_reflection(chat, task, critic, self.rule, seed=self.seed, sampling=self.sampling), task.id, self.name))
 
 
@@ -126,7 +129,7 @@ CRITIC_KINDS = ("llm", "examples", "self-tests")
 def make_critic(kind: str, chat: ChatFn) -> Critic:
     """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic, capped at 400 tokens), "examples" (the
     statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
-    critic instead of passing one keeps a strategy's repr stable, so a results file can resume."""
+    critic instead of passing one keeps a strategy's `config()` stable, so a results file can resume."""
     if kind == "llm":
         return LLMCritic(chat, max_tokens=400)  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
     if kind in ("examples", "self-tests"):
@@ -139,7 +142,8 @@ def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_
     if isinstance(result, LoopResult):
         steps = tuple(
             Step(i, t.role, "model", "", t.text, t.prompt_tokens, t.completion_tokens, 0.0,
-                 None if t.role == "generator" else ("approved" if t.approved else "not approved"), t.code)
+                 None if t.role == "generator" else Verdict("approved" if t.approved else "not approved", bool(t.approved)),
+                 t.code)
             for i, t in enumerate(result.turns)
         )
         chosen = "the last draft (maker-checker keeps the last version)"
@@ -154,9 +158,11 @@ def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_
         ev = a.extra.get("evaluation")
         if ev is not None:  # one step per evaluation; a repaired critique counts its calls in `verdict`
             prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
-            verdict = "unusable" if a.score is None else f"score {a.score:g}"
+            label = ("unusable" if a.score is None else f"score {a.score:g}") + (f" ({calls} calls)" if calls > 1 else "")
+            verdict = Verdict(label, result.rule.accepts(a.score), a.score,
+                              reason=ev.feedback if a.score is None else "")
             steps.append(Step(len(steps), "critic", "model" if calls else "check", "", ev.feedback, prompt,
-                              completion, 0.0, verdict + (f" ({calls} calls)" if calls > 1 else "")))
+                              completion, 0.0, verdict))
     stop = SCORED_STOPS[result.stop_reason]
     if stop is not Stop.PROVIDER_ERROR and result.history and all(a.score is None for a in result.history):
         stop = Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back

@@ -34,15 +34,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from ..judging.self_tests import run_tests_step, write_tests_step
+from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
-from ..records import Run, Step, Stop, model_step
+from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.task import Task
+from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
@@ -122,7 +123,7 @@ def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[d
 
 
 @dataclass
-class Reflexion:
+class Reflexion(Configured):
     """Lesson 05's agent as a Strategy: `run(task, chat) -> Run` (see the module docstring)."""
 
     memory_mode: str = "reflections"
@@ -138,14 +139,15 @@ class Reflexion:
     evaluator_max_tokens: int = 400  # a JSON verdict needs about 50 (the longest seen: 269)
     reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
-    tests_for: Callable[[Callable, Task], list[str]] | None = field(default=None, repr=False)  # default: write_tests
+    tests_for: Callable[[Callable, Task], list[str]] | None = None  # where the asserts come from; default: write_tests
+    ROLES = ("sampler", "evaluator", "reflector", "test_writer")
+
+    def prompts(self) -> tuple[str, ...]:
+        """The generator's, evaluator's, reflector's and test writer's prompts."""
+        return GENERATOR_PROMPT, EVALUATOR_SYSTEM, REFLECTOR_SYSTEM, WRITE_TESTS_SYSTEM
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Attempt, test, evaluate, reflect, remember; stop on pass, budget, regression or no progress."""
-        from .objects import (
-            _execute,  # the frame every strategy shares: blank input, timing, hidden tests
-        )
-
         def body() -> Run:
             key = task_key(task.prompt())
             remembered = [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
@@ -160,7 +162,7 @@ class Reflexion:
                 return Run(self.name, task.id, "", Stop.PROVIDER_ERROR, tuple(steps), "no draft", error=str(err))
             return self._attempts(task, chat, asserts, remembered, key, steps)
 
-        return _execute(self, task, body)
+        return execute(self, task, body)
 
     def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
                   steps: list[Step]) -> Run:
@@ -245,8 +247,7 @@ class Reflexion:
         ask = evaluator_messages(system, task, code, evidence.trace())
         ev_reply = chat(ask, role="evaluator", temperature=SAMPLING["evaluator"]["temperature"], max_tokens=self.evaluator_max_tokens)
         judgement = parse_judgement(ev_reply.text)
-        verdict = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
-        steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=verdict))
+        steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=evaluator_verdict(judgement)))
         return judgement
 
     def _reflect(self, task, chat, code, evidence, judgement, steps):
@@ -260,12 +261,19 @@ class Reflexion:
         return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens
 
 
+def evaluator_verdict(judgement: Judgement) -> Verdict:
+    """An evaluator's judgement as a step's verdict, printed "pass, score 0.8" (or the reason it is
+    unusable). An unusable judgement is a fail: the loop reads it as one, so it is counted as one."""
+    label = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
+    return Verdict(label, judgement.verdict == "pass", judgement.score, reason=judgement.reason)
+
+
 def mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
     """Note on the attempt's generator step when its code repeats an earlier attempt's, byte for byte:
     its tests and evaluation then say nothing new (the loop goes on, since the next prompt differs)."""
     if code in earlier:
         i = max(n for n, s in enumerate(steps) if s.role == "generator")
-        steps[i] = replace(steps[i], verdict=f"same code as attempt {earlier.index(code) + 1}")
+        steps[i] = replace(steps[i], note=f"same code as attempt {earlier.index(code) + 1}")
 
 
 def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = 42) -> list:
@@ -307,6 +315,7 @@ class VotingReflexion(Reflexion):
 
     def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
         judged = vote([self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters])
-        steps[-1] = replace(steps[-1], verdict=f"{steps[-1].verdict}; vote: {judged.verdict}, "
-                            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}")
+        label = (f"{steps[-1].verdict}; vote: {judged.verdict}, "
+                 f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}")
+        steps[-1] = replace(steps[-1], verdict=replace(evaluator_verdict(judged), label=label))  # the vote decides
         return judged

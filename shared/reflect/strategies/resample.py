@@ -19,20 +19,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..judging.self_tests import run_tests_step, statement_asserts, write_tests_step
+from ..judging.self_tests import (
+    WRITE_TESTS_SYSTEM,
+    run_tests_step,
+    statement_asserts,
+    write_tests_step,
+)
 from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
 from ..records import Run, Step, Stop, model_step
 from ..tasks.task import Task
+from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT
-from .objects import _execute  # the frame every strategy shares: blank input, timing, hidden tests
 
 SELECT = ("self-tests", "examples", "first")
 
 
 @dataclass
-class Resample:
+class Resample(Configured):
     """k independent samples; the evidence picks one (see the module docstring)."""
 
     k: int = 4
@@ -42,6 +47,11 @@ class Resample:
     seed: int = 42
     judge_hidden: bool = True
     name: str = "resample"
+    ROLES = ("test_writer",)  # the samples' temperature is a field
+
+    def prompts(self) -> tuple[str, ...]:
+        """The generator's prompt (every sample) and the test writer's."""
+        return GENERATOR_PROMPT, WRITE_TESTS_SYSTEM
 
     def __post_init__(self):
         if self.select not in SELECT:
@@ -51,7 +61,7 @@ class Resample:
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Draw up to k samples and keep the one with the most evidence asserts passed."""
-        return _execute(self, task, lambda: self._sample(task, chat))
+        return execute(self, task, lambda: self._sample(task, chat))
 
     def _evidence(self, task: Task, chat: Callable, steps: list[Step]) -> list[str]:
         if self.select == "examples":

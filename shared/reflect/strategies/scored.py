@@ -39,6 +39,7 @@ class ScoredResult:
     history: list[ScoredAttempt] = field(default_factory=list)
     stop_reason: str = ""  # threshold | max_iterations | converged | oscillation | regression | provider_error | invalid_critic
     error: str | None = None
+    rule: StopRule = field(default_factory=StopRule)  # the rule that stopped it, whose threshold accepts a score
 
     @property
     def tokens(self) -> int:
@@ -111,11 +112,11 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored
                 history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, {"call": call}))
             best = best_so_far(history) or ScoredAttempt(0, "", None, f"no draft: {err}")
-            return ScoredResult(task.id, best, history, "provider_error", str(err))
+            return ScoredResult(task.id, best, history, "provider_error", str(err), rule)
         history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens,
                                      {"evaluation": ev, "call": call}))
         if ev.score is None and ev.detail.get("permanent"):  # e.g. no evidence for this task: revising cannot help
-            return ScoredResult(task.id, best_so_far(history), history, "invalid_critic")
+            return ScoredResult(task.id, best_so_far(history), history, "invalid_critic", rule=rule)
         reason = rule.decide(history)
         if reason:
-            return ScoredResult(task.id, best_so_far(history), history, reason)
+            return ScoredResult(task.id, best_so_far(history), history, reason, rule=rule)

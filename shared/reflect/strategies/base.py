@@ -1,0 +1,96 @@
+"""What every strategy shares: the run frame and its identity.
+
+`execute(strategy, task, body)` is the frame around one run: a blank task makes no call and
+returns a `Run` that says so; the run is timed; and, when the strategy's `judge_hidden` is set,
+the hidden tests judge its final code. Every strategy's `run` goes through it.
+
+`Configured.config()` is a strategy's identity: every setting that changes what it sends or
+decides, as plain JSON values. A benchmark file keys each line by it, so a changed setting is a
+new configuration whose old lines are not mixed in, and a report labels runs by it. It holds:
+
+- the dataclass fields, but those marked `repr=False` (a stop rule as its fields, a critic by name or by class, a function by
+  its dotted name; an object it cannot see into by its class name only);
+- `role_sampling`: the course's sampling (`reflect.model.sampling.SAMPLING`) of each role it
+  calls whose sampling is not a field of its own;
+- `prompts`: a fingerprint (SHA-256, first 12 hex digits) of the module-level prompts it sends,
+  so editing one of them makes a new configuration. Prompts that code assembles from the task
+  (a refine request, an attempt with its memory) are fixed by the code, not fingerprinted.
+
+It was `repr(strategy)` before: the fields only (a prompt edit went unnoticed), and any object's
+repr, a memory address included, became part of the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..judging.hidden import judge
+from ..model.sampling import SAMPLING
+from ..records import Run, Stop
+from ..tasks.task import Task
+
+
+def execute(strategy: Any, task: Task, body: Callable[[], Run]) -> Run:
+    """The frame every strategy shares: a blank task makes no call; the run is timed and, if the
+    strategy says so, judged by the hidden tests."""
+    if not task.prompt().strip():
+        return Run(strategy.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
+                   error="The task is blank: give the generator something to write.")
+    start = time.perf_counter()
+    run = dataclasses.replace(body(), wall_s=time.perf_counter() - start)
+    if strategy.judge_hidden:
+        run = dataclasses.replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+    return run
+
+
+def plain(value: Any) -> Any:
+    """A setting as plain JSON values (see the module docstring), equal after a JSON round trip."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"type": type(value).__name__, **settings(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{value.__module__}.{value.__qualname__}"
+    return type(value).__name__
+
+
+def settings(obj: Any) -> dict[str, Any]:
+    """A dataclass's settings as plain values: every field but those marked `repr=False`, which hold
+    a run's own bookkeeping (what it ran, where it stops), not its setup."""
+    return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.repr}
+
+
+def fingerprint(texts: tuple[str, ...]) -> str:
+    """Twelve hex digits of the SHA-256 of the texts, in order."""
+    return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
+
+
+class Configured:
+    """A strategy's identity, for a dataclass strategy that names the roles it calls (`ROLES`) and
+    the prompts it sends (`prompts()`)."""
+
+    ROLES: ClassVar[tuple[str, ...]] = ()
+
+    def prompts(self) -> tuple[str, ...]:
+        """The module-level prompts this strategy sends (overridden by each strategy)."""
+        return ()
+
+    def config(self) -> dict[str, Any]:
+        """Every setting that changes what the strategy sends or decides (see the module docstring)."""
+        return {"strategy": type(self).__name__, **settings(self),
+                "role_sampling": {role: plain(SAMPLING[role]) for role in self.ROLES},
+                "prompts": fingerprint(self.prompts())}
