@@ -34,7 +34,7 @@ $(STAMP): $(PY) pyproject.toml
 install: $(STAMP)
 
 model: install
-	$(PY) -m reflect.model.localmodel
+	$(PY) -m reflect.runtime.model_file
 
 lab: model
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -67,7 +67,7 @@ record: model
 	$(if $(KEEP),COURSE_RECORD_KEEP=1 ,)$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)
 
 stop-model: install
-	$(PY) -m reflect.model.server stop
+	$(PY) -m reflect.runtime.manager stop
 
 clear-cache: install
 	$(PY) -m reflect.model.cache clear

@@ -1,7 +1,7 @@
 """Lesson 05's experiment: Reflexion's four memory modes against one-shot, run resumably.
 
 Every strategy of `reflect.strategies.reflexion.memory_experiment()` on every task, one JSON
-line per finished run (`reflect.evaluation.bench.run_bench`): interrupt it at any time and the
+line per finished run (`reflect.evaluation.runner.run_bench`): interrupt it at any time and the
 same command resumes, skipping finished runs. Identical seeded requests (the first attempt
 and the self-written tests, which every memory mode shares) are asked once (CachedChat).
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reflect import connect
 from reflect.bench import task_sample
-from reflect.evaluation.bench import run_bench
+from reflect.evaluation.runner import run_bench
 from reflect.judging import CachedChat
 from reflect.strategies.reflexion import memory_experiment
 

@@ -16,9 +16,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from reflect.judging.critics import Evaluation
-from reflect.model.fakes import ScriptedChat
 from reflect.strategies.graph import GraphParts, build_graph, run_config, start_state
 from reflect.tasks.task import get_task
+from reflect.testing import ScriptedChat
 
 TASK = get_task("factorial")
 DRAFT = "```python\ndef calculate_factorial(n):\n    \"\"\"n!\"\"\"\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```"

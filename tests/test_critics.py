@@ -16,10 +16,10 @@ from reflect.judging.critics import (
     VotingCritic,
     split_tests,
 )
-from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
+from reflect.testing import FakeReply, ScriptedChat
 from tests.reference_solutions import CORRECT, FLAWED
 
 TASK = get_task("factorial")

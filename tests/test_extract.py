@@ -5,7 +5,7 @@ import ast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reflect.model.extract import extract_code
+from reflect.tasks.extract import extract_code
 
 FN = "def add(a, b):\n    return a + b\n"
 

@@ -13,7 +13,6 @@ import pytest
 
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic
-from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.strategies.graph import (
     GraphParts,
@@ -29,6 +28,7 @@ from reflect.strategies.graph import (
 )
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
+from reflect.testing import ScriptedChat
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = get_task("factorial")
@@ -383,7 +383,7 @@ def test_the_graphs_critic_is_a_judge_in_the_benchmarks_confusion_table(tmp_path
     """Its verdicts are typed like every critic's: they were once text ("needs_revision (score 4)") that
     the report's patterns did not match, and the graph's critic dropped out of the judges' table."""
     from reflect.evaluation import report
-    from reflect.evaluation.bench import current_rows, run_bench
+    from reflect.evaluation.runner import current_rows, run_bench
     from reflect.strategies.graph import ReflectionGraph
 
     rows = []

@@ -16,9 +16,9 @@ import openai
 import pytest
 
 from reflect import ModelError, connect
-from reflect.model import server
 from reflect.model.config import Settings
-from reflect.model.extract import extract_code
+from reflect.runtime import manager as server
+from reflect.tasks.extract import extract_code
 from reflect.tasks.task import get_task
 
 pytestmark = pytest.mark.integration
@@ -148,7 +148,7 @@ def test_speculative_decoding_leaves_temperature_zero_output_unchanged(conn, tmp
 
 
 def _private_server(tmp_path, extra):
-    from reflect.model.localmodel import model_path
+    from reflect.runtime.model_file import model_path
 
     state = server.launch(model_path(Settings.from_env()), server.free_port(), tmp_path / "private.log", extra)
     client = openai.OpenAI(base_url=state.base_url, api_key=state.key)
@@ -160,12 +160,12 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
     """What an instructor does: start llama.cpp's server with slots and a key; learners set
     COURSE_BACKEND=openai, OPENAI_BASE_URL and OPENAI_API_KEY. Then a lesson's core calls."""
     from reflect.judging import LLMCritic
-    from reflect.model.localmodel import model_path
+    from reflect.runtime.model_file import model_path
     from reflect.strategies import one_shot
 
     port = server.free_port()
     key = "classroom-key-for-this-test"
-    cmd = [sys.executable, "-m", "reflect.model.serve", "--model", str(model_path(Settings.from_env())),
+    cmd = [sys.executable, "-m", "reflect.runtime.server_process", "--model", str(model_path(Settings.from_env())),
            "--alias", "qwen-class", "--port", str(port), "--host", "0.0.0.0", "--slots", "2"]
     with open(tmp_path / "class.log", "wb") as log:
         proc = subprocess.Popen(cmd, env={**os.environ, "COURSE_SERVER_KEY": key}, stdout=log, stderr=subprocess.STDOUT)
@@ -193,11 +193,11 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
 
 
 def test_the_fallback_engine_llama_server_answers_with_its_key_only(conn, tmp_path):
-    from reflect.model.llama_server import find_binary
+    from reflect.runtime.fallback_build import find_binary
 
     if find_binary() is None:
-        pytest.skip("llama-server is not built here (python -m reflect.model.llama_server build, about 5 min)")
-    from reflect.model.localmodel import model_path
+        pytest.skip("llama-server is not built here (python -m reflect.runtime.fallback_build build, about 5 min)")
+    from reflect.runtime.model_file import model_path
 
     state = server.launch(model_path(Settings.from_env()), server.free_port(), tmp_path / "ls.log",
                           ["--slots", "2"], engine="llama-server")

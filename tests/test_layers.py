@@ -7,13 +7,20 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
-LAYERS = ["records", "model", "sandbox", "tasks", "judging", "memory", "strategies", "evaluation", "notebook", "bench"]
+# The local runtime (model file, server manager) reads the settings and the client starts it, so
+# the settings (model.config) are a layer of their own below the runtime, and the client above it.
+LAYERS = ["records", "model.config", "testing", "runtime", "model", "sandbox", "tasks", "judging", "memory",
+          "strategies", "evaluation", "notebook", "bench"]
 
 
 def layer_of(module: str) -> int:
-    """Layer index of a dotted module inside reflect ('model.llm' -> 1); the package root is the top."""
-    head = module.split(".")[0]
-    return LAYERS.index(head) if head in LAYERS else len(LAYERS)
+    """Layer index of a dotted module inside reflect, by its longest listed prefix ('model.llm' -> the
+    model layer, 'model.config' -> its own); the package root is the top."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in LAYERS:
+            return LAYERS.index(".".join(parts[:n]))
+    return len(LAYERS)
 
 
 def imports_of(path: Path) -> list[tuple[str, int]]:
@@ -39,6 +46,7 @@ def imports_of(path: Path) -> list[tuple[str, int]]:
 
 def test_every_module_sits_in_a_layer_folder():
     loose = sorted(p.name for p in PKG.glob("*.py") if p.name not in {"__init__.py", "records.py"})
+    assert {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()} <= {layer.split(".")[0] for layer in LAYERS}
     assert loose == [], f"modules outside a layer folder: {loose}"
 
 
@@ -61,6 +69,8 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
     (target, _), = imports_of(fake / "model" / "x.py")
     assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
+    # the settings sit below the runtime, which sits below the client that starts it
+    assert layer_of("model.config") < layer_of("runtime.manager") < layer_of("model.llm") < layer_of("tasks.extract")
 
 
 def test_import_reflect_loads_no_heavy_library():

@@ -178,7 +178,7 @@ def test_every_relative_link_leads_to_a_file_that_exists():
 def test_a_configuration_run_in_two_lessons_is_reported_with_both_results():
     """Lessons 05 and 06 ran some strategies with the same configuration (their names aside). Where the
     pass counts differ, each lesson must state the other's figure, so neither reads a rerun's noise as a result."""
-    from reflect.evaluation.bench import current_rows
+    from reflect.evaluation.runner import current_rows
 
     def by_config(*files):
         out: dict[str, dict[str, list[bool]]] = {}

@@ -8,11 +8,11 @@ import pytest
 
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.judging.critique import critique_schema
-from reflect.model.fakes import ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.model.sampling import SAMPLING
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
+from reflect.testing import ScriptedChat
 
 TASK = get_task("factorial")
 

@@ -3,7 +3,6 @@
 import pytest
 
 from reflect.judging.sentinel import starts_with_sentinel, verdict_for
-from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.strategies.maker_checker import (
     GENERATOR_PROMPT,
@@ -11,6 +10,7 @@ from reflect.strategies.maker_checker import (
     keep_last,
     maker_checker,
 )
+from reflect.testing import FakeReply, ScriptedChat
 
 DRAFT = "```python\ndef f(x):\n    return x\n```"
 

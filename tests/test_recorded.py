@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reflect.evaluation import recorded as rec
-from reflect.model.fakes import ScriptedChat
+from reflect.testing import ScriptedChat
 
 ASK = [{"role": "system", "content": "write"}, {"role": "user", "content": "task"}]
 META = {"model": "qwen", "engine": "llama.cpp", "date": "2026-11-24", "concurrency": 1, "command": "make record NB=02"}

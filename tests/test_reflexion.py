@@ -8,7 +8,6 @@ import json
 import pytest
 
 from reflect.memory.store import MemoryStore, task_key
-from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.strategies.reflexion import (
     EVALUATOR_SYSTEM,
     MEMORY_MODES,
@@ -21,6 +20,7 @@ from reflect.strategies.reflexion import (
     vote,
 )
 from reflect.tasks.task import get_task
+from reflect.testing import FakeReply, ScriptedChat
 
 FACT = get_task("factorial")
 ASSERTS = ["assert calculate_factorial(0) == 1", "assert calculate_factorial(4) == 24"]

@@ -10,9 +10,9 @@ from reflect.judging.self_tests import (
     run_tests_step,
     write_tests,
 )
-from reflect.model.fakes import ScriptedChat
 from reflect.records import Verdict
 from reflect.tasks.task import _humaneval_problems, get_task
+from reflect.testing import ScriptedChat
 
 FACT = get_task("factorial")
 GOOD = ("def calculate_factorial(n):\n    \"\"\"n!\"\"\"\n    if n < 0:\n        raise ValueError(n)\n"

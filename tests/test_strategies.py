@@ -6,7 +6,6 @@ import pytest
 
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import LLMCritic, RuleCritic
-from reflect.model.fakes import FakeReply, ScriptedChat
 from reflect.model.llm import ModelError
 from reflect.records import Critic, Run, Stop, Strategy, Verdict
 from reflect.strategies.objects import (
@@ -17,6 +16,7 @@ from reflect.strategies.objects import (
     with_sampling,
 )
 from reflect.tasks.task import Task, get_task
+from reflect.testing import FakeReply, ScriptedChat
 from tests.reference_solutions import CORRECT, FLAWED
 
 TASK = get_task("factorial")

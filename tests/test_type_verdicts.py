@@ -62,14 +62,14 @@ def test_the_converter_writes_what_todays_strategies_write(tmp_path):
     """Runs made now (typed), turned back into text verdicts and converted, come out field for field the
     same: lesson 02's reviewer, lesson 03's critic at a threshold of 10, an unusable critique, Reflexion's
     evaluator and its tests and repeat notes, and the graph's critic."""
-    from reflect.evaluation.bench import load_rows, run_bench
+    from reflect.evaluation.runner import load_rows, run_bench
     from reflect.judging.controller import StopRule
     from reflect.judging.critics import LLMCritic
-    from reflect.model.fakes import ScriptedChat
     from reflect.strategies.graph import ReflectionGraph
     from reflect.strategies.objects import MakerChecker, ScoredReflection
     from reflect.strategies.reflexion import Reflexion
     from reflect.tasks.task import get_task
+    from reflect.testing import ScriptedChat
 
     task, bad = get_task("factorial"), "```python\ndef calculate_factorial(n):\n    return 1\n```"
     crit = '{"score": %s, "issues": ["x"], "strengths": [], "suggestion": "fix"}'
@@ -129,7 +129,7 @@ def test_the_converter_types_each_kind_of_verdict_by_its_role():
 
 
 def test_a_file_with_text_verdicts_still_loads_and_says_how_to_convert_it(tmp_path):
-    from reflect.evaluation.bench import load_rows
+    from reflect.evaluation.runner import load_rows
 
     rows = [json.loads(line) for line in (ROOT / "results" / "06_course.jsonl").read_text().splitlines()[:5]]
     old = tmp_path / "old.jsonl"

@@ -24,12 +24,12 @@ import sys
 from dataclasses import fields, replace
 from pathlib import Path
 
-from reflect.evaluation.bench import judge_drafts
+from reflect.evaluation.runner import judge_drafts
 from reflect.judging.hidden import judge
-from reflect.model.fakes import FakeReply
 from reflect.records import Run, Stop
 from reflect.strategies.reflexion import Reflexion
 from reflect.tasks.task import get_task
+from reflect.testing import FakeReply
 
 RELABEL = {"one-shot": Stop.SINGLE_DRAFT}  # every other non-Reflexion strategy's "budget" was its cap
 

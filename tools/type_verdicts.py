@@ -94,7 +94,7 @@ def type_run(run: dict, threshold: float) -> dict:
 
 
 def type_row(row: dict) -> dict:
-    """A bench results line (reflect.evaluation.bench) with typed verdicts."""
+    """A bench results line (reflect.evaluation.runner) with typed verdicts."""
     return {**row, "run": type_run(row["run"], threshold_of(row))}
 
 

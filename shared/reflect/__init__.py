@@ -3,9 +3,11 @@
 Folders are layers; a lower one never imports a higher one (tests/test_layers.py checks it):
 
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
-  model/       settings, connect() and chat with accounting, replay cassettes, the local server
+  model/       the client: settings (below the runtime), connect() and chat with accounting, replay, cache
+  testing      ScriptedChat and FakeReply, scripted stand-ins for a model
+  runtime/     the local model: its file, the one shared server per user, the fallback build
   sandbox/     run model-written code in a separate process; the verdict is decided outside it
-  tasks/       the course's tasks and HumanEval, with hidden tests and static checks
+  tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report

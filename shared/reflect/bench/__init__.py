@@ -12,7 +12,7 @@ statement's examples or the agent's own tests in the sandbox); reflexion (05, re
 mode). Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
 any OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama, LM Studio).
 
-One JSON line per (strategy, task) as each finishes (reflect.evaluation.bench.run_bench):
+One JSON line per (strategy, task) as each finishes (reflect.evaluation.runner.run_bench):
 stop it at any time and the same command resumes. Every line records each draft's hidden-test
 verdict and any hidden test line found in a prompt (there must be none).
 """
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..evaluation import report
-from ..evaluation.bench import current_rows, run_bench
+from ..evaluation.runner import current_rows, run_bench
 from ..judging.controller import StopRule
 from ..judging.critics import CachedChat
 from ..model.config import repo_root

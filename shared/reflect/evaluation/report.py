@@ -1,4 +1,4 @@
-"""Reading a bench results file (reflect.evaluation.bench): the numbers lesson 06 reports.
+"""Reading a bench results file (reflect.evaluation.runner): the numbers lesson 06 reports.
 
 Every function takes the rows `load_rows` returns, so a report is recomputed from the file,
 never from memory of a run. Per strategy: pass rate, tokens per task and as a multiple of

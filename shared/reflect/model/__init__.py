@@ -1,2 +1,3 @@
-"""The model layer: settings, the connection (`connect`), accounting, replay cassettes, the local
-model file and its shared server, code extraction from replies, and scripted fake models."""
+"""The client: settings (`config`), the connection (`connect`, `chat`), accounting, replay cassettes,
+the live request cache and the sampling of each role. The local server it talks to by default is
+started by `reflect.runtime`."""

@@ -77,7 +77,7 @@ class Settings:
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
-    engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.model.server)
+    engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.runtime.manager)
     cache: bool = True  # COURSE_CACHE=off: no live request cache (reflect.model.cache)
 
     @classmethod

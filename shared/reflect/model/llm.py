@@ -205,7 +205,7 @@ class Connection:
         )
 
     def _reconnect_local(self) -> None:
-        from .server import ensure_server
+        from ..runtime.manager import ensure_server
 
         state = ensure_server(self.settings)
         self.base_url = state.base_url
@@ -215,7 +215,7 @@ class Connection:
     def _explain(self, what: str) -> str:
         if self.live_backend == "local":
             hint = (
-                "Check the local server: `python -m reflect.model.server status`; restart it with "
+                "Check the local server: `python -m reflect.runtime.manager status`; restart it with "
                 "`make stop-model` and run the cell again. Its log: the `server.log` in the course state folder."
             )
         else:
@@ -280,7 +280,7 @@ def connect(
             "http://replay.invalid/v1", "unknown", live, {})
         api_key = "replay-needs-no-key"
     elif live == "local":
-        from .server import ensure_server
+        from ..runtime.manager import ensure_server
 
         state = ensure_server(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key

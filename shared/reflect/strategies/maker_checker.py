@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..judging.sentinel import Verdict, strict_sentinel
-from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..records import ChatFn, ReplyLike
+from ..tasks.extract import extract_code
 
 GENERATOR_PROMPT = (
     "You are an expert Python developer. Write clean, well-documented Python code that follows best "

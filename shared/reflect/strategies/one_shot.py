@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..judging.hidden import Attempt, judge
-from ..model.extract import extract_code
 from ..records import ChatFn, ReplyLike
+from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
 

@@ -38,10 +38,10 @@ from dataclasses import dataclass, replace
 
 from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
-from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
 from ..records import Run, Step, Stop, Verdict, model_step
+from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT

@@ -25,10 +25,10 @@ from ..judging.self_tests import (
     statement_asserts,
     write_tests_step,
 )
-from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
 from ..records import Run, Step, Stop, model_step
+from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT

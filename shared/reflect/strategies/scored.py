@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..judging.controller import ScoredAttempt, StopRule, best_so_far
-from ..model.extract import extract_code
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
+from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT
 

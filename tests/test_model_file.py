@@ -5,8 +5,8 @@ from importlib import metadata
 
 import pytest
 
-from reflect.model import localmodel
-from reflect.model.localmodel import ModelFileError, assemble, find_parts, model_path
+from reflect.runtime import model_file as localmodel
+from reflect.runtime.model_file import ModelFileError, assemble, find_parts, model_path
 
 
 @pytest.fixture

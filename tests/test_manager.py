@@ -1,4 +1,4 @@
-"""The shared local server manager, with a model-free server (tests/fake_serve.py)."""
+"""The shared local server manager, with a model-free server (tests/fake_server_process.py)."""
 
 import dataclasses
 import os
@@ -14,11 +14,11 @@ import httpx
 import pytest
 
 from reflect import connect
-from reflect.model import server
 from reflect.model.config import Settings
+from reflect.runtime import manager as server
 from tests.conftest import cmdline
 
-FAKE = [sys.executable, str(Path(__file__).with_name("fake_serve.py"))]
+FAKE = [sys.executable, str(Path(__file__).with_name("fake_server_process.py"))]
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def _stale_record(pid: int, port: int, identity: str, model: str) -> None:
 
 def test_a_stale_record_naming_an_unrelated_process_never_gets_it_killed(gguf, stranger):
     # the record names the stranger's pid, as after a reboot: same number, another process
-    _stale_record(stranger.pid, 9, "12345 python -m reflect.model.serve --model x", str(gguf))
+    _stale_record(stranger.pid, 9, "12345 python -m reflect.runtime.server_process --model x", str(gguf))
     s = server.ensure_server()
     assert s.pid != stranger.pid and server.health(s)
     time.sleep(0.3)
@@ -155,7 +155,7 @@ def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatc
 
 def _fake_servers() -> set[int]:
     """Live (not zombie) fake-server processes on this machine."""
-    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_serve" in cmdline(p) and server.pid_alive(int(p))}
+    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_server_process" in cmdline(p) and server.pid_alive(int(p))}
 
 
 
@@ -207,7 +207,7 @@ def test_fallback_without_a_way_to_build_llama_server_is_one_clear_error(gguf, c
     _fail_xllamacpp(course_env, monkeypatch, "segv")
     monkeypatch.delenv("COURSE_LLAMA_SERVER")
     monkeypatch.setattr(server, "find_binary", lambda: None)
-    monkeypatch.setattr("reflect.model.llama_server._tool", lambda *names: None)  # no cmake, no compiler
+    monkeypatch.setattr("reflect.runtime.fallback_build._tool", lambda *names: None)  # no cmake, no compiler
     with pytest.raises(server.ServerError, match="fallback engine is not available.*needs cmake"):
         server.ensure_server()
 

@@ -1,11 +1,11 @@
 """The course's local model server: llama.cpp's own HTTP server, in a process the course supervises.
 
-Run as `python -m reflect.model.serve --model M --alias A --port P` (the manager in
-`reflect.model.server` does this). Two engines serve the same llama.cpp HTTP API
+Run as `python -m reflect.runtime.server_process --model M --alias A --port P` (the manager in
+`reflect.runtime.manager` does this). Two engines serve the same llama.cpp HTTP API
 (`/health`, `/props`, `/metrics`, `/v1/chat/completions` with `json_schema`, parallel slots):
 
 - `xllamacpp` (default): the prebuilt `xllamacpp` wheel runs llama.cpp's server in this process;
-- `llama-server`: llama.cpp's binary as a child process (built once, see `reflect.model.llama_server`).
+- `llama-server`: llama.cpp's binary as a child process (built once, see `reflect.runtime.fallback_build`).
 
 Around the engine this process adds what a shared course server needs:
 - it binds 127.0.0.1 (unless `--host` says otherwise) and requires an API key, read from the
@@ -83,7 +83,7 @@ class XllamacppEngine(Engine):
         try:
             import xllamacpp as xlc
         except ImportError as err:
-            print(f"reflect.model.serve: the xllamacpp engine is not installed ({err}).", flush=True)
+            print(f"reflect.runtime.server_process: the xllamacpp engine is not installed ({err}).", flush=True)
             raise SystemExit(EXIT_ENGINE_MISSING) from None
         p = xlc.CommonParams()
         p.model.path = s.model
@@ -103,7 +103,7 @@ class XllamacppEngine(Engine):
         try:
             self.server = xlc.Server(p)
         except RuntimeError as err:  # llama.cpp logged why (a bad or truncated GGUF file, ...)
-            print(f"reflect.model.serve: the model could not be loaded: {err}", flush=True)
+            print(f"reflect.runtime.server_process: the model could not be loaded: {err}", flush=True)
             raise SystemExit(EXIT_MODEL) from None
 
 
@@ -130,7 +130,7 @@ class LlamaServerEngine(Engine):
     def start(self, s: EngineSettings) -> None:
         """Start the binary with LLAMA_API_KEY set; it dies with this process (PDEATHSIG)."""
         if not (Path(self.binary).is_file() and os.access(self.binary, os.X_OK)):
-            print(f"reflect.model.serve: no llama-server binary at {self.binary}.", flush=True)
+            print(f"reflect.runtime.server_process: no llama-server binary at {self.binary}.", flush=True)
             raise SystemExit(EXIT_ENGINE_MISSING)
         env = {**os.environ, "LLAMA_API_KEY": s.key}
         self.proc = subprocess.Popen(self.command(s), env=env, stdin=subprocess.DEVNULL,
@@ -192,20 +192,20 @@ def supervise(engine: Engine, s: EngineSettings, idle_minutes: float, state_file
     code = 0
     try:
         engine.start(s)
-        print(f"reflect.model.serve: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
+        print(f"reflect.runtime.server_process: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
               f"with {s.slots} slots of {s.ctx_per_slot} tokens, {s.threads} threads.", flush=True)
         limit, seen, last = idle_minutes * 60, None, time.monotonic()
         while not stopping:
             time.sleep(min(2.0, max(limit / 4, 0.05)))
             if not engine.alive():
-                print("reflect.model.serve: the engine stopped on its own.", flush=True)
+                print("reflect.runtime.server_process: the engine stopped on its own.", flush=True)
                 code = EXIT_ENGINE_DIED
                 break
             now = activity(s.port, s.key)
             if now is not None and (now[1] or now[0] != seen):
                 seen, last = now[0], time.monotonic()
             elif time.monotonic() - last > limit:
-                print(f"reflect.model.serve: idle for {idle_minutes:g} min, stopping.", flush=True)
+                print(f"reflect.runtime.server_process: idle for {idle_minutes:g} min, stopping.", flush=True)
                 break
     except SystemExit as err:
         code = err.code if isinstance(err.code, int) else 1
@@ -216,7 +216,7 @@ def supervise(engine: Engine, s: EngineSettings, idle_minutes: float, state_file
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line `reflect.model.server.launch` passes."""
+    """The command line `reflect.runtime.manager.launch` passes."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--alias", required=True)
@@ -237,13 +237,13 @@ def settings_from(args: argparse.Namespace) -> EngineSettings:
     """Engine settings from the command line and the key from the environment."""
     key = os.environ.get(KEY_ENV)
     if not key:
-        raise SystemExit(f"reflect.model.serve: set {KEY_ENV}; the server never runs without a key.")
+        raise SystemExit(f"reflect.runtime.server_process: set {KEY_ENV}; the server never runs without a key.")
     return EngineSettings(args.model, args.alias, args.port, key, host=args.host, slots=args.slots, threads=args.threads,
                           speculative=not args.no_speculative, cache_prompt=args.cache_prompt)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Start the shared local server (`python -m reflect.model.serve`)."""
+    """Start the shared local server (`python -m reflect.runtime.server_process`)."""
     args = parse(argv)
     engine = XllamacppEngine() if args.engine == "xllamacpp" else LlamaServerEngine(args.binary or "")
     code = supervise(engine, settings_from(args), args.idle_minutes, args.state_file)

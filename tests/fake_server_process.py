@@ -1,7 +1,7 @@
-"""A model-free stand-in for `reflect.model.serve`: the real command line, key handling,
-supervisor and idle watchdog (from reflect.model.serve) around a tiny engine that speaks
+"""A model-free stand-in for `reflect.runtime.server_process`: the real command line, key handling,
+supervisor and idle watchdog (from reflect.runtime.server_process) around a tiny engine that speaks
 llama.cpp's server API (/health, /props, /metrics and a /v1/chat/completions that echoes).
-Used by test_server.py to test the server manager fast.
+Used by test_manager.py to test the server manager fast.
 
 The model file's name scripts a failure: "crash" cannot be loaded (exit 3); "segv" kills the
 xllamacpp engine at start; "badfirst" makes the xllamacpp engine answer 500 to every chat
@@ -13,7 +13,7 @@ import signal
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from reflect.model import serve
+from reflect.runtime import server_process as serve
 
 
 class EchoEngine(serve.Engine):
@@ -23,7 +23,7 @@ class EchoEngine(serve.Engine):
 
     def start(self, s: serve.EngineSettings) -> None:
         if "crash" in s.model:
-            print("fake_serve: cannot load model", flush=True)
+            print("fake_server_process: cannot load model", flush=True)
             raise SystemExit(serve.EXIT_MODEL)
         if "segv" in s.model and self.name == "xllamacpp":
             os.kill(os.getpid(), signal.SIGSEGV)

