@@ -124,6 +124,19 @@ def test_a_drop_of_over_20_percent_reverts_to_the_best_and_stops():
     assert run.stop.value == "regressed" and run.final_code.endswith("return 1\n") and "attempt 1" in run.chosen
 
 
+@pytest.mark.parametrize("second, stop", [(0.63, "regressed"), (0.65, "max_iterations")])
+def test_the_regression_bound_is_exactly_a_fifth_below_the_best(second, stop):
+    run = agent(max_attempts=2).run(FACT, chat_for([wrong(1), wrong(2)], [verdict(0.8), verdict(second)]))
+    assert run.stop.value == stop and run.final_code.endswith("return 1\n")  # 0.64 is the bound; the best is returned
+
+
+def test_the_accepted_attempt_is_returned_even_below_an_earlier_score():
+    """An earlier draft the evaluator scored higher but whose own tests failed is not the answer: the
+    accepted one is."""
+    run = agent().run(FACT, chat_for([wrong(1), RIGHT], [verdict(0.9), verdict(0.8, "pass")]))
+    assert run.stop.value == "accepted" and run.passed is True and run.chosen.startswith("attempt 2, score 0.8")
+
+
 def test_no_better_score_in_three_attempts_stops_and_says_so():
     chat = chat_for([wrong(i) for i in range(6)], [verdict(0.5)] * 6)
     run = agent(max_attempts=6, patience=3).run(FACT, chat)

@@ -10,6 +10,7 @@ scores swing up and down (oscillation); or the score dropped more than `regressi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -86,12 +87,20 @@ def _swings(scores: list[float]) -> bool:
     return alternating and max(scores) - min(scores) >= 1
 
 
+def best_index(scores: Sequence[float | None]) -> int | None:
+    """Where the best so far is: the highest score, the earliest among equals; an unscored entry
+    only if nothing is scored (then the last). None for no entries. Every strategy that keeps its
+    best draft (the scored loop, resampling, Reflexion) chooses with this."""
+    if not scores:
+        return None
+    scored = [i for i, s in enumerate(scores) if s is not None]
+    return max(scored, key=lambda i: (scores[i], -i)) if scored else len(scores) - 1
+
+
 def best_so_far(history: list[ScoredAttempt]) -> ScoredAttempt | None:
     """The highest-scoring attempt (the earliest among equals); unscored attempts only if nothing is scored."""
-    scored = [a for a in history if a.score is not None]
-    if not scored:
-        return history[-1] if history else None
-    return max(scored, key=lambda a: (a.score, -a.iteration))
+    i = best_index([a.score for a in history])
+    return None if i is None else history[i]
 
 
 def analyze_improvement(history: list[ScoredAttempt]) -> dict:

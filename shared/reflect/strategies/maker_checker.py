@@ -37,6 +37,12 @@ REVIEWER_PROMPT = (
     "actionable feedback points. Be constructive but rigorous."
 )
 MAX_ITERATIONS = 4
+
+
+def generator_messages(prompt: str, system: str = GENERATOR_PROMPT) -> list[dict]:
+    """A generator's request: its system prompt, then the task (Reflexion's attempt: the task with
+    its memory). The one place every strategy's first draft and fresh sample is built."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 PERSPECTIVES = ("shared", "own")
 
 

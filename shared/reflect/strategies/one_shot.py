@@ -6,7 +6,7 @@ from ..judging.hidden import Attempt, judge
 from ..records import ChatFn, ReplyLike
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
-from .maker_checker import GENERATOR_PROMPT
+from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:
@@ -20,6 +20,6 @@ def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMP
     prompt = task.prompt()
     if not prompt.strip():
         raise ValueError(f"Task {task.id!r} has a blank statement.")
-    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}]
+    messages = generator_messages(prompt, system_prompt)
     reply = chat(messages, role="generator")
     return messages, reply, extract_code(reply.text, task.entry_point).code

@@ -36,6 +36,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..judging.controller import best_index
 from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
@@ -44,7 +45,7 @@ from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT
+from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
@@ -166,10 +167,11 @@ class Reflexion(Configured):
 
     def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
                   steps: list[Step]) -> Run:
-        best: tuple[float, int, str] | None = None  # (score, attempt, code)
-        last_code, used, since_best = None, sum(s.prompt_tokens + s.completion_tokens for s in steps), 0
+        last_code, used = None, sum(s.prompt_tokens + s.completion_tokens for s in steps)
         costs: list[int] = []  # tokens of each attempt: its draft, its evaluation and the reflection after it
-        codes: list[str] = []
+        codes: list[str] = []  # each attempt's code, in order
+        scores: list[float] = []  # each attempt's evaluator score (an unusable one as 0)
+        chosen: int | None = None  # the attempt returned: the best so far, or the accepted one
         stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
             try:
@@ -182,16 +184,14 @@ class Reflexion(Configured):
             mark_repeat(steps, codes, code)
             codes.append(code)
             score = judgement.score if judgement.score is not None else 0.0
-            if best is None or score > best[0]:
-                best, since_best = (score, attempt, code), 0
-            else:
-                since_best += 1
+            scores.append(score)
+            chosen = best_index(scores)  # the highest score, the earliest among equals
+            since_best = len(scores) - 1 - chosen
             if judgement.verdict == "pass" and evidence.all_passed:
-                stop = Stop.ACCEPTED
-                best = (score, attempt, code)
+                stop, chosen = Stop.ACCEPTED, len(scores) - 1
                 self._remember(key, attempt, "", score, True, code)
                 break
-            if best[0] > 0 and score < best[0] * 0.8:
+            if scores[chosen] > 0 and score < scores[chosen] * 0.8:
                 stop = Stop.REGRESSED
                 break
             if since_best >= self.patience:
@@ -213,13 +213,13 @@ class Reflexion(Configured):
             used, costs[-1] = used + spent, costs[-1] + spent
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
-        if best is None:
+        if chosen is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
                Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
                Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget"
                }.get(stop, "the best so far")
-        return Run(self.name, task.id, best[2], stop, tuple(steps), f"attempt {best[1]}, score {best[0]:g}: {why}",
+        return Run(self.name, task.id, codes[chosen], stop, tuple(steps), f"attempt {chosen + 1}, score {scores[chosen]:g}: {why}",
                    error=error)
 
     def _remember(self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str) -> None:
@@ -230,7 +230,7 @@ class Reflexion(Configured):
 
     def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
         first, prompt = len(steps), attempt_prompt(task, self.memory_mode, reflections, last_code)
-        messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": prompt}]
+        messages = generator_messages(prompt)
         reply = chat(messages, role="generator", temperature=SAMPLING["sampler"]["temperature"], seed=self.seed + attempt)
         code = extract_code(reply.text, task.entry_point).code
         steps.append(model_step(len(steps), "generator", messages, reply, code=code))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..judging.controller import best_index
 from ..judging.self_tests import (
     WRITE_TESTS_SYSTEM,
     run_tests_step,
@@ -31,7 +32,7 @@ from ..records import Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT
+from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 SELECT = ("self-tests", "examples", "first")
 
@@ -74,11 +75,11 @@ class Resample(Configured):
 
     def _sample(self, task: Task, chat: Callable) -> Run:
         steps: list[Step] = []
-        best: tuple[int, int, str] | None = None  # (asserts passed, sample, code)
+        samples: list[tuple[int, str]] = []  # (asserts passed, code) of each sample, in order
         stop, error = Stop.MAX_ITERATIONS, None  # all k samples drawn
         try:
             asserts = self._evidence(task, chat, steps)
-            messages = [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": task.prompt()}]
+            messages = generator_messages(task.prompt())
             for i in range(1, self.k + 1):
                 reply = chat(messages, role="generator", temperature=self.temperature, seed=self.seed + i)
                 code = extract_code(reply.text, task.entry_point).code
@@ -89,15 +90,15 @@ class Resample(Configured):
                     score = len(res.passed)
                 else:
                     score = 0
-                if best is None or score > best[0]:
-                    best = (score, i, code)
+                samples.append((score, code))
                 if asserts and score == len(asserts) and self.stop_on_pass:
                     stop = Stop.ACCEPTED
                     break
         except ModelError as err:
             stop, error = Stop.PROVIDER_ERROR, str(err)
-        if best is None:
+        i = best_index([score for score, _ in samples])  # the most asserts passed, the earliest on a tie
+        if i is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
-        why = (f"{best[0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)" if asserts
+        why = (f"{samples[i][0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)" if asserts
                else "no evidence to choose by: the first sample")
-        return Run(self.name, task.id, best[2], stop, tuple(steps), f"sample {best[1]}: {why}", error=error)
+        return Run(self.name, task.id, samples[i][1], stop, tuple(steps), f"sample {i + 1}: {why}", error=error)

@@ -18,7 +18,7 @@ from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
-from .maker_checker import GENERATOR_PROMPT
+from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 GENERATOR_SYSTEM = GENERATOR_PROMPT  # one first-draft prompt for every strategy (lessons 01-03)
 REFINER_SYSTEM = (
@@ -72,7 +72,7 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
 def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
-    messages = [{"role": "system", "content": GENERATOR_SYSTEM}, {"role": "user", "content": task.prompt()}]
+    messages = generator_messages(task.prompt(), GENERATOR_SYSTEM)
     return draft_call(chat, task, "generator", messages, seed, sampling)
 
 
