@@ -21,19 +21,7 @@ FILES = [*sorted((ROOT / "results").glob("0*.jsonl")), ROOT / "results" / "04_gr
 def runs_in(path: Path) -> list[dict]:
     if path.suffix == ".jsonl":
         return [json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in _walk(json.loads(path.read_text()))]
-
-
-def _walk(data):
-    if isinstance(data, dict):
-        if "steps" in data and "stop" in data:
-            yield data
-        else:
-            for v in data.values():
-                yield from _walk(v)
-    elif isinstance(data, list):
-        for v in data:
-            yield from _walk(v)
+    return list(tv.runs_in(json.loads(path.read_text())))
 
 
 def as_text(run: dict) -> dict:

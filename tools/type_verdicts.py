@@ -121,23 +121,24 @@ def convert(path: Path) -> int:
         data = json.loads(text)
         new = type_tree(data)
         out = json.dumps(new, indent=1, ensure_ascii=False) + "\n"
-        before = list(_steps(data))
+        before = [step for run in runs_in(data) for step in run["steps"]]
     changed = sum(isinstance(s.get("verdict"), str) for s in before)
     if changed:
         path.write_text(out, encoding="utf-8")
     return changed
 
 
-def _steps(data: Any):
+def runs_in(data: Any):
+    """Every run (a dict with steps and a stop) anywhere inside a results file's JSON."""
     if isinstance(data, dict):
         if "steps" in data and "stop" in data:
-            yield from data["steps"]
+            yield data
         else:
             for v in data.values():
-                yield from _steps(v)
+                yield from runs_in(v)
     elif isinstance(data, list):
         for v in data:
-            yield from _steps(v)
+            yield from runs_in(v)
 
 
 def main() -> None:
