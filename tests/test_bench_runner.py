@@ -362,3 +362,36 @@ def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recordi
     assert [r["task_id"] for r in rows] == ["factorial"] and rows[0]["run"]["passed"] is True
     assert (same, compared, moved) == (0, 1, ["one-shot on factorial: recorded fail, this run pass"])
     assert len(chat.calls) == 1
+
+
+HE0_WRONG = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"
+HE0_RIGHT = ("```python\ndef has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold\n"
+             "               for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```")
+
+
+@pytest.mark.parametrize("revision, passed, stop, judged", [
+    (HE0_RIGHT, "1/1", Stop.ACCEPTED, ["1", "0", "0", "1"]),  # the wrong draft rejected, the right one accepted
+    (HE0_WRONG.replace("False", "True"), "0/1", Stop.MAX_ITERATIONS, ["0", "0", "0", "2"]),  # two wrong drafts, each rejected: the cap stops it
+])
+def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_reported(
+        tmp_path, monkeypatch, capsys, revision, passed, stop, judged):
+    """`examples:2` is one line of reflect.strategies.catalog; nothing in evaluation/ or bench/ names it."""
+    from reflect.strategies.catalog import catalog
+
+    class Conn:
+        model, workers = "scripted", 1
+        chat = ScriptedChat({"generator": [HE0_WRONG], "refiner": [revision] * 3})
+
+    monkeypatch.setattr(llm, "connect", lambda: Conn())
+    out = tmp_path / "e.jsonl"
+    assert cli.main(["--tasks", "humaneval", "--limit", "1", "--strategies", "examples:2", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[1].split()[:2] == ["examples:2", passed]
+    judges = text[text.index("judges against the hidden tests"):].splitlines()[1].split()
+    assert judges == ["examples:2", "critic", *judged]  # accepted right/wrong, rejected right/wrong
+    (row,) = load_rows(out)
+    run = Run.from_dict(row["run"])
+    assert run.stop is stop and sum(s.role in ("generator", "refiner") for s in run.steps) == len(Conn.chat.calls) <= 2
+    assert row["config"] == catalog()["examples:2"]().config() != catalog()["evidence:examples"]().config()
+    for path in (Path(__file__).resolve().parents[1] / "shared" / "reflect" / "evaluation").glob("*.py"):
+        assert "examples:2" not in path.read_text()

@@ -5,11 +5,12 @@
     python -m reflect.bench --tasks humaneval --limit 80 --seed 7     # a random sample of 80, seed 7
     python -m reflect.bench --report results/06_humaneval.jsonl       # the report only, no model
 
-Strategies (`--strategies`, default all): one-shot (lesson 01); resample (k fresh samples
+Strategies (`--strategies`, default lesson 06's seven): one-shot (lesson 01); resample (k fresh samples
 chosen by the agent's own tests: the rival at equal cost); maker-checker (02); scored (03's
 JSON critic); evidence:examples and evidence:self-tests (03's loop, the critic replaced by the
 statement's examples or the agent's own tests in the sandbox); reflexion (05, reflections
-mode). Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
+mode). Each is one line of `reflect.strategies.catalog`, which also holds examples:2 (the
+examples loop, at most 2 drafts); a line added there is a new strategy here. Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
 any OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama, LM Studio).
 
 One JSON line per (strategy, task) as each finishes (reflect.evaluation.runner.run_bench):
@@ -27,33 +28,12 @@ from pathlib import Path
 
 from ..evaluation import report
 from ..evaluation.runner import current_rows, run_bench
-from ..judging.controller import StopRule
 from ..judging.critics import CachedChat
 from ..model.config import repo_root
-from ..strategies.objects import MakerChecker, OneShot, ScoredReflection
-from ..strategies.reflexion import Reflexion
-from ..strategies.resample import Resample
+from ..strategies.catalog import LESSON_06, catalog, strategies
 from ..tasks.task import Task, course_tasks, humaneval_tasks
 
-STRATEGIES = ("one-shot", "resample", "maker-checker", "scored", "evidence:examples", "evidence:self-tests", "reflexion")
-
-
-def strategies(names: tuple[str, ...] = STRATEGIES, k: int = 6, iterations: int = 3) -> list:
-    """The named strategies, configured as lesson 06 runs them (`k` samples, `iterations` drafts)."""
-    evidence = StopRule(threshold=10, max_iterations=iterations)  # accept only when every assert passes
-    make = {
-        "one-shot": lambda: OneShot(),
-        "resample": lambda: Resample(k=k, select="self-tests", name="resample"),
-        "maker-checker": lambda: MakerChecker(max_iterations=iterations),
-        "scored": lambda: ScoredReflection("llm", StopRule(max_iterations=iterations), name="scored"),
-        "evidence:examples": lambda: ScoredReflection("examples", evidence, name="evidence:examples"),
-        "evidence:self-tests": lambda: ScoredReflection("self-tests", evidence, name="evidence:self-tests"),
-        "reflexion": lambda: Reflexion(memory_mode="reflections", max_attempts=iterations, name="reflexion"),
-    }
-    unknown = [n for n in names if n not in make]
-    if unknown:
-        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
-    return [make[n]() for n in names]
+STRATEGIES = LESSON_06  # the default set; every name `catalog` knows is accepted
 
 
 def task_sample(source: str, limit: int | None = None, seed: int | None = None) -> list[Task]:
@@ -118,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", choices=("course", "humaneval"), default="course")
     ap.add_argument("--limit", type=int, default=None, help="how many tasks (default: all)")
     ap.add_argument("--seed", type=int, default=None, help="a random sample of --limit tasks (default: the first)")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated, from: " + ", ".join(STRATEGIES))
+    ap.add_argument("--strategies", default=",".join(STRATEGIES),
+                    help="comma-separated (default: lesson 06's seven), from: " + ", ".join(catalog()))
     ap.add_argument("--k", type=int, default=6, help="samples of the resample strategy (all drawn, for pass@k)")
     ap.add_argument("--iterations", type=int, default=3, help="drafts of each loop")
     ap.add_argument("--concurrency", type=int, default=None, help="requests at once (default: COURSE_WORKERS)")

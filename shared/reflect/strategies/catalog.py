@@ -1,0 +1,51 @@
+"""The named strategies of `python -m reflect.bench`: each is one short configuration of the shared parts.
+
+The parts: the refine loop (`ScoredReflection`: the course's one first draft, a critic, a `StopRule`,
+revisions by the refiner, the best draft returned), best-of-k (`Resample`: k fresh samples and the
+evidence as chooser), the reviewer loop (`MakerChecker`) and Reflexion (attempts, the agent's own
+tests and an evaluator, reflections, memory). A critic is named by kind: "llm" (lesson 03's JSON
+critic), "examples" (the statement's own examples, run in the sandbox) or "self-tests" (asserts the
+model writes for itself).
+
+To add a strategy, add one line to `catalog`. `--strategies` then accepts its name, the runner keys its
+results by its `config()`, and the report shows it with its judges' verdicts. Nothing in
+`evaluation/` or `bench/` changes. `LESSON_06` is the default set: the seven strategies lesson 06
+compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..judging.controller import StopRule
+from ..records import Strategy
+from .objects import MakerChecker, OneShot, ScoredReflection
+from .reflexion import Reflexion
+from .resample import Resample
+
+LESSON_06 = ("one-shot", "resample", "maker-checker", "scored", "evidence:examples", "evidence:self-tests", "reflexion")
+
+
+def catalog(k: int = 6, iterations: int = 3) -> dict[str, Callable[[], Strategy]]:
+    """Every named strategy, as a factory: `k` samples for resampling, `iterations` drafts for the loops."""
+    evidence = StopRule(threshold=10, max_iterations=iterations)  # accept only when every assert passes
+    return {
+        "one-shot": lambda: OneShot(),
+        "resample": lambda: Resample(k=k, select="self-tests", name="resample"),
+        "maker-checker": lambda: MakerChecker(max_iterations=iterations),
+        "scored": lambda: ScoredReflection("llm", StopRule(max_iterations=iterations), name="scored"),
+        "evidence:examples": lambda: ScoredReflection("examples", evidence, name="evidence:examples"),
+        "evidence:self-tests": lambda: ScoredReflection("self-tests", evidence, name="evidence:self-tests"),
+        "reflexion": lambda: Reflexion(memory_mode="reflections", max_attempts=iterations, name="reflexion"),
+        # the refine loop judged by the statement's examples, at most 2 drafts (the first and one revision)
+        "examples:2": lambda: ScoredReflection("examples", StopRule(threshold=10, max_iterations=2), name="examples:2"),
+    }
+
+
+def strategies(names: tuple[str, ...] = LESSON_06, k: int = 6, iterations: int = 3) -> list[Strategy]:
+    """The named strategies, configured as `catalog` says (`k` samples, `iterations` drafts)."""
+    make = catalog(k, iterations)
+    unknown = [n for n in names if n not in make]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; choose from {', '.join(make)}")
+    return [make[n]() for n in names]
