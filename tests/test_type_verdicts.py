@@ -178,3 +178,21 @@ def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_t
     before = [s.config() for s in strategies()]
     monkeypatch.setitem(SAMPLING, "evaluator", {"temperature": 0.1})  # only Reflexion has an evaluator
     assert [b == s.config() for b, s in zip(before, strategies(), strict=True)] == [True] * 6 + [False]
+
+
+def test_a_line_from_before_a_setting_existed_gets_its_old_default_and_the_committed_files_resume():
+    spec = importlib.util.spec_from_file_location("upgrade_configs", ROOT / "tools" / "upgrade_configs.py")
+    up = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(up)
+    from reflect.bench import strategies
+    from reflect.evaluation.runner import current_rows
+    from reflect.tasks.task import humaneval_tasks
+
+    resample = strategies(("resample",))[0]
+    old = {k: v for k, v in resample.config().items() if k not in ("first", "feedback")}  # as lesson 06 wrote it
+    rows, done = up.upgrade_rows([{"config": old}, {"config": resample.config()}, {"config": "Stale(repr)"}])
+    assert done == 1 and rows[0]["config"] == resample.config() and rows[2]["config"] == "Stale(repr)"
+    assert up.upgrade_rows(rows) == (rows, 0)  # twice changes nothing
+    ids = [t.id for t in humaneval_tasks()[:80]]
+    found = current_rows(ROOT / "results" / "06_humaneval.jsonl", strategies(), ids)  # today's configs find every run
+    assert len(found) == 7 * 80

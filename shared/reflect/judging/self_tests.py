@@ -85,6 +85,24 @@ def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -
                                note=f"{len(asserts)} asserts")
 
 
+EVIDENCE = ("examples", "self-tests", "examples-or-self-tests")
+
+
+def evidence_step(chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]) -> list[str]:
+    """The asserts a strategy may judge its drafts by, from `source` (one of `EVIDENCE`):
+    the statement's examples (no model call), the agent's own tests (one test-writer call,
+    appended to `steps`), or the examples where the statement has some, else its own tests."""
+    if source not in EVIDENCE:
+        raise ValueError(f"evidence must be one of {EVIDENCE}, got {source!r}")
+    if source != "self-tests":
+        found = statement_asserts(task)
+        if found or source == "examples":
+            return found
+    asserts, step = write_tests_step(chat, task, seed, len(steps))
+    steps.append(step)
+    return asserts
+
+
 @dataclass
 class SelfTestResult:
     """Which self-written asserts a draft passed and failed, with the actual value of each failure."""

@@ -1,8 +1,8 @@
 """The named strategies of `python -m reflect.bench`: each is one short configuration of the shared parts.
 
 The parts: the refine loop (`ScoredReflection`: the course's one first draft, a critic, a `StopRule`,
-revisions by the refiner, the best draft returned), best-of-k (`Resample`: k fresh samples and the
-evidence as chooser), the reviewer loop (`MakerChecker`) and Reflexion (attempts, the agent's own
+revisions by the refiner, the best draft returned), best-of-k (`Resample`: k drafts and the
+evidence as chooser; what a sample sees of a failed first draft is its `feedback`), the reviewer loop (`MakerChecker`) and Reflexion (attempts, the agent's own
 tests and an evaluator, reflections, memory). A critic is named by kind: "llm" (lesson 03's JSON
 critic), "examples" (the statement's own examples, run in the sandbox) or "self-tests" (asserts the
 model writes for itself).
@@ -29,6 +29,10 @@ LESSON_06 = ("one-shot", "resample", "maker-checker", "scored", "evidence:exampl
 def catalog(k: int = 6, iterations: int = 3) -> dict[str, Callable[[], Strategy]]:
     """Every named strategy, as a factory: `k` samples for resampling, `iterations` drafts for the loops."""
     evidence = StopRule(threshold=10, max_iterations=iterations)  # accept only when every assert passes
+
+    def repair(feedback: str, name: str) -> Resample:
+        return Resample(k=k, select="examples-or-self-tests", stop_on_pass=True, first="draft", feedback=feedback, name=name)
+
     return {
         "one-shot": lambda: OneShot(),
         "resample": lambda: Resample(k=k, select="self-tests", name="resample"),
@@ -39,6 +43,11 @@ def catalog(k: int = 6, iterations: int = 3) -> dict[str, Callable[[], Strategy]
         "reflexion": lambda: Reflexion(memory_mode="reflections", max_attempts=iterations, name="reflexion"),
         # the refine loop judged by the statement's examples, at most 2 drafts (the first and one revision)
         "examples:2": lambda: ScoredReflection("examples", StopRule(threshold=10, max_iterations=2), name="examples:2"),
+        # lesson 06's feedback experiment: the first draft, then up to k - 1 samples while the evidence fails, which
+        # see nothing but the task (blind), the failed checks, or the failed checks and the draft's code
+        "blind-sample": lambda: repair("none", "blind-sample"),
+        "repair-sample": lambda: repair("failure", "repair-sample"),
+        "repair-edit-sample": lambda: repair("failure+code", "repair-edit-sample"),
     }
 
 
