@@ -4,7 +4,7 @@ from reflect.judging.controller import ScoredAttempt, StopRule
 
 def hist(*items):
     """items: (score, passed, tokens)"""
-    return [ScoredAttempt(i + 1, f"code {i}", s, "", t, {"passed": p}) for i, (s, p, t) in enumerate(items)]
+    return [ScoredAttempt(i + 1, f"code {i}", s, "", t, passed=p) for i, (s, p, t) in enumerate(items)]
 
 
 def test_agreement_counts_each_kind():
@@ -56,3 +56,8 @@ def test_threshold_explorer_redraws_from_recorded_histories():
     assert "2.00 iterations" in out.value and "100%" in out.value
     its.value = 1
     assert "1.00 iterations" in out.value
+
+
+def test_sweep_counts_the_best_draft_not_the_last():
+    regressed = hist((8, True, 100), (5, False, 100))  # a drop of over 20% stops the loop and reverts to the best
+    assert sweep([regressed], [9], max_iterations=3)[0]["pass_rate"] == 1.0

@@ -5,7 +5,7 @@
   recorded history where that rule stops (attempts after the cut were never needed).
 - `sweep`: `replay_rule` over many histories and thresholds: average iterations, final pass
   rate, tokens, for the threshold table and plot.
-Each attempt must carry its hidden-test verdict in `attempt.extra["passed"]`.
+Each attempt must carry its hidden-test verdict in `attempt.passed`.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def sweep(histories: list[list[ScoredAttempt]], thresholds: list[float], max_ite
         rows.append({
             "threshold": t,
             "avg_iterations": sum(len(c) for c in cut) / n,
-            "pass_rate": sum(bool(best_so_far(c).extra.get("passed")) for c in cut) / n,
+            "pass_rate": sum(bool(best_so_far(c).passed) for c in cut) / n,
             "avg_tokens": sum(sum(a.tokens for a in c) for c in cut) / n,
         })
     return rows

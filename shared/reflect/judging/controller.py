@@ -11,25 +11,34 @@ scores swing up and down (oscillation); or the score dropped more than `regressi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
+
+from ..records import Step
 
 
 @dataclass
 class ScoredAttempt:
-    """One attempt of a scored loop: the draft, its score and feedback, its tokens."""
+    """One attempt of a scored loop: the draft, its score and feedback, its tokens, and the steps a run
+    records for it (the call that wrote the draft, the critique of it)."""
 
     iteration: int
     output: str
     score: float | None  # None: the critic's reply could not be used
     feedback: str
     tokens: int = 0
-    extra: dict = field(default_factory=dict)
+    steps: tuple[Step, ...] = ()
+    accepted: bool | None = None  # the judge's own decision, where it makes one (Reflexion's); None: the threshold decides
+    passed: bool | None = None  # the hidden tests' verdict, where a lesson judged the draft (for calibration)
 
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a scored loop stops: threshold, budget, convergence, oscillation, regression."""
+    """When a scored loop stops: threshold, budget, convergence, oscillation, regression.
+
+    An attempt whose judge decided acceptance itself (`ScoredAttempt.accepted`, Reflexion's evaluator
+    and tests) is accepted or not by that decision, whatever its score. `oscillation_window=0` turns
+    the oscillation rule off (Reflexion notes a repeated draft and goes on, since its next prompt differs)."""
 
     threshold: float = 8
     max_iterations: int = 3
@@ -48,13 +57,13 @@ class StopRule:
             return None
         last = history[-1]
         scores = [a.score for a in history if a.score is not None]
-        if self.accepts(last.score):
+        if last.accepted if last.accepted is not None else self.accepts(last.score):
             return "threshold"
         if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
             return "regression"
-        if _repeats_earlier_draft(history):
+        if self.oscillation_window and _repeats_earlier_draft(history):
             return "oscillation"
-        if len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
+        if self.oscillation_window and len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
             return "oscillation"
         if len(history) > self.patience and scores:
             best_before = max((a.score for a in history[: -self.patience] if a.score is not None), default=None)
@@ -95,6 +104,14 @@ def best_index(scores: Sequence[float | None]) -> int | None:
         return None
     scored = [i for i, s in enumerate(scores) if s is not None]
     return max(scored, key=lambda i: (scores[i], -i)) if scored else len(scores) - 1
+
+
+def chosen_index(history: list[ScoredAttempt], reason: str | None) -> int | None:
+    """The attempt a loop returns when `reason` stopped it: the accepted one (the last) when the rule
+    accepted, else the best so far (`best_index`)."""
+    if reason == "threshold":
+        return len(history) - 1
+    return best_index([a.score for a in history])
 
 
 def best_so_far(history: list[ScoredAttempt]) -> ScoredAttempt | None:

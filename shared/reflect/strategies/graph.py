@@ -246,7 +246,9 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                         "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
                         "current_draft": None, "critique": None, "critique_status": None, "static_check_results": None}
 
-    def record(state: dict, kind: str, code: str, used: int, call: dict) -> dict:
+    def record(state: dict, kind: str, code: str, used: int, step: Step) -> dict:
+        call = {"role": step.role, "request": step.request, "reply": step.reply, "prompt_tokens": step.prompt_tokens,
+                "completion_tokens": step.completion_tokens, "latency_s": step.latency_s}  # plain values: state is checkpointed
         return {"iteration": state["iteration"] + 1, "kind": kind, "draft": code, "tokens": used, "call": call}
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
@@ -262,7 +264,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
             out = {"current_draft": code, "iteration": state["iteration"] + 1,
                    "revision_history": [record(state, kind, code, used, call)]}
             if not code.strip():
-                reply = " ".join(call["reply"].split())
+                reply = " ".join(call.reply.split())
                 out["errors"] = [f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
                                  f"{reply[:120] or '(an empty reply)'}"]
             return out

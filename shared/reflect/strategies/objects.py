@@ -31,9 +31,6 @@ mc, scored = import_module(f"{__package__}.maker_checker"), import_module(f"{__p
 
 LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
               "provider_error": Stop.PROVIDER_ERROR}
-SCORED_STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
-                "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
-                "invalid_critic": Stop.INVALID_CRITIC}
 
 
 def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]) -> ChatFn:
@@ -119,8 +116,12 @@ class ScoredReflection(Configured):
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""
         critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
-        return execute(self, task, lambda: as_run(
-            scored_reflection(chat, task, critic, self.rule, seed=self.seed, sampling=self.sampling), task.id, self.name))
+
+        def body() -> Run:
+            res = scored_reflection(chat, task, critic, self.rule, seed=self.seed, sampling=self.sampling)
+            return Run(self.name, task.id, res.best.output, res.stop, res.steps, res.chosen, error=res.error)
+
+        return execute(self, task, body)
 
 
 CRITIC_KINDS = ("llm", "examples", "self-tests")
@@ -149,24 +150,4 @@ def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_
         chosen = "the last draft (maker-checker keeps the last version)"
         return Run(strategy, task_id, result.final_code, LOOP_STOPS[result.stop_reason], steps, chosen, wall_s,
                    result.error)
-    steps: list[Step] = []
-    for a in result.history:
-        call = a.extra.get("call") or {}
-        if call:
-            steps.append(Step(len(steps), call["role"], "model", call["request"], call["reply"], call["prompt_tokens"],
-                              call["completion_tokens"], call["latency_s"], code=a.output))
-        ev = a.extra.get("evaluation")
-        if ev is not None:  # one step per evaluation; a repaired critique counts its calls in `verdict`
-            prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
-            label = ("unusable" if a.score is None else f"score {a.score:g}") + (f" ({calls} calls)" if calls > 1 else "")
-            verdict = Verdict(label, result.rule.accepts(a.score), a.score,
-                              reason=ev.feedback if a.score is None else "")
-            steps.append(Step(len(steps), "critic", "model" if calls else "check", "", ev.feedback, prompt,
-                              completion, 0.0, verdict))
-    stop = SCORED_STOPS[result.stop_reason]
-    if stop is not Stop.PROVIDER_ERROR and result.history and all(a.score is None for a in result.history):
-        stop = Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
-    best = result.best
-    chosen = (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
-              else f"iteration {best.iteration}, unscored" if best.iteration else "no draft")
-    return Run(strategy, task_id, best.output, stop, tuple(steps), chosen, wall_s, result.error)
+    return Run(strategy, task_id, result.best.output, result.stop, result.steps, result.chosen, wall_s, result.error)

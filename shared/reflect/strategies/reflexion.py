@@ -36,7 +36,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..judging.controller import best_index
+from ..judging.controller import ScoredAttempt, StopRule, chosen_index
 from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
@@ -46,6 +46,7 @@ from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT, generator_messages
+from .scored import STOPS
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
@@ -168,10 +169,8 @@ class Reflexion(Configured):
     def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
                   steps: list[Step]) -> Run:
         last_code, used = None, sum(s.prompt_tokens + s.completion_tokens for s in steps)
-        costs: list[int] = []  # tokens of each attempt: its draft, its evaluation and the reflection after it
-        codes: list[str] = []  # each attempt's code, in order
-        scores: list[float] = []  # each attempt's evaluator score (an unusable one as 0)
-        chosen: int | None = None  # the attempt returned: the best so far, or the accepted one
+        history: list[ScoredAttempt] = []  # each attempt: its code, score (an unusable one as 0), cost, acceptance
+        chosen: int | None = None  # the attempt returned: the accepted one, or the best so far
         stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
             try:
@@ -180,26 +179,18 @@ class Reflexion(Configured):
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
-            costs.append(used - before)
-            mark_repeat(steps, codes, code)
-            codes.append(code)
+            mark_repeat(steps, [a.output for a in history], code)
             score = judgement.score if judgement.score is not None else 0.0
-            scores.append(score)
-            chosen = best_index(scores)  # the highest score, the earliest among equals
-            since_best = len(scores) - 1 - chosen
-            if judgement.verdict == "pass" and evidence.all_passed:
-                stop, chosen = Stop.ACCEPTED, len(scores) - 1
+            history.append(ScoredAttempt(attempt, code, score, "", used - before,
+                                         accepted=judgement.verdict == "pass" and evidence.all_passed))
+            reason = self.rule.decide(history)
+            chosen = chosen_index(history, reason)
+            if reason == "threshold":
                 self._remember(key, attempt, "", score, True, code)
+            if reason:
+                stop = STOPS[reason]
                 break
-            if scores[chosen] > 0 and score < scores[chosen] * 0.8:
-                stop = Stop.REGRESSED
-                break
-            if since_best >= self.patience:
-                stop = Stop.CONVERGED
-                break
-            if attempt == self.max_attempts:
-                break
-            if self.token_budget is not None and used + max(costs) > self.token_budget:
+            if self.token_budget is not None and used + max(a.tokens for a in history) > self.token_budget:
                 stop = Stop.TOKEN_BUDGET  # the costliest attempt so far would not fit: stop before spending it
                 break
             last_code = code
@@ -210,9 +201,11 @@ class Reflexion(Configured):
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
-            used, costs[-1] = used + spent, costs[-1] + spent
+            used += spent
+            history[-1].tokens += spent
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
+        codes, scores = [a.output for a in history], [a.score for a in history]
         if chosen is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
@@ -221,6 +214,14 @@ class Reflexion(Configured):
                }.get(stop, "the best so far")
         return Run(self.name, task.id, codes[chosen], stop, tuple(steps), f"attempt {chosen + 1}, score {scores[chosen]:g}: {why}",
                    error=error)
+
+    @property
+    def rule(self) -> StopRule:
+        """The stop rule, the one every scored loop uses: accepted when the evaluator passes an attempt its
+        own tests pass, a drop of over 20% below the best, no better score in `patience` attempts, or
+        `max_attempts`; no oscillation rule (a repeated attempt is noted, and the next prompt differs)."""
+        return StopRule(threshold=1.0, max_iterations=self.max_attempts, patience=self.patience, regression_drop=0.2,
+                        oscillation_window=0)
 
     def _remember(self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str) -> None:
         """Store one attempt in episodic memory: its reflection (empty for an accepted attempt), its

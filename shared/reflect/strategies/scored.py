@@ -11,16 +11,20 @@ the last; a regression stops early and reverts to the best.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..judging.controller import ScoredAttempt, StopRule, best_so_far
+from ..judging.controller import ScoredAttempt, StopRule, best_so_far, chosen_index
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING
+from ..records import Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 GENERATOR_SYSTEM = GENERATOR_PROMPT  # one first-draft prompt for every strategy (lessons 01-03)
+STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
+         "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
+         "invalid_critic": Stop.INVALID_CRITIC}  # a stop rule's reason as the run's `Stop`
 REFINER_SYSTEM = (
     "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
     "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
@@ -32,7 +36,8 @@ class ScoredResult:
     """A scored loop's outcome: the best attempt, every attempt, and why it stopped.
 
     `best` is never None: when a provider error came before any draft, it is an empty
-    attempt (iteration 0, no score) whose feedback names the error."""
+    attempt (iteration 0, no score) whose feedback names the error. `steps` are the run's records,
+    in order: each attempt's call and critique (`ScoredAttempt.steps`), numbered."""
 
     task_id: str
     best: ScoredAttempt
@@ -46,6 +51,26 @@ class ScoredResult:
         """Tokens of every attempt, critic included."""
         return sum(a.tokens for a in self.history)
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every attempt's steps, numbered in order."""
+        return tuple(replace(s, index=i) for i, s in enumerate(s for a in self.history for s in a.steps))
+
+    @property
+    def stop(self) -> Stop:
+        """The stop reason as a `Stop`; a loop in which no critique was ever usable stopped on an invalid critic."""
+        stop = STOPS[self.stop_reason]
+        if stop is not Stop.PROVIDER_ERROR and self.history and all(a.score is None for a in self.history):
+            return Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
+        return stop
+
+    @property
+    def chosen(self) -> str:
+        """Which draft is returned, and why."""
+        best = self.best
+        return (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
+                else f"iteration {best.iteration}, unscored" if best.iteration else "no draft")
+
 
 def refine_request(task: Task, previous: str, feedback: str) -> str:
     """The refiner's user message: the task, the previous attempt and the critic's feedback."""
@@ -53,7 +78,7 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 
 
-Drafted = tuple[str, int, dict]  # (code, tokens of the call, the call's record)
+Drafted = tuple[str, int, Step]  # (code, tokens of the call, the call's step)
 
 
 def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42,
@@ -63,10 +88,7 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
     extra = {} if seed is None else {"seed": seed}
     reply = chat(messages, role=role, **sampling[role], **extra)
     code = extract_code(reply.text, task.entry_point).code
-    call = {"role": role, "request": messages[-1]["content"], "reply": reply.text,
-            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-            "latency_s": getattr(reply, "latency_s", 0.0)}
-    return code, reply.prompt_tokens + reply.completion_tokens, call
+    return code, reply.prompt_tokens + reply.completion_tokens, model_step(0, role, messages, reply, code)
 
 
 def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
@@ -89,6 +111,15 @@ def critique_step(critic, task: Task, code: str):
     return critic.evaluate(task, code)
 
 
+def critic_record(ev, rule: StopRule) -> Step:
+    """The step a critique is recorded as: its score as a verdict (accepted at the rule's threshold), a
+    model step when the critic called a model (a repaired critique counts its calls in the label)."""
+    prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
+    label = ("unusable" if ev.score is None else f"score {ev.score:g}") + (f" ({calls} calls)" if calls > 1 else "")
+    verdict = Verdict(label, rule.accepts(ev.score), ev.score, reason=ev.feedback if ev.score is None else "")
+    return Step(0, "critic", "model" if calls else "check", "", ev.feedback, prompt, completion, 0.0, verdict)
+
+
 def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42,
                       first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING) -> ScoredResult:
     """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
@@ -102,7 +133,7 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         code = None
         try:
             if first_draft is not None and not history:
-                code, used, call = first_draft, 0, {}
+                code, used, call = first_draft, 0, None
             elif not history:
                 code, used, call = generate_step(chat, task, seed, sampling)
             else:
@@ -110,13 +141,13 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
             ev = critique_step(critic, task, code)
         except ModelError as err:
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored
-                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, {"call": call}))
+                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, (call,) if call else ()))
             best = best_so_far(history) or ScoredAttempt(0, "", None, f"no draft: {err}")
             return ScoredResult(task.id, best, history, "provider_error", str(err), rule)
         history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens,
-                                     {"evaluation": ev, "call": call}))
+                                     (*((call,) if call else ()), critic_record(ev, rule))))
         if ev.score is None and ev.detail.get("permanent"):  # e.g. no evidence for this task: revising cannot help
             return ScoredResult(task.id, best_so_far(history), history, "invalid_critic", rule=rule)
         reason = rule.decide(history)
         if reason:
-            return ScoredResult(task.id, best_so_far(history), history, reason, rule=rule)
+            return ScoredResult(task.id, history[chosen_index(history, reason)], history, reason, rule=rule)
