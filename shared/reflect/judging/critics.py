@@ -6,7 +6,7 @@ with a score on the same 1-10 scale, feedback text for the refiner, and its toke
 - HybridCritic: rules for form, the LLM for content; failed rules cap the score.
 - TestGroundedCritic: runs *visible* tests in the sandbox and quotes the failures. The
   hidden tests that judge the loop stay hidden: visible tests are a separate share of them.
-- VotingCritic: several LLM critics with different prompts; the mean score and the spread.
+- VotingCritic: several LLM critics with different prompts; the mean score and the spread (`Tally`).
 - EvidenceCritic: runs evidence the producer may see, never the hidden tests: the statement's
   own examples, or tests the agent wrote itself from the statement (lesson 05), and quotes
   the trace.
@@ -257,6 +257,30 @@ class TestGroundedCritic:
         return Evaluation(round(score, 1), res.feedback(label="visible"), 0, {"result": res})
 
 
+@dataclass(frozen=True)
+class Tally:
+    """Several judges' scores as one, for every vote in the course (VotingCritic, Reflexion's `vote`):
+    the mean of the usable scores, and their spread, the highest minus the lowest (how far the judges
+    disagree; None without two usable scores). None in `votes` is a judge whose reply was unusable."""
+
+    votes: tuple[float | None, ...]
+
+    @property
+    def usable(self) -> list[float]:
+        """The scores that count, in order."""
+        return [v for v in self.votes if v is not None]
+
+    @property
+    def mean(self) -> float | None:
+        """The mean of the usable scores (None without one), computed exactly (`statistics.mean`)."""
+        return statistics.mean(self.usable) if self.usable else None
+
+    @property
+    def spread(self) -> float | None:
+        """Highest minus lowest usable score (None without two)."""
+        return float(max(self.usable) - min(self.usable)) if len(self.usable) > 1 else None
+
+
 VOTER_PROMPTS = (
     CRITIC_PROMPT,
     CRITIC_PROMPT.replace("strict code critic", "senior engineer reviewing a pull request, focused on edge cases"),
@@ -266,7 +290,7 @@ VOTER_PROMPTS = (
 
 @dataclass
 class VotingCritic:
-    """Several LLM critics with different prompts: the mean score, the spread, the harshest feedback."""
+    """Several LLM critics with different prompts: the mean score, the spread (highest minus lowest), the harshest feedback."""
 
     chat: Callable
     prompts: tuple[str, ...] = VOTER_PROMPTS
@@ -275,15 +299,14 @@ class VotingCritic:
     def evaluate(self, task: Task, code: str) -> Evaluation:
         """Ask every voter and combine their scores."""
         votes = [LLMCritic(self.chat, system_prompt=p).evaluate(task, code) for p in self.prompts]
-        scores = [v.score for v in votes if v.score is not None]
+        tally = Tally(tuple(v.score for v in votes))
         tokens = sum(v.tokens for v in votes)
         usage = tuple(sum(v.detail.get("usage", (0, 0, 0))[i] for v in votes) for i in range(3))
-        if not scores:
+        if tally.mean is None:
             return Evaluation(None, "No voter gave a usable score.", tokens, {"votes": votes, "usage": usage})
-        spread = statistics.pstdev(scores) if len(scores) > 1 else 0.0
         best = min((v for v in votes if v.score is not None), key=lambda v: v.score)  # quote the harshest voter
-        return Evaluation(round(statistics.mean(scores), 2), best.feedback, tokens,
-                          {"votes": votes, "scores": scores, "spread": spread, "usage": usage})
+        return Evaluation(round(tally.mean, 2), best.feedback, tokens,
+                          {"votes": votes, "scores": tally.usable, "spread": tally.spread, "usage": usage})
 
 
 EVIDENCE_SOURCES = ("examples", "self-tests")

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..judging.controller import ScoredAttempt, StopRule, chosen_index
+from ..judging.critics import Tally
 from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
@@ -79,8 +80,7 @@ class Judgement:
     @property
     def spread(self) -> float | None:
         """Highest minus lowest usable vote (None without two usable votes): how much the prompts disagree."""
-        usable = [v for v in self.votes if v is not None]
-        return max(usable) - min(usable) if len(usable) > 1 else None
+        return Tally(self.votes).spread
 
 
 def parse_judgement(text: str) -> Judgement:
@@ -296,14 +296,13 @@ def vote(judgements: list[Judgement]) -> Judgement:
     """Several evaluator verdicts as one: the mean of the usable scores, "pass" only if most usable
     votes say pass; no usable vote is an explicit fail. `votes` keeps every score, `spread` their range."""
     usable = [j for j in judgements if j.score is not None]
-    votes = tuple(j.score for j in judgements)
-    if not usable:
-        return Judgement(None, "fail", reason="no usable vote: " + "; ".join(j.reason for j in judgements), votes=votes)
+    tally = Tally(tuple(j.score for j in judgements))
+    if tally.mean is None:
+        return Judgement(None, "fail", reason="no usable vote: " + "; ".join(j.reason for j in judgements), votes=tally.votes)
     passes = sum(j.verdict == "pass" for j in usable)
     issues = tuple(dict.fromkeys(i for j in usable for i in j.specific_issues))
     missing = tuple(dict.fromkeys(m for j in usable for m in j.missing_elements))
-    return Judgement(sum(j.score for j in usable) / len(usable), "pass" if passes * 2 > len(usable) else "fail",
-                     issues, missing, votes=votes)
+    return Judgement(tally.mean, "pass" if passes * 2 > len(usable) else "fail", issues, missing, votes=tally.votes)
 
 
 @dataclass
