@@ -221,6 +221,41 @@ def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
     return out
 
 
+def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
+    """(drafts after the first whose code is the first draft's, byte for byte; drafts after
+    the first) over a strategy's runs: how often a sample shown the failed draft, or not shown it, gave it back."""
+    same = later = 0
+    for row in by_strategy(rows).get(strategy, []):
+        codes = [s.code or "" for s in run_of(row).steps if s.role in DRAFT_ROLES and s.code is not None]
+        later += len(codes[1:])
+        same += sum(c == codes[0] for c in codes[1:])
+    return same, later
+
+
+def evidence_quality(rows: list[Row]) -> dict[str, dict[str, int]]:
+    """{"examples" | "self-tests": counts} of the evidence's verdict (every assert passed, or not) on each
+    distinct draft (task, code) against the hidden tests, named as in `confusion` (accepted_right: it accepted a
+    draft the hidden tests pass; rejected_right: it rejected one they pass). A run whose evidence came from the test writer counts as "self-tests", any other
+    as "examples". A draft judged in several runs (the same first draft in each arm) counts once."""
+    seen: dict[tuple[str, str, str], tuple[bool, bool]] = {}
+    for row in rows:
+        run, hidden = run_of(row), row.get("drafts") or {}
+        kind = "self-tests" if any(s.role == "test_writer" for s in run.steps) else "examples"
+        draft = None
+        for step in run.steps:
+            if step.role in DRAFT_ROLES and step.code is not None:
+                draft = step
+            elif step.role == "tests" and draft is not None and step.verdict is not None and step.verdict.accepted is not None:
+                verdict = hidden.get(str(draft.index))
+                if verdict is not None:
+                    seen[(kind, row["task_id"], (draft.code or "").strip())] = (step.verdict.accepted, bool(verdict))
+    out: dict[str, dict[str, int]] = {}
+    for (kind, _, _), (accepted, passed) in seen.items():
+        cell = out.setdefault(kind, dict.fromkeys(("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))
+        cell[f"{'accepted' if accepted else 'rejected'}_{'right' if passed else 'wrong'}"] += 1
+    return out
+
+
 def provenance(rows: list[dict[str, Any]], command: str) -> str:
     """One line on where a table's runs come from: how many, the model, how many requests were in
     flight at once, and the command that recorded them."""
