@@ -12,7 +12,6 @@ from reflect.strategies.objects import (
     MakerChecker,
     OneShot,
     ScoredReflection,
-    as_run,
     with_sampling,
 )
 from reflect.tasks.task import Task, get_task
@@ -129,7 +128,7 @@ def test_a_loop_result_made_by_hand_adapts_too():
     from reflect.strategies.maker_checker import maker_checker
 
     res = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial")
-    run = as_run(res, "factorial", "maker-checker")
+    run = res.to_run("factorial")
     assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None
 
 

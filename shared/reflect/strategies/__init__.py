@@ -10,7 +10,7 @@ from .maker_checker import (
     keep_last,
     maker_checker,
 )
-from .objects import MakerChecker, OneShot, ScoredReflection, as_run
+from .objects import MakerChecker, OneShot, ScoredReflection
 from .one_shot import one_shot
 from .scored import (
     GENERATOR_SYSTEM,
@@ -24,6 +24,6 @@ from .scored import (
 
 __all__ = [
     "GENERATOR_PROMPT", "GENERATOR_SYSTEM", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
-    "REVIEWER_PROMPT", "ScoredReflection", "as_run", "critique_step", "generate_step", "keep_last",
+    "REVIEWER_PROMPT", "ScoredReflection", "critique_step", "generate_step", "keep_last",
     "maker_checker", "one_shot", "refine_request", "refine_step", "scored_reflection",
 ]

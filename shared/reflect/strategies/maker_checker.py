@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..judging.sentinel import Verdict, strict_sentinel
+from ..judging.sentinel import Verdict as ApprovalRule
+from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
-from ..records import ChatFn, ReplyLike
+from ..records import ChatFn, ReplyLike, Run, Step, Stop, Verdict
 from ..tasks.extract import extract_code
 
 GENERATOR_PROMPT = (
@@ -106,13 +107,31 @@ class LoopResult:
         """The reviewer turns, in order."""
         return [t for t in self.turns if t.role == "reviewer"]
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every turn as a run's Step, in order: a reviewer turn's verdict is its APPROVED (or not)."""
+        return tuple(Step(i, t.role, "model", "", t.text, t.prompt_tokens, t.completion_tokens, 0.0,
+                          None if t.role == "generator" else Verdict("approved" if t.approved else "not approved", bool(t.approved)),
+                          t.code) for i, t in enumerate(self.turns))
+
+    @property
+    def stop(self) -> Stop:
+        """The stop reason as a `Stop`."""
+        return {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
+                "provider_error": Stop.PROVIDER_ERROR}[self.stop_reason]
+
+    def to_run(self, task_id: str, strategy: str = "maker-checker") -> Run:
+        """The loop as a `Run`: the last draft (maker-checker keeps the last version), every turn a step."""
+        return Run(strategy, task_id, self.final_code, self.stop, self.steps,
+                   "the last draft (maker-checker keeps the last version)", error=self.error)
+
 
 def maker_checker(
     chat: ChatFn,
     task: str,
     *,
     max_iterations: int = MAX_ITERATIONS,
-    is_approved: Verdict = strict_sentinel,
+    is_approved: ApprovalRule = strict_sentinel,
     token_budget: int | None = None,
     generator_prompt: str = GENERATOR_PROMPT,
     reviewer_prompt: str = REVIEWER_PROMPT,

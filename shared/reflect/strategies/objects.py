@@ -4,8 +4,8 @@ Each wraps the loop a lesson writes (lesson 01's one-shot, lesson 02's maker-che
 lesson 03's scored reflection) without changing a single request it sends (the sampling a
 lesson states, temperature, seed and token cap, is a field of the object), and turns its
 result into a `Run` (reflect.records): the same fields for every strategy, so runs can be
-compared, printed and stored side by side. `as_run(result)` is the thin adapter for results
-a lesson made by calling the loop functions directly.
+compared, printed and stored side by side. A result a lesson made by calling a loop function
+directly gives its own steps, stop and chosen draft (`LoopResult.to_run`, `ScoredResult.steps`).
 """
 
 from __future__ import annotations
@@ -18,19 +18,17 @@ from ..judging import critics, self_tests
 from ..judging.controller import StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
 from ..model.sampling import SAMPLING, SEED
-from ..records import ChatFn, Critic, Run, Step, Stop, Verdict, model_step
+from ..records import ChatFn, Critic, Run, Stop, model_step
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT, LoopResult, maker_checker
+from .maker_checker import GENERATOR_PROMPT, maker_checker
 from .one_shot import one_shot_call
-from .scored import ScoredResult, scored_reflection
+from .scored import scored_reflection
 
 # the modules themselves, where the prompts are read when a config is built (the package re-exports
 # a function under the name `maker_checker`)
 mc, scored = import_module(f"{__package__}.maker_checker"), import_module(f"{__package__}.scored")
 
-LOOP_STOPS = {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
-              "provider_error": Stop.PROVIDER_ERROR}
 
 
 def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]) -> ChatFn:
@@ -92,9 +90,9 @@ class MakerChecker(Configured):
         """Run the loop on the task's prompt and return its Run."""
         sampled = with_sampling(chat, self.temperature, self.seed,
                                 lambda role: self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens)
-        return execute(self, task, lambda: as_run(maker_checker(
-            sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options),
-            task.id, self.name))
+        return execute(self, task, lambda: maker_checker(
+            sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options,
+        ).to_run(task.id, self.name))
 
 
 @dataclass
@@ -137,17 +135,3 @@ def make_critic(kind: str, chat: ChatFn) -> Critic:
         return EvidenceCritic(chat, source=kind)
     raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
 
-
-def as_run(result: LoopResult | ScoredResult, task_id: str, strategy: str, wall_s: float = 0.0) -> Run:
-    """A loop function's own result (LoopResult, ScoredResult) as a Run."""
-    if isinstance(result, LoopResult):
-        steps = tuple(
-            Step(i, t.role, "model", "", t.text, t.prompt_tokens, t.completion_tokens, 0.0,
-                 None if t.role == "generator" else Verdict("approved" if t.approved else "not approved", bool(t.approved)),
-                 t.code)
-            for i, t in enumerate(result.turns)
-        )
-        chosen = "the last draft (maker-checker keeps the last version)"
-        return Run(strategy, task_id, result.final_code, LOOP_STOPS[result.stop_reason], steps, chosen, wall_s,
-                   result.error)
-    return Run(strategy, task_id, result.best.output, result.stop, result.steps, result.chosen, wall_s, result.error)
