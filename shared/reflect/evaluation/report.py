@@ -248,7 +248,7 @@ def evidence_quality(rows: list[Row]) -> dict[str, dict[str, int]]:
             elif step.role == "tests" and draft is not None and step.verdict is not None and step.verdict.accepted is not None:
                 verdict = hidden.get(str(draft.index))
                 if verdict is not None:
-                    seen[(kind, row["task_id"], (draft.code or "").strip())] = (step.verdict.accepted, bool(verdict))
+                    seen[(kind, row["task_id"], draft.code or "")] = (step.verdict.accepted, bool(verdict))
     out: dict[str, dict[str, int]] = {}
     for (kind, _, _), (accepted, passed) in seen.items():
         cell = out.setdefault(kind, dict.fromkeys(("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))

@@ -31,7 +31,7 @@ from ..model.sampling import SAMPLING
 from ..records import parse_python
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
-from .self_tests import run_self_tests, statement_asserts, write_tests
+from .self_tests import gather_evidence, run_self_tests
 
 CODE_CRITERIA = (
     "syntax errors", "runtime errors", "edge cases (empty input, negatives, invalid values)",
@@ -336,11 +336,8 @@ class EvidenceCritic:
         """The evidence for `task` and what getting it cost now: (prompt, completion tokens, calls)."""
         if task.id in self._asserts:
             return self._asserts[task.id], (0, 0, 0)
-        if self.source == "examples":
-            found, usage = statement_asserts(task), (0, 0, 0)
-        else:
-            found, reply = write_tests(self.chat, task, self.seed)
-            usage = (reply.prompt_tokens, reply.completion_tokens, 1)
+        found, reply = gather_evidence(self.chat, task, self.source, self.seed)
+        usage = (0, 0, 0) if reply is None else (reply.prompt_tokens, reply.completion_tokens, 1)
         self._asserts[task.id] = found
         return found, usage
 

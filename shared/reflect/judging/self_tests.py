@@ -81,25 +81,35 @@ def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list
 def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -> tuple[list[str], Step]:
     """`write_tests` as the run's step `index` (role "test_writer", noted "N asserts")."""
     asserts, reply = write_tests(chat, task, seed)
-    return asserts, model_step(index, "test_writer", [{"content": task.prompt()}], reply,
-                               note=f"{len(asserts)} asserts")
+    return asserts, test_writer_step(index, task, asserts, reply)
+
+
+def test_writer_step(index: int, task: Task, asserts: list[str], reply: object) -> Step:
+    """The step a test-writer call is recorded as: the task asked about, the reply, "N asserts"."""
+    return model_step(index, "test_writer", [{"content": task.prompt()}], reply, note=f"{len(asserts)} asserts")
 
 
 EVIDENCE = ("examples", "self-tests", "examples-or-self-tests")
 
 
-def evidence_step(chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]) -> list[str]:
-    """The asserts a strategy may judge its drafts by, from `source` (one of `EVIDENCE`):
-    the statement's examples (no model call), the agent's own tests (one test-writer call,
-    appended to `steps`), or the examples where the statement has some, else its own tests."""
+def gather_evidence(chat: Callable, task: Task, source: str, seed: int | None = 42) -> tuple[list[str], object | None]:
+    """The asserts a strategy or critic may judge drafts by, from `source` (one of `EVIDENCE`): the
+    statement's examples (no model call), the agent's own tests (one test-writer call), or the examples
+    where the statement has some, else its own tests. Returns (asserts, the test writer's reply or None)."""
     if source not in EVIDENCE:
         raise ValueError(f"evidence must be one of {EVIDENCE}, got {source!r}")
     if source != "self-tests":
         found = statement_asserts(task)
         if found or source == "examples":
-            return found
-    asserts, step = write_tests_step(chat, task, seed, len(steps))
-    steps.append(step)
+            return found, None
+    return write_tests(chat, task, seed)
+
+
+def evidence_step(chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]) -> list[str]:
+    """`gather_evidence`, its test-writer call (if it made one) appended to `steps` as a "test_writer" step."""
+    asserts, reply = gather_evidence(chat, task, source, seed)
+    if reply is not None:
+        steps.append(test_writer_step(len(steps), task, asserts, reply))
     return asserts
 
 

@@ -205,14 +205,14 @@ class Reflexion(Configured):
             history[-1].tokens += spent
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
-        codes, scores = [a.output for a in history], [a.score for a in history]
         if chosen is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
                Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
                Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget"
                }.get(stop, "the best so far")
-        return Run(self.name, task.id, codes[chosen], stop, tuple(steps), f"attempt {chosen + 1}, score {scores[chosen]:g}: {why}",
+        best = history[chosen]
+        return Run(self.name, task.id, best.output, stop, tuple(steps), f"attempt {best.iteration}, score {best.score:g}: {why}",
                    error=error)
 
     @property
