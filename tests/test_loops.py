@@ -78,7 +78,7 @@ def test_approved_after_revisions_keeps_history():
     res = maker_checker(s, "write f")
     assert res.approved and res.iterations == 2
     assert "abs" in res.final_code and len(res.drafts) == 2
-    assert [t.approved for t in res.reviews] == [False, True]
+    assert [t.verdict.accepted for t in res.reviews] == [False, True]
     assert res.total_tokens == 4 * 15
 
 
@@ -94,7 +94,7 @@ def test_never_approved_stops_at_max_iterations_with_last_version():
 def test_empty_or_garbled_review_is_not_approval(review):
     s = Script([DRAFT] * 2, [review, "APPROVED"])
     res = maker_checker(s, "write f", max_iterations=2)
-    assert res.reviews[0].approved is False
+    assert res.reviews[0].verdict.accepted is False
     assert res.approved and res.iterations == 2
     if not review.strip():
         assert res.reviews[0].note == "empty review"
@@ -105,7 +105,7 @@ def test_provider_error_mid_loop_ends_cleanly_and_keeps_the_draft():
     res = maker_checker(s, "write f")
     assert (res.approved, res.stop_reason) == (False, "provider_error")
     assert "server down" in res.error and res.final_code.startswith("def f")
-    assert len(res.turns) == 2
+    assert len(res.steps) == 2
 
 
 def test_reviewer_error_is_reported_as_such():
@@ -117,7 +117,7 @@ def test_reviewer_error_is_reported_as_such():
 def test_prose_only_draft_keeps_previous_code_and_notes_it():
     s = Script([DRAFT, "I would rather explain."], ["Fix.", "APPROVED"])
     res = maker_checker(s, "write f")
-    assert res.final_code.startswith("def f") and res.turns[2].note.startswith("The reply has no Python code")
+    assert res.final_code.startswith("def f") and res.steps[2].note.startswith("The reply has no Python code")
 
 
 def test_token_budget_stops_the_loop():
@@ -156,8 +156,9 @@ def test_render_turn_shows_verdict_and_draft_diff():
 
     s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED"])
     res = maker_checker(s, "write f")
-    assert "verdict: not approved" in render_turn(res, 1)
+    assert "verdict: not approved" in render_turn(res, 1) and "iteration 1 · reviewer" in render_turn(res, 1)
     third = render_turn(res, 2)
+    assert third.startswith("turn 3/4 · iteration 2 · generator")  # a turn and its review share an iteration
     assert "-    return x" in third and "+    return abs(x)" in third
     assert "(no change)" not in third
     box = thread_stepper(res)
@@ -172,7 +173,7 @@ def test_the_stepper_prints_a_static_view_for_a_reader_without_a_kernel(capsys):
     res = maker_checker(Script([DRAFT, DRAFT], ["Use abs.", "APPROVED"]), "write f")
     box = thread_stepper(res)
     printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == len(res.turns) == 4
+    assert len(printed) == len(res.steps) == 4
     assert "reviewer" in printed[1] and "not approved" in printed[1] and printed[3].endswith("· APPROVED")
     assert repr(box).startswith("[interactive: a slider") and "IntSlider" not in box._repr_mimebundle_()["text/plain"]
 

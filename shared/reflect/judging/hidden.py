@@ -54,10 +54,12 @@ def pass_rate(attempts: list[Attempt]) -> float:
 def judge_the_judge(task: Task, result) -> list[tuple[int, bool, bool]]:
     """For each review in a maker-checker result: (iteration, reviewer approved, hidden tests passed)
     on the draft that review judged."""
-    rows = []
-    drafts = {t.iteration: t.code or "" for t in result.turns if t.role == "generator"}
-    for review in result.reviews:
-        rows.append((review.iteration, bool(review.approved), judge(task, drafts.get(review.iteration, "")).passed))
+    rows, draft = [], ""
+    for i, step in enumerate(result.steps):
+        if step.role == "generator":
+            draft = step.code or ""
+        else:
+            rows.append((i // 2 + 1, bool(step.verdict.accepted), judge(task, draft).passed))
     return rows
 
 

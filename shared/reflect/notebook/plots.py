@@ -11,8 +11,8 @@ def context_growth(results: dict[str, LoopResult], title: str = "The shared thre
     """Prompt tokens per call over the turns of one or more loops."""
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
     for label, res in results.items():
-        xs = list(range(1, len(res.turns) + 1))
-        ax.plot(xs, [t.prompt_tokens for t in res.turns], marker="o", label=label)
+        xs = list(range(1, len(res.steps) + 1))
+        ax.plot(xs, [t.prompt_tokens for t in res.steps], marker="o", label=label)
     ax.set_xlabel("call (generator and reviewer alternate)")
     ax.set_ylabel("prompt tokens sent")
     ax.set_title(title)

@@ -22,14 +22,14 @@ def draft_diff(before: str, after: str) -> str:
 
 def render_turn(result: LoopResult, i: int) -> str:
     """Turn i of a loop as text: who spoke, tokens, the message, and for drafts the diff to the previous one."""
-    turn = result.turns[i]
-    head = f"turn {i + 1}/{len(result.turns)} · iteration {turn.iteration} · {turn.role} · " \
+    turn = result.steps[i]
+    head = f"turn {i + 1}/{len(result.steps)} · iteration {result.iteration_of(i)} · {turn.role} · " \
            f"{turn.prompt_tokens} prompt + {turn.completion_tokens} completion tokens"
     if turn.role == "reviewer":
-        head += f" · verdict: {'APPROVED' if turn.approved else 'not approved'}"
-    parts = [head, "", turn.text.strip() or "(empty)"]
+        head += f" · verdict: {'APPROVED' if turn.verdict.accepted else 'not approved'}"
+    parts = [head, "", turn.reply.strip() or "(empty)"]
     if turn.role == "generator":
-        earlier = [t.code or "" for t in result.turns[:i] if t.role == "generator"]
+        earlier = [t.code or "" for t in result.steps[:i] if t.role == "generator"]
         if earlier:
             diff = draft_diff(earlier[-1], turn.code or "")
             parts += ["", "diff to the previous draft:", diff or "(no change)"]
@@ -50,10 +50,10 @@ def _interactive(children: list, what: str):
 def thread_overview(result: LoopResult) -> str:
     """Every turn of a loop on one line: the static view printed above the stepper."""
     lines = []
-    for i, t in enumerate(result.turns):
-        verdict = f" · {'APPROVED' if t.approved else 'not approved'}" if t.role == "reviewer" else ""
-        first = (t.text.strip().splitlines() or ["(empty)"])[0]
-        lines.append(f"turn {i + 1} · iteration {t.iteration} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
+    for i, t in enumerate(result.steps):
+        verdict = f" · {'APPROVED' if t.verdict.accepted else 'not approved'}" if t.role == "reviewer" else ""
+        first = (t.reply.strip().splitlines() or ["(empty)"])[0]
+        lines.append(f"turn {i + 1} · iteration {result.iteration_of(i)} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
                      f"{verdict} · {first[:60]}")
     return "\n".join(lines)
 
@@ -66,7 +66,7 @@ def thread_stepper(result: LoopResult):
 
     print(thread_overview(result))
 
-    slider = widgets.IntSlider(value=0, min=0, max=max(len(result.turns) - 1, 0), description="turn")
+    slider = widgets.IntSlider(value=0, min=0, max=max(len(result.steps) - 1, 0), description="turn")
     view = widgets.HTML()
 
     def show(change=None) -> None:

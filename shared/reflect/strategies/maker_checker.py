@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..judging.sentinel import Verdict as ApprovalRule
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
-from ..records import ChatFn, ReplyLike, Run, Step, Stop, Verdict
+from ..records import ChatFn, ReplyLike, Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 
 GENERATOR_PROMPT = (
@@ -65,54 +65,40 @@ def role_view(thread: list[dict], authors: list[str], role: str) -> list[dict]:
 
 
 @dataclass
-class Turn:
-    """One message of the shared thread: who wrote it, its tokens, its draft or verdict."""
-
-    index: int  # position in the shared thread (0 is the task)
-    iteration: int
-    role: str  # "generator" or "reviewer"
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    code: str | None = None  # generator turns: the extracted code
-    approved: bool | None = None  # reviewer turns: the verdict
-    note: str = ""
-
-
-@dataclass
 class LoopResult:
-    """What maker_checker returns: approval, stop reason, the last draft, every turn and the thread."""
+    """What maker_checker returns: approval, stop reason, the last draft, one `Step` per turn and the thread.
+
+    Step i is message i + 1 of the thread (message 0 is the task). The roles alternate, so step i
+    belongs to iteration i // 2 + 1 (`iteration_of`)."""
 
     task: str
     approved: bool
     stop_reason: str  # approved | max_iterations | token_budget | provider_error
     final_code: str
     iterations: int
-    turns: list[Turn] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     thread: list[dict] = field(default_factory=list)
     error: str | None = None
+
+    @staticmethod
+    def iteration_of(i: int) -> int:
+        """The iteration of step i: a generator turn and its review share one."""
+        return i // 2 + 1
 
     @property
     def total_tokens(self) -> int:
         """Prompt + completion tokens of every turn."""
-        return sum(t.prompt_tokens + t.completion_tokens for t in self.turns)
+        return sum(s.prompt_tokens + s.completion_tokens for s in self.steps)
 
     @property
     def drafts(self) -> list[str]:
         """The code of every generator turn, in order."""
-        return [t.code or "" for t in self.turns if t.role == "generator"]
+        return [s.code or "" for s in self.steps if s.role == "generator"]
 
     @property
-    def reviews(self) -> list[Turn]:
-        """The reviewer turns, in order."""
-        return [t for t in self.turns if t.role == "reviewer"]
-
-    @property
-    def steps(self) -> tuple[Step, ...]:
-        """Every turn as a run's Step, in order: a reviewer turn's verdict is its APPROVED (or not)."""
-        return tuple(Step(i, t.role, "model", "", t.text, t.prompt_tokens, t.completion_tokens, 0.0,
-                          None if t.role == "generator" else Verdict("approved" if t.approved else "not approved", bool(t.approved)),
-                          t.code) for i, t in enumerate(self.turns))
+    def reviews(self) -> list[Step]:
+        """The reviewer turns, in order: each one's `verdict.accepted` is its APPROVED (or not)."""
+        return [s for s in self.steps if s.role == "reviewer"]
 
     @property
     def stop(self) -> Stop:
@@ -121,8 +107,8 @@ class LoopResult:
                 "provider_error": Stop.PROVIDER_ERROR}[self.stop_reason]
 
     def to_run(self, task_id: str, strategy: str = "maker-checker") -> Run:
-        """The loop as a `Run`: the last draft (maker-checker keeps the last version), every turn a step."""
-        return Run(strategy, task_id, self.final_code, self.stop, self.steps,
+        """The loop as a `Run`: the last draft (maker-checker keeps the last version), its steps as they are."""
+        return Run(strategy, task_id, self.final_code, self.stop, tuple(self.steps),
                    "the last draft (maker-checker keeps the last version)", error=self.error)
 
 
@@ -154,44 +140,46 @@ def maker_checker(
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
     thread: list[dict] = [{"role": "user", "content": task}]
     authors = ["task"]  # who wrote each message of the thread
-    turns: list[Turn] = []
+    steps: list[Step] = []
     code = ""
     used = 0
 
-    def call(role: str, system: str) -> ReplyLike:
+    def call(role: str, system: str) -> tuple[list[dict], ReplyLike]:
         nonlocal used
         seen = role_view(thread, authors, role) if perspective == "own" else thread
         sent = trim(seen) if trim else seen
-        reply = chat([{"role": "system", "content": system}, *sent], role=role)
+        messages = [{"role": "system", "content": system}, *sent]
+        reply = chat(messages, role=role)
         used += reply.prompt_tokens + reply.completion_tokens
-        return reply
+        return messages, reply
 
     def result(approved: bool, reason: str, iteration: int, error: str | None = None) -> LoopResult:
-        return LoopResult(task, approved, reason, code, iteration, turns, thread, error)
+        return LoopResult(task, approved, reason, code, iteration, steps, thread, error)
 
     for iteration in range(1, max_iterations + 1):
         try:
-            gen = call("generator", generator_prompt)
+            sent, gen = call("generator", generator_prompt)
         except ModelError as err:
             return result(False, "provider_error", iteration - 1, f"generator call failed: {err}")
         extraction = extract_code(gen.text, entry_point)
         code = extraction.code if extraction.found else code  # keep the last real draft
         thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
         authors.append("generator")
-        turns.append(Turn(len(thread) - 1, iteration, "generator", gen.text, gen.prompt_tokens,
-                          gen.completion_tokens, extraction.code, note="" if extraction.found else extraction.reason))
+        steps.append(model_step(len(steps), "generator", sent, gen, extraction.code,
+                                note=None if extraction.found else extraction.reason))
         if token_budget is not None and used >= token_budget:
             return result(False, "token_budget", iteration)
         try:
-            review = call("reviewer", reviewer_prompt)
+            sent, review = call("reviewer", reviewer_prompt)
         except ModelError as err:
             return result(False, "provider_error", iteration, f"reviewer call failed: {err}")
         text = review.text or ""
         ok = bool(text.strip()) and is_approved(text)
         thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})
         authors.append("reviewer")
-        turns.append(Turn(len(thread) - 1, iteration, "reviewer", text, review.prompt_tokens,
-                          review.completion_tokens, approved=ok, note="" if text.strip() else "empty review"))
+        steps.append(model_step(len(steps), "reviewer", sent, review,
+                                verdict=Verdict("approved" if ok else "not approved", ok),
+                                note=None if text.strip() else "empty review"))
         if ok:
             return result(True, "approved", iteration)
         if token_budget is not None and used >= token_budget:
