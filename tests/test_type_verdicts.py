@@ -35,6 +35,7 @@ def test_nothing_in_evaluation_reads_a_verdict_out_of_text():
     for path in (ROOT / "shared" / "reflect" / "evaluation").glob("*.py"):
         source = path.read_text()
         assert "import re\n" not in source and "re." not in source.replace("re.M", ""), path.name
+        assert "repr(" not in source, f"{path.name}: a strategy is identified by config(), never by repr"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -196,3 +197,5 @@ def test_a_line_from_before_a_setting_existed_gets_its_old_default_and_the_commi
     ids = [t.id for t in humaneval_tasks()[:80]]
     found = current_rows(ROOT / "results" / "06_humaneval.jsonl", strategies(), ids)  # today's configs find every run
     assert len(found) == 7 * 80
+    arms = strategies(("blind-sample", "repair-sample", "repair-edit-sample"))
+    assert len(current_rows(ROOT / "results" / "06_feedback.jsonl", arms, ids)) == 3 * 80  # lesson 06's section 14
