@@ -128,7 +128,7 @@ PROMPTS = [f"Write a Python function that {w}. Code only." for w in
 def test_one_request_at_a_time_is_reproducible_whatever_ran_before(conn):
     """What a live run reproducing the recording rests on (COURSE_WORKERS=1, no prompt cache):
     the same request gets the same reply, whatever the slot held before. (Batched with other
-    requests it may not: README, "Several calls at once".)"""
+    requests it may not: docs/models.md, "Several calls at once".)"""
     task = get_task("roman_to_int")
     ask = lambda: conn.chat([{"role": "user", "content": task.prompt()}], temperature=0, seed=42, max_tokens=400).text  # noqa: E731
     first = ask()

@@ -44,7 +44,7 @@ from .server_process import EXIT_ENGINE_MISSING, EXIT_MODEL, KEY_ENV
 
 START_TIMEOUT_S = 180.0
 LOG_LIMIT = 20 * 1024 * 1024
-SLOTS = 4  # parallel requests: notebooks running at once, or COURSE_WORKERS > 1 (README, "The local engine")
+SLOTS = 4  # parallel requests: notebooks running at once, or COURSE_WORKERS > 1 (docs/models.md, "The local engine")
 SERVE_COMMAND = [sys.executable, "-m", "reflect.runtime.server_process"]  # tests swap in a model-free server
 
 

@@ -39,7 +39,7 @@ ENGINES = ("xllamacpp", "llama-server")
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """The server settings the course chose by measurement (README, "The local engine")."""
+    """The server settings the course chose by measurement (docs/models.md, "The local engine")."""
 
     model: str
     alias: str

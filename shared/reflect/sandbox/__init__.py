@@ -1,7 +1,7 @@
 """The sandbox: model-written code runs in a separate, limited process; the verdict is decided here.
 
 See `runner` for the design (a worker that only answers calls, a judge that runs the tests)
-and the README's "The sandbox" section for what it guarantees and what it does not.
+and docs/sandbox.md for what it guarantees and what it does not.
 """
 
 from .runner import Limits, Opaque, SandboxResult, TestOutcome, raises, run_code

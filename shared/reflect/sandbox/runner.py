@@ -12,7 +12,7 @@ Two processes, two roles:
 So nothing the code does inside its own process can turn a wrong answer into a pass:
 patching builtins, rewriting the worker, forging replies all amount to the code choosing
 what its functions return, which is what the tests test. What the sandbox guarantees and
-what it does not is in the README ("The sandbox"); in short, it is a guard against
+what it does not is in docs/sandbox.md; in short, it is a guard against
 accidents and naive cheating, not a security boundary against a determined attacker.
 
 Supported test forms (course tasks and HumanEval's `check(candidate)` bodies): any Python
