@@ -59,7 +59,7 @@ def judge_the_judge(task: Task, result) -> list[tuple[int, bool, bool]]:
         if step.role == "generator":
             draft = step.code or ""
         else:
-            rows.append((i // 2 + 1, bool(step.verdict.accepted), judge(task, draft).passed))
+            rows.append((result.iteration_of(i), bool(step.verdict.accepted), judge(task, draft).passed))
     return rows
 
 
