@@ -50,7 +50,7 @@ def test_threshold_explorer_redraws_from_recorded_histories():
     histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
     assert threshold_summary(histories, 6, 3).endswith("1.00 iterations on average, final pass rate 0%, 100 tokens per task")
     box = threshold_explorer(histories)
-    assert repr(box).startswith("[interactive: sliders")
+    assert box._repr_mimebundle_()["text/plain"] == "[interactive: sliders for the threshold and the iteration budget; run the cell to use it]"
     thr, its, out = box.children
     thr.value = 8
     assert "2.00 iterations" in out.value and "100%" in out.value

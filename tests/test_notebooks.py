@@ -1,6 +1,7 @@
 """The lessons: learner notebooks derive from solutions, keep real outputs, follow the lesson shape."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,50 @@ def test_opening_and_saving_a_lesson_in_the_course_environment_changes_nothing(p
     nb = nbformat.reads(raw, as_version=4)
     nb.metadata["kernelspec"] = _course_kernelspec()
     assert nbformat.writes(nb) + "\n" == raw
+
+
+def _numbers(node):
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _numbers(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _numbers(v)
+    elif isinstance(node, float):
+        yield node
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + SOLUTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_number_that_jupyterlab_would_write_back_differently(path):
+    """JupyterLab saves JSON through JavaScript, where 8.0 is 8: a committed 8.0 (a widget's saved
+    state) makes a lesson change on its first save (`make test-browser` opens and saves each)."""
+    whole = [x for x in _numbers(json.loads(path.read_text())) if x.is_integer()]
+    assert not whole, f"{path.name}: {len(whole)} floats with no fraction, e.g. {whole[:3]}: make notebooks"
+
+
+ESCAPED_CODE = re.compile(r"\\n\s*(def|return|import|class|for|if)\b|def \w+\(.*\\n")
+REPRS = ("ForwardRef(", "VBox(", "HBox(", "<function ", " object at 0x")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + SOLUTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_output_is_short_and_shows_code_as_code(path):
+    """No cell prints more than 40 lines, code with escaped newlines, or an object's bare repr."""
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        texts = [out.get("text", "") + "".join(out.get("data", {}).get("text/plain", ""))
+                 for out in cell.get("outputs", []) if out.get("output_type") != "error"]
+        shown = "".join(texts)
+        where = f"{path.name} cell {i} ({cell.get('id')})"
+        assert shown.count("\n") <= 40, f"{where} prints {shown.count(chr(10))} lines (at most 40)"
+        assert not ESCAPED_CODE.search(shown), f"{where} prints code with escaped newlines: show it as code"
+        assert not [r for r in REPRS if r in shown], f"{where} prints a bare repr: {[r for r in REPRS if r in shown]}"
+
+
+def test_refreshed_notebooks_are_written_with_javascripts_numbers():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    saved = tool.as_saved_by_jupyterlab({"state": {"value": 8.0, "step": 0.5, "on": True, "max": [10.0, "10.0"]}})
+    assert json.dumps(saved) == '{"state": {"value": 8, "step": 0.5, "on": true, "max": [10, "10.0"]}}'

@@ -45,7 +45,20 @@ def execute(path: Path, env: dict[str, str], timeout: int = CELL_TIMEOUT_S) -> t
             else:
                 os.environ[k] = v
     nb.metadata["kernelspec"] = course_kernelspec()
-    return nb, time.perf_counter() - start
+    return nbformat.from_dict(as_saved_by_jupyterlab(nb)), time.perf_counter() - start
+
+
+def as_saved_by_jupyterlab(node):
+    """The notebook's numbers as JupyterLab writes them back. JavaScript has one number type, so a
+    float with no fraction (a FloatSlider's 8.0 in the saved widget state) comes back as 8: a
+    notebook committed that way is left byte for byte unchanged when a learner opens and saves it."""
+    if isinstance(node, float) and node.is_integer():
+        return int(node)
+    if isinstance(node, dict):
+        return {k: as_saved_by_jupyterlab(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [as_saved_by_jupyterlab(v) for v in node]
+    return node
 
 
 def course_kernelspec() -> dict[str, str]:

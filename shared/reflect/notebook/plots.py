@@ -19,3 +19,98 @@ def context_growth(results: dict[str, LoopResult], title: str = "The shared thre
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def graph_layers(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """Rows for a top-down drawing of a graph that may loop: (row of each node, the back edges).
+
+    A depth-first walk from the first node marks an edge back to a node still on the walk's path as
+    a back edge (a loop going round again). Over the other edges every node sits as low as it can:
+    one row above the highest node it leads to, the ends on the last row, so the ends line up.
+    """
+    succ: dict[str, list[str]] = {n: [] for n in nodes}
+    for a, b in edges:
+        succ[a].append(b)
+    back: set[tuple[str, str]] = set()
+    on_path: set[str] = set()
+    seen: set[str] = set()
+
+    def walk(n: str) -> None:
+        seen.add(n)
+        on_path.add(n)
+        for m in succ[n]:
+            if m in on_path:
+                back.add((n, m))
+            elif m not in seen:
+                walk(m)
+        on_path.discard(n)
+
+    for n in nodes:
+        if n not in seen:
+            walk(n)
+    height: dict[str, int] = {}  # the longest forward path from a node to an end
+
+    def reach(n: str) -> int:
+        if n not in height:
+            height[n] = max((reach(m) + 1 for m in succ[n] if (n, m) not in back), default=0)
+        return height[n]
+
+    depth = max(reach(n) for n in nodes)
+    return {n: depth - reach(n) for n in nodes}, back
+
+
+def _bend(p0, p2, boxes, rads) -> float | None:
+    """The first `rad` (matplotlib's arc3 bend) whose curve from p0 to p2 passes clear of every box."""
+    for rad in rads:
+        (x0, y0), (x2, y2) = p0, p2
+        cx, cy = (x0 + x2) / 2 + rad * (y2 - y0), (y0 + y2) / 2 - rad * (x2 - x0)
+        points = [((1 - t) ** 2 * x0 + 2 * t * (1 - t) * cx + t * t * x2,
+                   (1 - t) ** 2 * y0 + 2 * t * (1 - t) * cy + t * t * y2) for t in (i / 40 for i in range(2, 39))]
+        if not any(a <= px <= b and c <= py <= d for px, py in points for a, b, c, d in boxes):
+            return rad
+    return None
+
+
+def graph_picture(drawable, note: str = "dashed: a conditional edge, a router picks one"):
+    """A compiled graph's `get_graph()` drawn with matplotlib: no network, no Graphviz, no Mermaid.
+
+    Nodes stand in rows top-down (`graph_layers`), each row centred. An edge is a straight arrow
+    where one clears every other node, else the least bent curve that does; a loop back leaves and
+    enters its nodes at the side.
+    """
+    names = {key: node.name for key, node in drawable.nodes.items()}
+    label = {key: {"__start__": "start", "__end__": "end"}.get(name, name) for key, name in names.items()}
+    row, back = graph_layers(list(names), [(e.source, e.target) for e in drawable.edges])
+    rows = [[n for n in names if row[n] == r] for r in range(max(row.values()) + 1)]
+    char, box_h, gap, spread = 0.075, 0.28, 0.62, 2.1  # inches: a monospace 9 pt character, row pitch
+    x = {n: (i - (len(r) - 1) / 2) * spread for r in rows for i, n in enumerate(r)}
+    y = {n: -row[n] * gap for n in names}
+    half = {n: (len(label[n]) * char + 0.2) / 2 for n in names}
+    box = {n: (x[n] - half[n] - 0.06, x[n] + half[n] + 0.06, y[n] - box_h / 2 - 0.05, y[n] + box_h / 2 + 0.05)
+           for n in names}
+    left, right = min(b[0] for b in box.values()) - 0.9, max(b[1] for b in box.values()) + 0.9
+    bottom, top = -(len(rows) - 1) * gap - box_h / 2 - 0.45, box_h / 2 + 0.2
+    fig, ax = plt.subplots(figsize=(right - left, top - bottom), dpi=80)
+    ax.set_xlim(left, right)
+    ax.set_ylim(bottom, top)
+    ax.axis("off")
+    for n in names:
+        end = names[n] in ("__start__", "__end__")
+        ax.text(x[n], y[n], label[n], ha="center", va="center", family="monospace", fontsize=9,
+                bbox={"boxstyle": "round,pad=0.35" if end else "square,pad=0.35",
+                      "fc": "white" if end else "#eeeaff", "ec": "#5b4fc4"})
+    steps = [r * s for r in (0.2, 0.35, 0.5, 0.7, 0.9) for s in (1, -1)]
+    for edge in drawable.edges:
+        a, b = edge.source, edge.target
+        if (a, b) in back:  # out of the side, round, into the side
+            p0, p2, rads = (x[a] + half[a] + 0.1, y[a]), (x[b] + half[b] + 0.1, y[b]), [r for r in steps if r >= 0.5]
+        else:
+            p0, p2, rads = (x[a], y[a] - box_h / 2 - 0.05), (x[b], y[b] + box_h / 2 + 0.05), [0, *steps]
+        others = [box[n] for n in names if n not in (a, b)]
+        rad = _bend(p0, p2, others, rads)
+        ax.annotate("", xy=p2, xytext=p0, arrowprops={
+            "arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "color": "#333", "lw": 1,
+            "ls": "--" if edge.conditional else "-", "connectionstyle": f"arc3,rad={rads[-1] if rad is None else rad}"})
+    ax.text(left + 0.1, bottom + 0.05, note, fontsize=8, color="#555", va="bottom")
+    fig.subplots_adjust(0, 0, 1, 1)
+    return fig

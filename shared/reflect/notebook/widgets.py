@@ -37,12 +37,15 @@ def render_turn(result: LoopResult, i: int) -> str:
 
 
 def _interactive(children: list, what: str):
-    """A VBox whose text form, shown wherever the widget cannot be, names it instead of listing its children."""
+    """A VBox whose text form, shown wherever the widget cannot be, names it instead of listing its children.
+
+    ipywidgets cuts a text form at 110 characters, so `what` is kept short enough to be read whole.
+    """
     import ipywidgets as widgets
 
     class Interactive(widgets.VBox):
         def __repr__(self) -> str:
-            return f"[interactive: {what}; run the cell to use it, the static view is above]"
+            return f"[interactive: {what}; run the cell to use it]"
 
     return Interactive(children)
 
@@ -74,7 +77,7 @@ def thread_stepper(result: LoopResult):
 
     slider.observe(show, names="value")
     show()
-    return _interactive([slider, view], "a slider over the turns above, each with its full text and draft diff")
+    return _interactive([slider, view], "a slider over the turns above, each turn's full text and draft diff")
 
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
