@@ -9,12 +9,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 NB ?=
 
 .PHONY: help install model lab run test test-unit test-integration test-notebooks lint \
-        record notebooks stop-model clear-cache bench-llm bench-sandbox clean
+        test-browser record notebooks stop-model clear-cache bench-llm bench-sandbox clean
 
 help:
 	@echo "make lab        install everything, prepare the local model, start JupyterLab on notebooks/"
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
 	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
+	@echo "make test-browser  (maintainers) open every notebook in JupyterLab in headless Chromium: opens clean, saves unchanged"
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
 	@echo "make notebooks  derive notebooks/ from solutions/ and refresh outputs in replay (no model needed)"
 	@echo "make stop-model stop the shared local model server"
@@ -49,6 +50,11 @@ test: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
 	$(PY) -m pytest -q $(XDIST) tests
 	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
+
+# Every committed notebook opened in a real JupyterLab (Debian's chromium and chromium-driver, driven
+# by Selenium): no dialog, no stderr, pictures decoded, widgets' text views, unchanged after a save.
+test-browser: install
+	$(PY) tools/browser_check.py
 
 test-unit: install
 	$(PY) -m pytest -q $(XDIST) tests -m "not integration"
