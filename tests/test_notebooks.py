@@ -1,5 +1,7 @@
 """The lessons: learner notebooks derive from solutions, keep real outputs, follow the lesson shape."""
 
+import functools
+import importlib.util
 import json
 import re
 import subprocess
@@ -95,13 +97,17 @@ def test_the_widget_check_sees_a_bare_widget(tmp_path):
     assert widget_outputs_without_a_static_view(tmp_path / "x.ipynb") == ["cell 0: 'VBox(children=(IntSlider(value=0,'"]
 
 
-def _course_kernelspec() -> dict:
-    import importlib.util
-
+@functools.cache
+def _run_notebooks():
+    """tools/run_notebooks.py, the script that writes the committed notebooks, as a module."""
     spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.course_kernelspec()
+    return module
+
+
+def _course_kernelspec() -> dict:
+    return _run_notebooks().course_kernelspec()
 
 
 @pytest.mark.parametrize("path", SOLUTIONS + NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -153,10 +159,5 @@ def test_every_output_is_short_and_shows_code_as_code(path):
 
 
 def test_refreshed_notebooks_are_written_with_javascripts_numbers():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    saved = tool.as_saved_by_jupyterlab({"state": {"value": 8.0, "step": 0.5, "on": True, "max": [10.0, "10.0"]}})
+    saved = _run_notebooks().as_saved_by_jupyterlab({"state": {"value": 8.0, "step": 0.5, "on": True, "max": [10.0, "10.0"]}})
     assert json.dumps(saved) == '{"state": {"value": 8, "step": 0.5, "on": true, "max": [10, "10.0"]}}'
