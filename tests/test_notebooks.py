@@ -43,7 +43,8 @@ def test_lesson_shape(path):
         assert heading in text.lower(), f"{path.name} lacks {heading!r}"
     exercises = [c for c in code if c.metadata.get("reflect", {}).get("placeholder") or c.metadata.get("reflect", {}).get("exercise")]
     assert len(exercises) >= 3, f"{path.name} has {len(exercises)} exercises"
-    assert sum("grade(" in c.source for c in code) >= len(exercises), "every exercise needs a check cell"
+    checks = [c for c in code if re.fullmatch(r"ex\.\w+\(.*\)", c.source.strip(), flags=re.S)]
+    assert len(checks) >= len(exercises), "every exercise needs a check cell: one call ex.NAME(...)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS + SOLUTIONS, ids=lambda p: f"{p.parent.name}/{p.name}")

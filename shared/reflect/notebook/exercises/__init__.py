@@ -1,0 +1,102 @@
+"""Exercise checks, one module per lesson (`lesson00` ... `lesson06`); a check cell is one call.
+
+    from reflect.notebook.exercises import lesson00 as ex
+    ex.vowels(only_a_number, answer)       # the check cell: what the learner built, passed explicitly
+    ex.vowels.reveal()                     # the answer, printed only when the learner asks for it
+
+A check reads only its arguments, so no global that a later cell rebinds can change its verdict.
+It prints ✅ and what the learner got, or "❌ Not yet", what is wrong and the next hint. Hints come
+one per failed run of the same exercise, counted by the exercise's key (not by the hint's text,
+so a message that names the learner's output never restarts the count). No check prints the
+answer: after the last hint it says how to ask for it, and `reveal()` prints it.
+
+An exception in the learner's code is a "Not yet" that names it, never a crash; a `ReplayMiss`
+(a `BaseException`) still stops the cell, as it must.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_tiers: dict[str, int] = {}
+REGISTRY: dict[str, Exercise] = {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check cell printed: the verdict, the message, and how many hints it showed."""
+
+    key: str
+    passed: bool
+    message: str
+    hints_shown: int
+    text: str
+
+
+class Exercise:
+    """One exercise: its key ("00.1"), its hints (gentlest first), its answer, and its check."""
+
+    def __init__(self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple[bool, str]]) -> None:
+        if not hints or not answer:
+            raise ValueError(f"exercise {key} needs at least one hint and an answer")
+        self.key, self.hints, self.answer, self.check = key, tuple(hints), answer, check
+        self.name = check.__name__
+        self.__doc__ = check.__doc__
+        functools.update_wrapper(self, check)
+
+    def evaluate(self, *args, **kwargs) -> tuple[bool, str]:
+        """Run the check on the learner's objects: (passed, message); the learner's exception is a fail."""
+        try:
+            passed, message = self.check(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
+            return False, f"your code raised {type(err).__name__}: {err}"
+        return bool(passed), message
+
+    def __call__(self, *args, **kwargs) -> None:
+        """The check cell: print the verdict and, when it is not there yet, the next hint."""
+        outcome = self.outcome(*args, **kwargs)
+        print(outcome.text)
+
+    def outcome(self, *args, **kwargs) -> Outcome:
+        """Grade and advance the hint count; return what the check cell prints."""
+        passed, message = self.evaluate(*args, **kwargs)
+        if passed:
+            _tiers.pop(self.key, None)
+            return Outcome(self.key, True, message, 0, f"✅ {message}")
+        tier = min(_tiers.get(self.key, 0) + 1, len(self.hints))
+        _tiers[self.key] = tier
+        lines = [f"❌ Not yet. {message}".rstrip()]
+        for n in range(tier):
+            lines.append(f"Hint {n + 1} of {len(self.hints)}: {self.hints[n]}")
+        if tier < len(self.hints):
+            lines.append("(Run this cell again for the next hint.)")
+        else:
+            lines.append(f"(Still stuck? `ex.{self.name}.reveal()` in a new cell prints the answer.)")
+        return Outcome(self.key, False, message, tier, "\n".join(lines))
+
+    def reveal(self) -> None:
+        """Print the answer: only when the learner asks for it."""
+        print(f"Exercise {self.key}, an answer:\n{self.answer}")
+
+    def __repr__(self) -> str:
+        return f"<exercise {self.key}: {self.name}>"
+
+
+def exercise(key: str, hints: tuple[str, ...], answer: str) -> Callable[[Callable[..., tuple[bool, str]]], Exercise]:
+    """Register a check `(learner's objects) -> (passed, message)` as exercise `key`."""
+
+    def wrap(check: Callable[..., tuple[bool, str]]) -> Exercise:
+        if key in REGISTRY:
+            raise ValueError(f"exercise {key} is registered twice")
+        ex = Exercise(key, hints, answer, check)
+        REGISTRY[key] = ex
+        return ex
+
+    return wrap
+
+
+def reset_hints() -> None:
+    """Start every exercise's hints at the first one again."""
+    _tiers.clear()

@@ -1,0 +1,224 @@
+"""Every exercise's check, graded like code: in replay, in the lesson's own kernel, three ways.
+
+For each exercise of each solution notebook (a code cell with `metadata.reflect.placeholder`,
+followed by its check cell), the solution runs first and its check must pass; then, in the same
+kernel, each planted wrong answer (`metadata.reflect.planted`, kept beside the exercise) and
+the learner copy's placeholder replace it, and the check must say "Not yet" with a hint; then
+the solution's names are restored, so the rest of the lesson runs on the solution's state.
+Planted answers and placeholders make no model call (a replayed call plays once).
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from reflect.notebook.exercises import REGISTRY, Exercise, reset_hints
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+CHECK_CELL = re.compile(r"ex\.(\w+)\(([\w., \[\]\"'\-]*)\)")  # one call, names and constants only
+
+SNAPSHOT = "_exercise_snapshot = None\n_exercise_snapshot = dict(globals())"
+RESTORE = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot]]\n"
+           "globals().update(_exercise_snapshot)\ndel _exercise_snapshot\n"
+           "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints")
+
+
+def exercises_of(nb: nbformat.NotebookNode) -> list[tuple[int, int]]:
+    """(exercise cell, check cell) index pairs: the check is the next code cell."""
+    pairs = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "placeholder" in cell.metadata.get("reflect", {}):
+            j = next(k for k in range(i + 1, len(nb.cells)) if nb.cells[k].cell_type == "code")
+            pairs.append((i, j))
+    return pairs
+
+
+def text_of(cell: nbformat.NotebookNode) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append(f"{out.ename}: {out.evalue}")
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out.data["text/plain"])
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
+def test_every_exercise_has_a_one_line_check_and_a_planted_wrong_answer(path):
+    nb = nbformat.read(path, as_version=4)
+    pairs = exercises_of(nb)
+    assert len(pairs) >= 3, f"{path.name}: {len(pairs)} exercises"
+    for i, j in pairs:
+        check = nb.cells[j].source.strip()
+        m = CHECK_CELL.fullmatch(check)
+        assert m, f"{path.name} cell {j}: a check cell is one call ex.NAME(args), not {check[:80]!r}"
+        planted = nb.cells[i].metadata["reflect"].get("planted", [])
+        assert planted and all(p["source"].strip() and p["why"].strip() for p in planted), \
+            f"{path.name} cell {i}: at least one planted wrong answer, with why it is wrong"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_learner_check_cell_shows_its_answer(path):
+    """The learner's check cells hold one call; no line of a solution appears anywhere in the learner's copy."""
+    learner = nbformat.read(path, as_version=4)
+    solution = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
+    elsewhere = {line.strip() for k, c in enumerate(solution.cells)
+                 if k not in {i for i, _ in exercises_of(solution)} for line in c.source.splitlines()}
+    secret = {line.strip() for i, _ in exercises_of(solution) for line in solution.cells[i].source.splitlines()
+              if len(line.strip()) > 30 and line.strip() not in elsewhere and not line.strip().startswith("#")}
+    shown = "\n".join(c.source for c in learner.cells)
+    leaked = sorted(line for line in secret if line in shown)
+    assert not leaked, f"{path.name} shows solution lines: {leaked[:3]}"
+    for c in learner.cells:
+        if c.cell_type == "code" and "ex." in c.source and CHECK_CELL.search(c.source):
+            assert CHECK_CELL.fullmatch(c.source.strip()), f"{path.name}: a check cell holds more than its call"
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
+def test_committed_solutions_show_no_failing_check(path):
+    nb = nbformat.read(path, as_version=4)
+    for _, j in exercises_of(nb):
+        out = text_of(nb.cells[j])
+        assert out.startswith("✅"), f"{path.name} cell {j} shows {out[:120]!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_learner_copies_show_the_first_hint(path):
+    nb = nbformat.read(path, as_version=4)
+    checks = [c for c in nb.cells if c.cell_type == "code" and CHECK_CELL.fullmatch(c.source.strip())]
+    assert checks
+    for c in checks:
+        out = text_of(c)
+        assert out.startswith("❌ Not yet.") and "Hint 1 of" in out, f"{path.name}: {out[:120]!r}"
+
+
+def test_every_registered_exercise_is_checked_in_a_lesson():
+    import importlib
+
+    for n in {p.name[:2] for p in SOLUTIONS}:
+        try:
+            importlib.import_module(f"reflect.notebook.exercises.lesson{n}")
+        except ModuleNotFoundError:
+            continue
+    used = set()
+    for path in SOLUTIONS:
+        nb = nbformat.read(path, as_version=4)
+        lesson = path.name.split("_")[0]
+        for _, j in exercises_of(nb):
+            m = CHECK_CELL.fullmatch(nb.cells[j].source.strip())
+            if m:
+                used.add((lesson, m.group(1)))
+    registered = {(ex.key.split(".")[0], ex.name) for ex in REGISTRY.values()}
+    assert registered <= used, f"checks no lesson calls: {sorted(registered - used)}"
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
+def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(path, monkeypatch):
+    monkeypatch.setenv("COURSE_BACKEND", "replay")
+    nb = nbformat.read(path, as_version=4)
+    pairs = dict(exercises_of(nb))
+    nb.cells.append(nbformat.v4.new_code_cell(""))  # the slot the variants run in
+    scratch = len(nb.cells) - 1
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", extra_arguments=["--log-level=ERROR"],
+                            resources={"metadata": {"path": str(path.parent)}})
+    seen: list[str] = []
+
+    def run(source: str) -> str:
+        cell = nbformat.v4.new_code_cell(source)
+        client.execute_cell(cell, scratch)
+        return text_of(cell)
+
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or i == scratch or any(j == i for j in pairs.values()):
+                continue
+            client.execute_cell(cell, i)
+            if i not in pairs:
+                continue
+            check = nb.cells[pairs[i]].source
+            verdict = run(check)
+            assert verdict.startswith("✅"), f"{path.name} cell {i}: the solution fails its check: {verdict[:300]}"
+            meta = cell.metadata["reflect"]
+            run(SNAPSHOT)
+            for planted in meta["planted"]:
+                run(planted["source"])
+                verdict = run(check)
+                assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
+                    f"{path.name} cell {i}: planted answer ({planted['why']}) is not failed: {verdict[:300]}"
+                run("from reflect.notebook.exercises import reset_hints as _r; _r(); del _r")
+            run(meta["placeholder"])
+            verdict = run(check)
+            assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
+                f"{path.name} cell {i}: the placeholder is not failed with a hint: {verdict[:300]}"
+            run(RESTORE)
+            seen.append(check)
+    assert len(seen) == len(pairs)
+
+
+# The machinery itself, on made-up exercises (not registered).
+
+def make(hints=("nudge", "bigger"), answer="SECRET-42") -> Exercise:
+    def sample(value):
+        """a made-up exercise"""
+        if value == "boom":
+            raise ValueError("learner bug")
+        return value == 42, f"got {value!r}"
+
+    return Exercise("99.1", hints, answer, sample)
+
+
+def test_a_pass_prints_the_message_and_no_hint(capsys):
+    reset_hints()
+    make()(42)
+    assert capsys.readouterr().out == "✅ got 42\n"
+
+
+def test_hints_come_one_per_failed_run_and_never_the_answer(capsys):
+    reset_hints()
+    ex = make()
+    outs = []
+    for value in (1, 2, 3):  # the message changes each time: the count does not restart
+        ex(value)
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == "❌ Not yet. got 1\nHint 1 of 2: nudge\n(Run this cell again for the next hint.)\n"
+    assert "Hint 2 of 2: bigger" in outs[1] and "reveal()" in outs[1]
+    assert outs[2].replace("got 3", "got 2") == outs[1]
+    assert all("SECRET-42" not in o for o in outs)
+    ex.reveal()
+    assert "SECRET-42" in capsys.readouterr().out
+
+
+def test_a_pass_restarts_the_hints_and_an_exception_is_a_not_yet(capsys):
+    reset_hints()
+    ex = make()
+    ex(1)
+    ex(42)
+    capsys.readouterr()
+    ex("boom")
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Not yet. your code raised ValueError: learner bug\nHint 1 of 2")
+
+
+def test_exercises_keep_their_own_counts():
+    reset_hints()
+    a, b = make(), Exercise("99.2", ("other nudge", "other bigger"), "x", lambda v: (False, "no"))
+    a.outcome(1)
+    assert b.outcome(1).hints_shown == 1
+    assert a.outcome(1).hints_shown == 2
+
+
+def test_a_replay_miss_is_not_swallowed():
+    from reflect.model.replay import ReplayMiss
+
+    def raises(_):
+        raise ReplayMiss("miss")
+
+    with pytest.raises(ReplayMiss):
+        Exercise("99.3", ("n",), "a", raises)(1)
