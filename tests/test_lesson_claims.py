@@ -43,8 +43,8 @@ TIME_TO_RUN = "**Time to run:**"
 
 
 def measured_text(path: Path) -> str:
-    """A lesson's live time as the whole-course benchmark measured it ("323 s", "5 min", "5.4 min", and
-    "12 of 38" calls the request cache answered),
+    """A lesson's live time as the whole-course benchmark measured it ("323 s", "5 min", "5.4 min", its
+    "38 calls", and "12 of 38" calls the request cache answered),
     the only source a "Time to run" line may take a live figure from besides the lesson's outputs."""
     if not MEASURED.exists():
         return ""
@@ -53,7 +53,8 @@ def measured_text(path: Path) -> str:
     if secs is None:
         return ""
     cached = f" {lesson['cached']} of {lesson['calls']}" if lesson.get("cached") else ""
-    return f"{secs} s {round(secs / 60)} min {secs / 60:.1f} min{cached}"
+    calls = f" {lesson['calls']} calls" if lesson.get("calls") else ""
+    return f"{secs} s {round(secs / 60)} min {secs / 60:.1f} min{cached}{calls}"
 
 
 def output_text(path: Path) -> str:
