@@ -10,6 +10,7 @@ because a table prints "6691" under a "tokens" header.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -204,3 +205,66 @@ def test_a_configuration_run_in_two_lessons_is_reported_with_both_results():
             paragraphs = re.split(r"\n\n|\n(?=- )", text[other])  # stated where the other lesson is named: a paragraph or a bullet
             assert any(figure in p and f"lesson {f[:2]}" in p for p in paragraphs), \
                 f"{key[:40]}...: {f} has {figure}, which lesson {other[:2]} does not state beside 'lesson {f[:2]}'"
+
+
+# A figure typed into a string that a cell prints, among computed ones, is a claim no computation
+# backs ("print('right on 96 of 164 problems (58.5%)')"). A printed literal may name a setting only
+# when each of its numbers is a number literal in the same cell's code ("1 of 3" beside
+# `"iteration": 1, "max_iterations": 3`); definitions are listed here with the reason.
+PRINTED_ALLOWED: dict[str, set[str]] = {
+    "06_does_reflection_pay": {"95%"},  # the interval's definition ("95% interval")
+}
+
+
+def printed_literals(source: str) -> list[tuple[str, set[str]]]:
+    """(literal text, the cell's number literals) for every string constant a print() call prints;
+    f-string format specs (">10.0%") are formatting, not text."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return []
+    specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue) and n.format_spec}
+    skip = {id(c) for n in ast.walk(tree) if id(n) in specs for c in ast.walk(n)}
+    numbers = {str(n.value) for n in ast.walk(tree)
+               if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            for arg in node.args:
+                out += [(c.value, numbers) for c in ast.walk(arg)
+                        if isinstance(c, ast.Constant) and isinstance(c.value, str) and id(c) not in skip]
+    return out
+
+
+def hard_coded(path: Path) -> list[str]:
+    allowed = PRINTED_ALLOWED.get(path.stem, set())
+    bad = []
+    for i, cell in enumerate(cells(path)):
+        if cell["cell_type"] != "code":
+            continue
+        for text, numbers in printed_literals("".join(cell["source"])):
+            for m in FIGURE.finditer(text):
+                found = [v.replace(",", "") for k, v in m.groupdict().items() if v and k != "unit"]
+                if m.group(0) in allowed or all(n in numbers for n in found):
+                    continue
+                bad.append(f"cell {i}: {m.group(0)!r}")
+    return bad
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_no_figure_is_typed_into_a_printed_string(path):
+    bad = hard_coded(path)
+    assert bad == [], f"{path.name} prints figures typed by hand: {bad}"
+
+
+def test_a_hard_coded_figure_among_computed_ones_is_caught(tmp_path):
+    nb = json.loads(LESSONS[1].read_text())
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": [
+        "rate = 0.5\n", "print(f\"ours: {rate:>6.1%}; theirs: right on 96 of 164 problems (58.5%)\")\n",
+        "print('needs_revision, 1 of 3 ->', probe(iteration=1, max_iterations=3))\n"]})
+    planted = tmp_path / LESSONS[1].name
+    planted.write_text(json.dumps(nb))
+    last = len(nb["cells"]) - 1
+    assert [b for b in hard_coded(planted) if b.startswith(f"cell {last}:")] == \
+        [f"cell {last}: '96 of 164'", f"cell {last}: '58.5%'"]
