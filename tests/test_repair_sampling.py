@@ -10,7 +10,7 @@ import pytest
 from reflect.judging.hidden import hidden_lines_in_prompts
 from reflect.records import Stop
 from reflect.strategies.catalog import catalog
-from reflect.strategies.resample import Resample
+from reflect.strategies.resample import Resample, repair_request
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
@@ -47,6 +47,15 @@ def test_each_arm_shows_a_sample_exactly_what_its_feedback_says(name):
         assert (body(NEVER) in sent) == (name == "repair-edit-sample")  # the old code: only where it should be
         assert body(BROKEN) not in sent  # every sample repairs the first draft, never a later sample
     assert run.stop is Stop.ACCEPTED and run.passed and run.chosen.startswith("draft 3: 2/2")
+
+
+@pytest.mark.parametrize("code", [None, "def f():\n    return 1\n"])
+def test_a_repair_request_with_no_failed_check_is_refused(code):
+    """Lesson 03's fresh attempt once sent "failed these checks:" over "All 2 visible checks passed.": the
+    builder of the repair prompts refuses to write such a prompt."""
+    assert "failed these checks" in repair_request(HE0, [("assert f() == 2", "1")], code)
+    with pytest.raises(ValueError, match="at least one failed check"):
+        repair_request(HE0, [], code)
 
 
 @pytest.mark.parametrize("name", ARMS)

@@ -45,7 +45,10 @@ FEEDBACK = ("none", "failure", "failure+code")
 
 def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None = None) -> str:
     """A sample's user message after a failed first draft: the task and the checks it failed (each
-    assert, then what the draft returned or raised); with `code`, the draft itself as well."""
+    assert, then what the draft returned or raised); with `code`, the draft itself as well. With no failed
+    check there is nothing true to report ("failed these checks:" over nothing): a ValueError, never a prompt."""
+    if not failed:
+        raise ValueError("repair_request needs at least one failed check: a draft that failed none gets the plain task")
     checks = "\n".join(f"{check} # output: {actual}" for check, actual in failed)
     if code is None:
         return (f"{task.prompt()}\n\nAn earlier solution failed these checks (each check, then what the solution "
