@@ -1,0 +1,160 @@
+"""Lesson 05's exercise checks: the memory window, vague reflections, one memory key for rewordings of a task."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ...memory.store import Episode, MemoryStore, task_key
+from ...strategies.reflexion import Reflexion
+from ...tasks.task import Task, course_tasks, get_task
+from . import exercise
+
+Chat = Callable[..., object]
+TestsFor = Callable[[Chat, Task], list[str]]
+
+
+def _window_runs(windows: Sequence[int], window_chat: Callable[[], Chat], tests_for: TestsFor,
+                 fact: Task) -> dict[int, tuple[bool, int]]:
+    """What exercise 1 asks for, computed by the check: a fresh scripted model for every window."""
+    out = {}
+    for k in windows:
+        run = Reflexion(window=k, max_attempts=4, patience=9, tests_for=tests_for).run(fact, window_chat())
+        out[k] = (run.stop.value == "accepted", sum(s.role == "generator" for s in run.steps))
+    return out
+
+
+def _call_windows(measure_windows: Callable[[list[int]], object], windows: list[int]) -> tuple[object, str]:
+    """(the learner's result, "" or what went wrong in a way the learner can act on)."""
+    try:
+        return measure_windows(list(windows)), ""
+    except StopIteration:
+        return None, (f"measure_windows({windows}) raised StopIteration inside window_chat: its scripted "
+                      "reflector ran out of lessons, so one window_chat() served more than one run.")
+
+
+@exercise("05.1", hints=(
+    "one run per window k, and a new scripted model for every run: window_chat() builds one that has said nothing yet.",
+    "accepted is the run's stop reason, not the hidden tests' verdict; attempts count the drafts, the generator "
+    "steps in r.steps.",
+), answer="def measure_windows(windows):\n"
+          "    out = {}\n"
+          "    for k in windows:\n"
+          "        r = rx.Reflexion(window=k, max_attempts=4, patience=9, tests_for=fact_tests).run(fact, window_chat())\n"
+          "        out[k] = (r.stop.value == 'accepted', sum(s.role == 'generator' for s in r.steps))\n"
+          "    return out")
+def memory_window(measure_windows: Callable[[list[int]], object], window_chat: Callable[[], Chat],
+                  fact: Task, fact_tests: TestsFor) -> tuple[bool, str]:
+    """Exercise 1: measure_windows([1, 2, 3, 4]) and ([3, 1]) against runs the check makes itself."""
+    windows = [1, 2, 3, 4]
+    want = _window_runs(windows, window_chat, fact_tests, fact)
+    got, problem = _call_windows(measure_windows, windows)
+    if problem:
+        return False, problem
+    if not isinstance(got, dict) or sorted(got, key=repr) != sorted(windows, key=repr):
+        return False, (f"measure_windows({windows}) returned {got!r}: expected a dict with one entry per window, "
+                       "{k: (accepted, attempts)}.")
+    for k in windows:
+        v = got[k]
+        if not (isinstance(v, (tuple, list)) and len(v) == 2 and isinstance(v[0], bool)
+                and isinstance(v[1], int) and not isinstance(v[1], bool)):
+            return False, f"for window {k} you returned {v!r}: each value is a pair (accepted: a bool, attempts: an int)."
+    got = {k: tuple(got[k]) for k in windows}
+    if got != want:
+        accepted, attempts = [got[k][0] for k in windows], [got[k][1] for k in windows]
+        wrong = []
+        if accepted != [want[k][0] for k in windows]:
+            why = ""
+            if not any(accepted):
+                why = (" None of yours is accepted, yet some runs stopped with 'accepted' (their drafts fail the "
+                       "hidden tests, which the agent never sees).")
+            elif len(set(got.values())) == 1:
+                why = " Every window gave the same result: does each run get window=k?"
+            wrong.append(f"accepted for windows {windows}: you returned {accepted}; the runs stopped with 'accepted': "
+                         f"{[want[k][0] for k in windows]}.{why}")
+        if attempts != [want[k][1] for k in windows]:
+            wrong.append(f"attempts: you returned {attempts}, the runs made {[want[k][1] for k in windows]} attempts "
+                         "(one draft each).")
+        return False, " ".join(wrong)
+    again, problem = _call_windows(measure_windows, [3, 1])
+    if problem or again != _window_runs([3, 1], window_chat, fact_tests, fact):
+        return False, (problem or f"right for [1, 2, 3, 4], but measure_windows([3, 1]) returned {again!r}: "
+                       "measure the windows it is given.")
+    return True, (f"{got}: a window of 1 or 2 forgets the first lesson by attempt 4; 3 or more keeps both, "
+                  "and the fourth attempt passes.")
+
+
+LABELLED = {  # a reflection: (worth remembering, why)
+    "flatten([[1, [2]]]) returned [1, [2]]: recurse into every list, not only the first level.": (True, "names a call"),
+    "running_average([]) raised UnboundLocalError; set total = 0 before the loop.": (True, "names a call"),
+    "The caesar shift must wrap: 'z' shifted by 1 is 'a', so take the offset modulo 26.": (True, "names values"),
+    "Improve the code quality and be more careful next time.": (False, "names nothing concrete"),
+    "Handle the edge cases properly and think about the requirements.": (False, "names nothing concrete"),
+    "Fix the bug.": (False, "shorter than 8 words"),
+    "Here is the fix:\n```python\ndef flatten(nested):\n    return sum(nested, [])\n```": (False, "carries code"),
+    "The function should def flatten(x) recursively and return [1, 2] for [[1], [2]].": (False, "carries a def"),
+}
+
+
+@exercise("05.2", hints=(
+    "three tests in order: does it carry code (a ``` fence, or 'def name(')? is it shorter than 8 words? "
+    "does it name something concrete?",
+    "len(text.split()) counts words; a concrete anchor is a call like f([]), a digit, a quoted value or []: "
+    "one re.search with alternatives finds any of them.",
+), answer="def is_specific(reflection):\n"
+          "    text = reflection.strip()\n"
+          "    if '```' in text or re.search(r'\\bdef \\w+\\(', text) or len(text.split()) < 8:\n"
+          "        return False\n"
+          "    return bool(re.search(r\"\\w+\\(.*?\\)|\\d|'[^']+'|\\\"[^\\\"]+\\\"|\\[\\]\", text))")
+def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -> tuple[bool, str]:
+    """Exercise 2: is_specific on labelled reflections, then how many of the experiment's it keeps."""
+    got = {text: is_specific(text) for text in LABELLED}
+    if all(v is None for v in got.values()):
+        return False, "is_specific returned None for every reflection: return True or False."
+    wrong = [f"{text[:40]!r}... should be {want} ({why})" for text, (want, why) in LABELLED.items()
+             if bool(got[text]) is not want]
+    if wrong:
+        return False, f"{len(wrong)} of {len(LABELLED)} labelled reflections sorted wrong: " + "; ".join(wrong)
+    kept = sum(bool(is_specific(t)) for t in reflections)
+    return True, (f"All {len(LABELLED)} labelled reflections sorted right. It keeps {kept} of the experiment's "
+                  f"{len(reflections)} real reflections.")
+
+
+REWORDINGS = {"upper case": str.upper, "doubled spaces and a newline": lambda t: "  " + t.replace(" ", "  ") + "\n",
+              "no full stops": lambda t: t.replace(".", "")}
+
+
+@exercise("05.3", hints=(
+    "normalise the text before you hash it: what differs between the rewordings (case, spacing, punctuation) "
+    "must be gone, the words must stay.",
+    "lower-case it, keep only the words (re.findall(r'[a-z0-9_]+', ...)), join them with one space, and hash "
+    "that with task_key.",
+), answer="def family_key(text):\n"
+          "    words = re.findall(r'[a-z0-9_]+', text.lower())\n"
+          "    return task_key(' '.join(words))")
+def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple[bool, str]:
+    """Exercise 3: one key for rewordings of flatten, 18 keys for the 18 course tasks, then a recall through it."""
+    flatten = get_task("flatten")
+    text = flatten.prompt()
+    key = family_key(text)
+    if not isinstance(key, str) or not key.strip():
+        return False, f"family_key(...) returned {key!r}: return a text key (the store keys its episodes by a string)."
+    moved = [name for name, reword in REWORDINGS.items() if family_key(reword(text)) != key]
+    if moved:
+        return False, f"flatten's text gets another key when reworded with {' or '.join(moved)}."
+    tasks = course_tasks()
+    by_key: dict[object, list[str]] = {}
+    for t in tasks:
+        by_key.setdefault(family_key(t.prompt()), []).append(t.id)
+    shared = [ids for ids in by_key.values() if len(ids) > 1]
+    if shared:
+        return False, (f"the {len(tasks)} course tasks get only {len(by_key)} distinct key(s); these share one: "
+                       f"{shared[0][:4]}{' ...' if len(shared[0]) > 4 else ''}: the key is too loose.")
+    with MemoryStore(Path(tempfile.mkdtemp()) / "family.sqlite") as family:
+        stored = store.history(task_key(text))
+        for e in stored:
+            family.add(Episode(key, e.session, e.attempt, e.reflection, e.score))
+        recalled = len(family.recall(family_key(REWORDINGS["upper case"](text)), 3))
+    return True, (f"Rewordings share one key, the {len(tasks)} tasks keep {len(by_key)} keys; the upper-case "
+                  f"rewording recalls {recalled} of the {len(stored)} stored lessons (at most 3).")
