@@ -3,8 +3,8 @@
 For each exercise of each solution notebook (a code cell with `metadata.reflect.placeholder`,
 followed by its check cell), the solution runs first and its check must pass; then, in the same
 kernel, each planted wrong answer (`metadata.reflect.planted`, kept beside the exercise) and
-the learner copy's placeholder replace it, and the check must say "Not yet" with a hint; then
-the solution's names are restored, so the rest of the lesson runs on the solution's state.
+the learner copy's placeholder replace it, each from the solution's state, and the check must
+say "Not yet" with a hint; then the solution's names are restored, so the rest of the lesson runs on the solution's state.
 Planted answers and placeholders make no model call (a replayed call plays once).
 """
 
@@ -23,9 +23,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CHECK_CELL = re.compile(r"ex\.(\w+)\(([\w., \[\]\"'\-]*)\)")  # one call, names and constants only
 
 SNAPSHOT = "_exercise_snapshot = None\n_exercise_snapshot = dict(globals())"
-RESTORE = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot]]\n"
-           "globals().update(_exercise_snapshot)\ndel _exercise_snapshot\n"
-           "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints")
+ROLLBACK = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot]]\n"
+            "globals().update(_exercise_snapshot)\n"
+            "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints")
+RESTORE = ROLLBACK + "\ndel _exercise_snapshot"
 
 
 def exercises_of(nb: nbformat.NotebookNode) -> list[tuple[int, int]]:
@@ -154,7 +155,7 @@ def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(p
                 verdict = run(check)
                 assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
                     f"{path.name} cell {i}: planted answer ({planted['why']}) is not failed: {verdict[:300]}"
-                run("from reflect.notebook.exercises import reset_hints as _r; _r(); del _r")
+                run(ROLLBACK)  # each planted answer starts from the solution's state
             run(meta["placeholder"])
             verdict = run(check)
             assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
