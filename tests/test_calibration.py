@@ -1,4 +1,4 @@
-from reflect.judging.calibration import agreement, replay_rule, sweep, uninformative_band
+from reflect.judging.calibration import agreement, base_rate, replay_rule, sweep, uninformative_band
 from reflect.judging.controller import ScoredAttempt, StopRule
 
 
@@ -32,8 +32,21 @@ def test_sweep_trades_iterations_for_pass_rate():
 
 
 def test_uninformative_band():
-    pairs = [(9, True), (9, True), (7, True), (7, False), (3, False)]
-    assert uninformative_band(pairs) == [7]
+    pairs = [(9, True), (9, True), (7, True), (7, False), (3, False), (None, True)]
+    assert base_rate(pairs) == 3 / 5  # the unscored draft does not count
+    assert uninformative_band(pairs) == [7]  # 50% passing at 7, beside a base rate of 60%
+
+
+def test_uninformative_band_is_measured_from_the_base_rate():
+    # 72% of all drafts pass: a score at which 72% pass says nothing, a score at which 50% pass says "worse"
+    one_score = [(10, True)] * 13 + [(10, False)] * 5
+    assert uninformative_band(one_score) == [10]  # a fixed 30%-70% band misses it
+    mostly_pass = [(10, True)] * 17 + [(10, False)] * 1 + [(6, True), (6, False)]
+    assert base_rate(mostly_pass) == 0.9
+    assert uninformative_band(mostly_pass) == [10]  # 50% at 6 is 40 points below the base rate: informative
+    assert uninformative_band(mostly_pass, base=0.5) == [6]  # the old band is the base rate 50%
+    assert uninformative_band(mostly_pass, margin=0.4) == [6, 10]  # the edge counts
+    assert uninformative_band([]) == [] and base_rate([(None, True)]) == 0.0
 
 
 def test_threshold_explorer_prints_its_static_view_first(capsys):

@@ -5,6 +5,8 @@
   recorded history where that rule stops (attempts after the cut were never needed).
 - `sweep`: `replay_rule` over many histories and thresholds: average iterations, final pass
   rate, tokens, for the threshold table and plot.
+- `uninformative_band`: the scores whose share of passing drafts is close to the base rate
+  (`base_rate`), where the score adds little to knowing nothing.
 Each attempt must carry its hidden-test verdict in `attempt.passed`.
 """
 
@@ -73,10 +75,23 @@ def sweep(histories: list[list[ScoredAttempt]], thresholds: list[float], max_ite
     return rows
 
 
-def uninformative_band(pairs: list[tuple[float | None, bool]], low: float = 0.3, high: float = 0.7) -> list[float]:
-    """Scores at which the share of passing drafts lies between `low` and `high`: there the score says little."""
+def base_rate(pairs: list[tuple[float | None, bool]]) -> float:
+    """The share of scored drafts that pass the hidden tests (0 for none): what you know with no score at all."""
+    scored = [passed for score, passed in pairs if score is not None]
+    return sum(scored) / len(scored) if scored else 0.0
+
+
+def uninformative_band(pairs: list[tuple[float | None, bool]], margin: float = 0.2,
+                       base: float | None = None) -> list[float]:
+    """Scores at which the share of passing drafts is within `margin` of the base rate (by default
+    `base_rate(pairs)`): there knowing the score tells you little more than knowing nothing.
+
+    A fixed band (say 30% to 70% passing) ignores the base rate: where 72% of all drafts pass, a
+    score at which 72% pass says nothing, yet it lies outside that band. With a base rate of 50%
+    and the default margin, this is that band."""
     by_score: dict[float, list[bool]] = {}
     for score, passed in pairs:
         if score is not None:
             by_score.setdefault(score, []).append(passed)
-    return sorted(s for s, v in by_score.items() if low <= sum(v) / len(v) <= high)
+    rate = base_rate(pairs) if base is None else base
+    return sorted(s for s, v in by_score.items() if abs(sum(v) / len(v) - rate) <= margin + 1e-12)
