@@ -181,7 +181,7 @@ def human_graph(chat, critic, saver):
 @pytest.mark.parametrize("decision, status, final", [
     ({"action": "approve"}, "ok", code(2)),
     ({"action": "edit", "code": code(120)}, "ok", code(120)),
-    ({"action": "reject"}, "needs_review", code(2)),
+    ({"action": "reject"}, "rejected", code(2)),
 ])
 def test_a_paused_review_resumes_on_the_human_decision_without_another_model_call(decision, status, final):
     from langgraph.checkpoint.memory import InMemorySaver
@@ -234,7 +234,8 @@ def test_the_graph_is_a_strategy_that_returns_a_run():
 def test_a_reply_with_no_code_is_recorded_and_goes_to_review_not_to_the_critic():
     chat, critic = ScriptedChat({"generator": ["I would write a loop that multiplies the numbers."]}), Scores(9)
     out = invoke(chat, critic)
-    assert critic.calls == 0 and out["status"] == "needs_review" and out["current_draft"] == ""
+    assert critic.calls == 0 and out["status"] == "needs_review" and out["current_draft"] is None
+    assert out["reply_has_code"] is False and out["final_output"]["final_code"] == ""
     assert out["errors"][0].startswith("no code in the generate reply at iteration 1: I would write a loop")
     assert out["final_output"]["review"]["reason"] == "the last reply held no code"
     assert as_run(out, "t").stop.value == "no_code"
@@ -245,6 +246,9 @@ def test_an_empty_refinement_also_goes_to_review_with_the_error():
     out = invoke(chat, critic)
     assert critic.calls == 1 and kinds(out) == ["generate", "critique", "refine"] and out["status"] == "needs_review"
     assert out["errors"][0].startswith("no code in the refine reply at iteration 2")
+    assert out["revision_history"][-1]["draft"] == ""  # the prose reply is recorded ...
+    assert out["current_draft"] == out["final_output"]["final_code"] == code(1)  # ... and the last real draft kept
+    assert out["final_output"]["review"]["reason"] == "the last reply held no code" and as_run(out, "t").stop.value == "no_code"
 
 
 def test_an_acceptance_that_a_rule_check_contradicts_goes_to_review():
@@ -334,7 +338,8 @@ def resume(decision):
 def test_an_approval_says_a_human_accepted_it_and_leaves_no_contradiction():
     out = resume({"action": "approve"})["final_output"]
     assert out["status"] == "ok" and out["accepted_by"] == "human" and out["errors"] == []
-    assert out["review"] == {"reason": "max_iterations reached before acceptance", "decision": "approve", "decision_error": None}
+    assert out["review"] == {"reason": "max_iterations reached before acceptance", "decision": "approve", "decision_error": None,
+                             "override": None}
     assert out["final_critique"].startswith("approved by a human (the rule checks pass)")
 
 
@@ -349,10 +354,11 @@ def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
 
 @pytest.mark.parametrize("decision, status, error", [
     ("approve", "ok", None),
-    ("reject", "needs_review", None),
+    ("reject", "rejected", None),
     ({"action": "edit"}, "needs_review", "an edit needs code"),
     ({"action": "edit", "code": "  "}, "needs_review", "an edit needs code"),
     ("ship it", "needs_review", "unknown decision 'ship it'"),
+    ({"code": code(3)}, "needs_review", "unknown decision ''"),  # no action is no decision, never a rejection
 ])
 def test_a_bare_string_decision_and_an_edit_without_code_are_handled(decision, status, error):
     out = resume(decision)
@@ -396,3 +402,75 @@ def test_the_graphs_critic_is_a_judge_in_the_benchmarks_confusion_table(tmp_path
         ("needs_revision (score 4)", False, 4), ("accepted (score 9)", True, 9), ("invalid", None, None)]
     assert report.confusion(rows)[("graph", "critic")] == {  # every draft returns a number, none the right n!
         "accepted_right": 0, "accepted_wrong": 1, "rejected_right": 0, "rejected_wrong": 1}  # the invalid one judged nothing
+
+
+# ---- a human's decision is carried out as decided, and only then (issue 38) ----
+
+def no_docstring(n: int) -> str:
+    """A draft that fails the factorial task's docstring rule."""
+    return code(n).replace('    """n!"""\n', "")
+
+
+def paused_on(chat, critic, max_iterations=2):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph, config = human_graph(chat, critic, InMemorySaver()), run_config(max_iterations, fresh_thread("decide"))
+    paused = graph.invoke(start_state(TASK.prompt(), max_iterations), config)
+    return graph, config, paused["__interrupt__"][0].value
+
+
+def decide(graph, config, decision):
+    from langgraph.types import Command
+
+    return graph.invoke(Command(resume=decision), config)
+
+
+def test_approving_a_draft_that_fails_a_rule_check_is_refused_without_an_override():
+    chat = ScriptedChat({"generator": [f"```python\n{no_docstring(1)}```"], "refiner": [f"```python\n{no_docstring(2)}```"]})
+    graph, config, question = paused_on(chat, Scores(5, 5))
+    assert question["checks_passed"] is False and question["failed_checks"] == ["calculate_factorial() has no docstring"]
+    out = decide(graph, config, "approve")
+    assert out["status"] == "needs_review" and out["final_output"]["accepted"] is False
+    assert out["final_output"]["checks_passed"] is False and out["current_draft"] == no_docstring(2)
+    assert out["final_output"]["review"]["decision_error"].startswith("the approved draft fails a rule check: calculate_factorial() has no docstring")
+    assert out["final_output"]["errors"][-1] == out["final_output"]["review"]["decision_error"]
+
+
+def test_an_override_accepts_a_failing_draft_and_says_so_in_the_output():
+    chat = ScriptedChat({"generator": [f"```python\n{no_docstring(1)}```"], "refiner": [f"```python\n{no_docstring(2)}```"]})
+    graph, config, _ = paused_on(chat, Scores(5, 5))
+    out = decide(graph, config, {"action": "approve", "override": "a docstring is not needed here"})["final_output"]
+    assert out["status"] == "ok" and out["accepted_by"] == "human" and out["checks_passed"] is False
+    assert out["review"]["override"] == "a docstring is not needed here"
+    assert out["errors"] == ["accepted over failing rule checks (calculate_factorial() has no docstring): a docstring is not needed here"]
+    assert "over failing rule checks" in out["final_critique"]
+
+
+def test_approving_after_a_refiner_reply_in_prose_approves_the_last_real_draft():
+    chat = ScriptedChat({"generator": [draft(1)], "refiner": ["I think the code is fine as it is."]})
+    graph, config, question = paused_on(chat, Scores(5), max_iterations=3)
+    assert question["reason"] == "the last reply held no code" and question["draft"] == code(1)
+    out = decide(graph, config, "approve")
+    assert out["status"] == "ok" and out["final_output"]["final_code"] == code(1) and out["final_output"]["checks_passed"] is True
+
+
+def test_approving_when_no_reply_held_code_is_refused():
+    chat = ScriptedChat({"generator": ["I would multiply the numbers from 1 to n."]})
+    graph, config, question = paused_on(chat, Scores(), max_iterations=3)
+    assert question["draft"] is None
+    out = decide(graph, config, "approve")
+    assert out["status"] == "needs_review" and out["final_output"]["accepted"] is False
+    assert out["final_output"]["final_code"] == "" and out["final_output"]["review"]["decision_error"].startswith(
+        "there is no draft to approve")
+
+
+def test_a_rejection_is_its_own_outcome_not_an_undecided_review():
+    undecided = invoke(chat_for(1), Scores(5, 5), max_iterations=2)
+    graph, config, _ = paused_on(chat_for(1), Scores(5, 5))
+    out = decide(graph, config, "reject")
+    assert undecided["status"] == "needs_review" and undecided["final_output"]["review"]["decision"] is None
+    assert out["status"] == "rejected" and out["final_output"]["status"] == "rejected"
+    assert out["final_output"]["accepted"] is False and out["final_output"]["review"]["decision"] == "reject"
+    assert out["final_output"]["errors"][-1] == "rejected by a human"
+    run = as_run(out, "t")
+    assert run.steps[-1].note == "human_reject" and "rejected by a human" in run.chosen and "rejected by a human" in run.error

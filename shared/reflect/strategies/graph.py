@@ -7,6 +7,7 @@
                                           is invalid, or the critic accepted a draft a rule check rejects
     refine_draft -> critique_draft
     generate_initial_draft / refine_draft -> mark_needs_review   when the reply held no code
+                                          (the last draft that had code stays the current draft)
     prepare_task -> handle_failure        blank input, before any model call
     generate_initial_draft / refine_draft -> handle_failure   when the model fails
 
@@ -20,8 +21,12 @@ in which every node that is due runs once), no guard at all.
 
 Human review: with `human_review=True`, `mark_needs_review` pauses with `interrupt()` and a
 checkpointer keeps the paused state (in SQLite it survives a restart). The node makes no model
-call before `interrupt()`, because a resumed node runs again from its first line. An approved
-or edited draft is re-checked (the rule checks), and the output says who accepted it.
+call before `interrupt()`, because a resumed node runs again from its first line. Three
+decisions: approve the current draft, edit it (the person's code replaces it), or reject it.
+An approved or edited draft is re-checked with the rule checks: one that fails them stays in
+review unless the decision carries an `override` (the person's reason, kept in the output).
+A rejection ends the run `rejected`, never `needs_review`, so a decided run never reads as an
+undecided one. The output says who accepted the code.
 
 A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
 lists of the earlier run (their reducers add). `fresh_thread()` gives each run its own thread;
@@ -50,6 +55,7 @@ GRAPH_NAME = "reflection_code_reviewer"
 PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
 SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 DECISIONS = ("approve", "edit", "reject")
+NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
 
 
@@ -58,14 +64,15 @@ class ReviewState(TypedDict, total=False):
 
     input: str
     requirements: list[str]
-    current_draft: str | None
+    current_draft: str | None  # the last draft that held code (a reply in prose does not blank it)
+    reply_has_code: bool | None  # whether the latest generate or refine reply held code
     critique: str | None
     critique_status: CritiqueStatus | None
     iteration: int
     max_iterations: int
     revision_history: Annotated[list[dict], operator.add]
     errors: Annotated[list[str], operator.add]
-    status: Literal["ok", "needs_review", "failed"] | None
+    status: Literal["ok", "needs_review", "rejected", "failed"] | None
     final_output: dict | None
     metadata: dict
     raw_critic_output: str | dict | None
@@ -163,26 +170,31 @@ def this_run(state: dict, key: str) -> list:
 
 
 def final_output(state: dict) -> dict:
-    """The user-facing result: who accepted the code (the critic, a human or nobody), the code, the
-    last critique, the rule checks' verdict on the final code, the review if there was one, and
-    the errors that remain (a human's decision resolves the review that paused the run)."""
+    """The user-facing result: who accepted the code (the critic, a human or nobody), the code (the
+    last draft that held code), the last critique, the rule checks' verdict on the final code, the
+    review if there was one (why it paused, the decision, a decision that could not be carried out,
+    an override), and the errors that remain: none when the code was accepted, except the rule
+    checks a human overrode."""
     meta = state.get("metadata", {})
     decision = meta.get("human_decision")
     accepted_by = ("human" if state.get("status") == "ok" and decision in ("approve", "edit")
                    else "critic" if state.get("status") == "ok" else None)
     review = None
     if state.get("review_reason"):
-        review = {"reason": state["review_reason"], "decision": decision, "decision_error": meta.get("decision_error")}
+        review = {"reason": state["review_reason"], "decision": decision, "decision_error": meta.get("decision_error"),
+                  "override": meta.get("override")}
     checks = state.get("static_check_results") or {}
+    overridden = [f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}"] \
+        if accepted_by == "human" and meta.get("override") else []
     return {"status": state.get("status"), "accepted": accepted_by is not None, "accepted_by": accepted_by,
             "iterations": state.get("iteration", 0), "final_code": state.get("current_draft") or "",
             "final_critique": state.get("critique") or "", "checks_passed": checks.get("passed"),
-            "review": review, "errors": [] if accepted_by else this_run(state, "errors")}
+            "review": review, "errors": overridden if accepted_by else this_run(state, "errors")}
 
 
 def review_reason(state: dict) -> str:
     """Why a run needs a person: no code, an unusable critique, a check the critic overlooked, or the budget."""
-    if not (state.get("current_draft") or "").strip():
+    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
         return "the last reply held no code"
     if state.get("critique_status") == "invalid":
         return "the critic's output could not be used"
@@ -234,7 +246,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         if not text:
             return start | {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
                             "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
-                            "critique": None, "critique_status": None, "static_check_results": None,
+                            "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None,
                             "metadata": {"graph": GRAPH_NAME, **state.get("metadata", {})}}
         task = task_of(state)
         given = list(state.get("requirements") or [])
@@ -244,7 +256,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                 "requirements_from": source} | state.get("metadata", {})
         return start | {"input": text, "requirements": given or list(task.requirements), "iteration": 0,
                         "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
-                        "current_draft": None, "critique": None, "critique_status": None, "static_check_results": None}
+                        "current_draft": None, "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None}
 
     def record(state: dict, kind: str, code: str, used: int, step: Step) -> dict:
         call = {"role": step.role, "request": step.request, "reply": step.reply, "prompt_tokens": step.prompt_tokens,
@@ -261,9 +273,11 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                     code, used, call = refine_step(p.chat, task, state["current_draft"], state["critique"] or "", p.seed)
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
-            out = {"current_draft": code, "iteration": state["iteration"] + 1,
+            out = {"iteration": state["iteration"] + 1, "reply_has_code": bool(code.strip()),
                    "revision_history": [record(state, kind, code, used, call)]}
-            if not code.strip():
+            if code.strip():
+                out["current_draft"] = code
+            else:  # keep the last draft that had code: a reply in prose is recorded, not promoted
                 reply = " ".join(call.reply.split())
                 out["errors"] = [f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
                                  f"{reply[:120] or '(an empty reply)'}"]
@@ -296,10 +310,13 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         if p.human_review:
             from langgraph.types import interrupt  # no model call may come before this line
 
+            checks = state.get("static_check_results") or {}
             decision = interrupt({"question": "approve, edit or reject this draft?", "reason": reason,
                                   "draft": state.get("current_draft"), "critique": state.get("critique"),
+                                  "checks_passed": checks.get("passed"), "failed_checks": failed_checks(checks),
                                   "iteration": state.get("iteration")})
-            upd |= human_decision(state, decision, task_of(state))
+            decided = human_decision(state, decision, task_of(state))
+            upd |= decided | {"errors": [reason, *decided.get("errors", [])]}
         errors = [*state.get("errors", []), *upd.get("errors", [])]
         return upd | {"final_output": final_output({**state, **upd, "errors": errors})}
 
@@ -314,33 +331,52 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
 def human_decision(state: dict, decision: Any, task: Task) -> dict:
     """What a reviewer's decision changes. `decision` is {"action": "approve" | "edit" | "reject",
-    "code": ... for an edit}, or the action alone as a string. An approved or edited draft is
-    re-checked with the rule checks: an edit that fails them, an edit without code, or an unknown
-    action leaves the run in review with the reason in `errors`."""
+    "code": ... for an edit, "override": "why" to accept despite failing rule checks}, or the action
+    alone as a string.
+
+    approve: the current draft (the last one that held code) is re-checked with the rule checks;
+    it is accepted when they pass, or when the decision gives an `override` (kept in the output).
+    edit: the same, on the person's code, which becomes the current draft. reject: the run ends
+    `rejected`. An approval or edit that fails the checks without an override, an approval with
+    no draft, an edit without code, or an unknown action changes nothing: the run stays in
+    review, with the problem in `decision_error` and `errors`."""
     if isinstance(decision, str):
         decision = {"action": decision}
-    action = str((decision or {}).get("action", "reject")).strip().lower()
-    meta = {**state.get("metadata", {}), "human_decision": action}
-    code, it = state.get("current_draft") or "", state.get("iteration", 0)
-    problem = None
-    if action not in DECISIONS:
-        problem = f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}"
-    elif action == "edit":
-        code = str((decision or {}).get("code") or "")
-        if not code.strip():
-            problem, code = "an edit needs code: resume with {'action': 'edit', 'code': '...'}", state.get("current_draft") or ""
-    upd: dict = {"metadata": meta, "current_draft": code}
-    if problem or action == "reject":
+    decision = decision if isinstance(decision, dict) else {}
+    action = str(decision.get("action") or "").strip().lower()
+    override = str(decision.get("override") or "").strip() or None
+    meta = {**state.get("metadata", {}), "human_decision": action, "decision_error": None, "override": None}
+    draft, it = state.get("current_draft") or "", state.get("iteration", 0)
+    upd: dict = {"metadata": meta}
+
+    def stays_in_review(problem: str) -> dict:
         meta["decision_error"] = problem
-        return upd | ({"errors": [problem]} if problem else {})
+        return upd | {"errors": [problem]}
+
+    if action not in DECISIONS:
+        return stays_in_review(f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}")
+    if action == "reject":
+        return upd | {"status": "rejected", "errors": ["rejected by a human"],
+                      "revision_history": [{"iteration": it, "kind": "human_reject", "draft": draft}]}
+    code = str(decision.get("code") or "") if action == "edit" else draft
+    if not code.strip():
+        return stays_in_review("an edit needs code: resume with {'action': 'edit', 'code': '...'}" if action == "edit"
+                               else NO_DRAFT)
     checks = static_checks(task, code)
-    upd |= {"static_check_results": checks,
-            "revision_history": [{"iteration": it, "kind": f"human_{action}", "draft": code, "checks_passed": checks["passed"]}]}
-    if action == "edit" and not checks["passed"]:
-        meta["decision_error"] = "the edit fails a rule check: " + "; ".join(failed_checks(checks))
-        return upd | {"errors": [meta["decision_error"]]}
+    failed = failed_checks(checks)
+    upd |= {"current_draft": code, "static_check_results": checks,
+            "revision_history": [{"iteration": it, "kind": f"human_{action}", "draft": code,
+                                  "checks_passed": checks["passed"], "override": None if checks["passed"] else override}]}
+    what = "the approved draft" if action == "approve" else "the edit"
+    if not checks["passed"] and not override:
+        return stays_in_review(f"{what} fails a rule check: {'; '.join(failed)} "
+                               "(to accept it anyway, decide with an 'override' that gives the reason)")
     verb = "approved" if action == "approve" else "edited"
-    verdict = "the rule checks pass" if checks["passed"] else "rule checks fail: " + "; ".join(failed_checks(checks))
+    if checks["passed"]:
+        verdict = "the rule checks pass"
+    else:
+        meta["override"] = override
+        verdict = f"over failing rule checks: {'; '.join(failed)}; the reason given: {override}"
     return upd | {"status": "ok", "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}"}
 
 
@@ -353,7 +389,8 @@ def after_draft(state: dict) -> str:
     """A model failure ends the run; a reply with no code goes to review; a draft is critiqued."""
     if state.get("status") == "failed":
         return "handle_failure"
-    return "critique_draft" if (state.get("current_draft") or "").strip() else "mark_needs_review"
+    has_code = state.get("reply_has_code") is not False and (state.get("current_draft") or "").strip()
+    return "critique_draft" if has_code else "mark_needs_review"
 
 
 def after_critique(state: dict) -> str:
@@ -426,14 +463,15 @@ class ReflectionGraph(Configured):
 
 
 def stop_of(state: dict) -> Stop:
-    """The Stop reason of a final graph state."""
+    """The Stop reason of a final graph state. A run a human rejected keeps the reason it went to
+    review (its steps end with the human's "human_reject", and its error says so)."""
     if not (state.get("input") or "").strip():
         return Stop.BLANK_INPUT
     if state.get("status") == "ok":
         return Stop.ACCEPTED
     if state.get("status") == "failed":
         return Stop.PROVIDER_ERROR
-    if not (state.get("current_draft") or "").strip():
+    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
         return Stop.NO_CODE
     if state.get("critique_status") == "invalid":
         return Stop.INVALID_CRITIC
@@ -461,8 +499,9 @@ def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0
         elif entry["kind"].startswith("human_"):
             steps.append(Step(len(steps), "human", "check", "", entry["kind"], code=entry["draft"], note=entry["kind"]))
     errors = this_run(state, "errors")
-    human = state.get("metadata", {}).get("human_decision") if state.get("status") == "ok" else None
+    human = state.get("metadata", {}).get("human_decision") if state.get("status") in ("ok", "rejected") else None
     chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
-              else f"the latest draft, iteration {state.get('iteration', 0)} (the graph keeps the last draft)")
+              else f"the latest draft, iteration {state.get('iteration', 0)}, rejected by a human" if human == "reject"
+              else f"the latest draft, iteration {state.get('iteration', 0)} (the graph keeps the last draft that held code)")
     return Run(strategy, task_id, state.get("current_draft") or "", stop_of(state), tuple(steps), chosen, wall_s,
                "; ".join(errors) or None)
