@@ -1,0 +1,209 @@
+"""Lesson 04's exercise checks: a token budget in the router, the sandbox before the critic, escalation
+to a stronger model, and a run read back from its checkpoints. All run on scripted models (no model call).
+
+Every check builds its own graph and task (`get_task("factorial")`), so no global of the notebook
+(the lesson rebinds `task` in its live sample) can change a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...judging.critics import Evaluation
+from ...strategies import graph as rg
+from ...tasks.task import Task, get_task
+from ...testing import ScriptedChat
+from . import exercise
+
+GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
+BROKEN = "def calculate_factorial(n):\n    return n\n"
+
+
+def drafted(n: int) -> str:
+    """A factorial draft in a code fence that passes the task's rule checks (docstring, ValueError) and returns n."""
+    return f'```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return {n}\n```'
+
+
+class _Scores:
+    """A critic that returns scripted scores in order and keeps the drafts it was shown."""
+
+    def __init__(self, *scores: float) -> None:
+        self.scores, self.seen = list(scores), []
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        self.seen.append(code)
+        return Evaluation(self.scores.pop(0), "not yet" if len(self.scores) else "fine", 0, {"raw": "{}"})
+
+
+# ---- exercise 1: route on a token budget ----
+
+_HISTORY = [{"kind": "generate", "tokens": 300}, {"kind": "critique", "tokens": 250}]
+_BUDGET_CASES = [  # (state, token_budget, the route), spent = 550 where there is history
+    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 1000, "refine_draft"),
+    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 550, "mark_needs_review"),
+    ({"critique_status": "accepted", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 100, "finalize"),
+    ({"critique_status": "needs_revision", "iteration": 3, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
+    ({"critique_status": "invalid", "iteration": 1, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
+    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 500, "mark_needs_review"),
+]
+_CASE_NAMES = ["needs changes, 550 of 1000 spent", "needs changes, 550 of 550 spent", "accepted, 550 of 100 spent",
+               "needs changes, the last draft", "an invalid critique", "needs changes, 550 of 500 spent"]
+
+
+@exercise("04.1", hints=(
+    "add up entry.get('tokens', 0) over state['revision_history']: drafts and critiques both count.",
+    "only a run that needs changes is cut short: an accepted draft still goes to finalize, whatever it cost; "
+    "for everything else, return what rg.after_critique(state) returns.",
+), answer="def route_with_budget(state, token_budget):\n"
+          "    spent = sum(entry.get('tokens', 0) for entry in state.get('revision_history', []))\n"
+          "    if state.get('critique_status') == 'needs_revision' and spent >= token_budget:\n"
+          "        return 'mark_needs_review'\n"
+          "    return rg.after_critique(state)")
+def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
+    """Exercise 1: route_with_budget on six made-up states, against the routes rg.after_critique and the budget give."""
+    wrong = []
+    for (state, budget, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
+        got = route_with_budget({**state, "revision_history": list(state["revision_history"])}, budget)
+        if got != want:
+            wrong.append(f"{name}: expected {want!r}, got {got!r}")
+    if wrong:
+        more = f" (and {len(wrong) - 1} more of {len(_BUDGET_CASES)} cases)" if len(wrong) > 1 else ""
+        return False, wrong[0] + more + "."
+    return True, "Routes on the budget first when a draft needs changes, and otherwise exactly as rg.after_critique."
+
+
+# ---- exercise 2: run the sandbox before the critic ----
+
+def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
+    """The package's graph with the node `gate` between every draft and the critic."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    def after_draft(state: dict) -> str:  # a draft with code goes to the gate, not straight to the critic
+        route = rg.after_draft(state)
+        return "tests_gate" if route == "critique_draft" else route
+
+    def after_gate(state: dict) -> str:  # every visible test passed: the critic decides; else route as after a critique
+        return "critique_draft" if (state.get("static_check_results") or {}).get("visible_score") == 10 else rg.after_critique(state)
+
+    builder = StateGraph(rg.ReviewState)
+    for name, fn in {**rg.build_nodes(parts), "tests_gate": gate}.items():
+        builder.add_node(name, fn)
+    builder.add_edge(START, "prepare_task")
+    builder.add_conditional_edges("prepare_task", rg.after_prepare, ["generate_initial_draft", "handle_failure"])
+    for drafter in ("generate_initial_draft", "refine_draft"):
+        builder.add_conditional_edges(drafter, after_draft, ["tests_gate", "mark_needs_review", "handle_failure"])
+    builder.add_conditional_edges("tests_gate", after_gate, ["critique_draft", "refine_draft", "mark_needs_review"])
+    builder.add_conditional_edges("critique_draft", rg.after_critique, ["finalize", "refine_draft", "mark_needs_review"])
+    for name in ("finalize", "mark_needs_review", "handle_failure"):
+        builder.add_edge(name, END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@exercise("04.2", hints=(
+    "TestGroundedCritic().evaluate(task, code) returns an Evaluation: .score is 10 when every visible test passes, "
+    "and .feedback quotes the failing calls.",
+    "when the score is below 10, return critique_status 'needs_revision', the evaluation's feedback as 'critique' "
+    "(that is what the refiner reads) and {'visible_score': score}; when it is 10, return only "
+    "{'static_check_results': {'visible_score': 10.0}}.",
+), answer="def tests_gate(state):\n"
+          "    task = get_task(state['metadata']['task_id'])\n"
+          "    ev = TestGroundedCritic().evaluate(task, state['current_draft'] or '')\n"
+          "    if ev.score < 10:\n"
+          "        return {'critique_status': 'needs_revision', 'critique': ev.feedback,\n"
+          "                'static_check_results': {'visible_score': ev.score}}\n"
+          "    return {'static_check_results': {'visible_score': ev.score}}")
+def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple[bool, str]:
+    """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one."""
+    task = get_task("factorial")
+    probe = tests_gate({"input": task.prompt(), "metadata": {"task_id": task.id}, "current_draft": BROKEN, "iteration": 1,
+                        "max_iterations": 3, "revision_history": [], "errors": []})
+    if not isinstance(probe, dict):
+        return False, f"tests_gate returned {probe!r}: a node returns a dict of the fields it changes."
+    chat = ScriptedChat({"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]})
+    critic = _Scores(9)
+    out = gated_graph(tests_gate, rg.GraphParts(chat, critic, task=task)).invoke(
+        rg.start_state(task.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate")))
+    refiner = [c for c in chat.calls if c.role == "refiner"]
+    if BROKEN in critic.seen:
+        return False, "the broken first draft reached the critic: a draft that fails a visible test must not."
+    if not refiner:
+        return False, f"the broken draft was never sent back to the refiner (the run ended {out.get('status')!r})."
+    if "calculate_factorial(0)" not in refiner[0].messages[-1]["content"]:
+        return False, ("the refiner was asked to revise, but its request does not quote the failing call "
+                       "(calculate_factorial(0)): the critique you return is what it reads.")
+    if critic.seen != [GOOD] or out.get("status") != "ok":
+        return False, (f"the fixed draft should reach the critic, once, and be accepted; the critic saw {len(critic.seen)} "
+                       f"draft(s) and the run ended {out.get('status')!r}.")
+    return True, ("The broken draft went back to the refiner with the failing call and never reached the critic; "
+                  "the fixed one did, and was accepted.")
+
+
+# ---- exercise 3: escalate to a stronger model ----
+
+@exercise("04.3", hints=(
+    "count the refiner calls in a variable the inner function can see (a dict, or nonlocal), and compare with `after`.",
+    "generator and critic calls always go to small; only the refiner calls after the first `after` go to strong.",
+), answer="def escalating(small, strong, after):\n"
+          "    sent = {'refiner': 0}\n\n"
+          "    def chat(messages, role='generator', **params):\n"
+          "        if role == 'refiner':\n"
+          "            sent['refiner'] += 1\n"
+          "            if sent['refiner'] > after:\n"
+          "                return strong(messages, role=role, **params)\n"
+          "        return small(messages, role=role, **params)\n"
+          "    return chat")
+def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tuple[bool, str]:
+    """Exercise 3: the graph on escalating(small, strong, after) with after = 1 and 0, scripted models for both."""
+    task = get_task("factorial")
+    for after in (1, 0):
+        small = ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)] * 3})
+        strong = ScriptedChat({"refiner": [drafted(6)] * 3})
+        scores = [4, 5, 9] if after == 1 else [4, 9]
+        chat = escalating(small, strong, after)
+        if not callable(chat):
+            return False, f"escalating(small, strong, {after}) returned {chat!r}: it should return a chat function."
+        out = rg.build_graph(rg.GraphParts(chat, _Scores(*scores), task=task)).invoke(
+            rg.start_state(task.prompt(), 3), rg.run_config(3))
+        want_small, want_strong = (["generator", "refiner"], ["refiner"]) if after == 1 else (["generator"], ["refiner"])
+        got_small, got_strong = [c.role for c in small.calls], [c.role for c in strong.calls]
+        if (got_small, got_strong) != (want_small, want_strong):
+            return False, (f"with after={after}: small got {got_small}, strong got {got_strong}; "
+                           f"expected {want_small} and {want_strong}.")
+        if out["status"] != "ok" or not out["final_output"]["final_code"].endswith("return 6\n"):
+            return False, f"with after={after}: the strong model's draft should be the one accepted; the run ended {out['status']!r}."
+    return True, ("The first `after` revisions stay on the small model, the next go to the strong one, "
+                  "whose draft the critic accepts (checked with after=1 and after=0).")
+
+
+# ---- exercise 4: read a run back from its checkpoints ----
+
+@exercise("04.4", hints=(
+    "get_state_history(config) is newest first: reverse it before you read it.",
+    "each snapshot's .next is a tuple of the node names that ran after it; skip '__start__', and the last "
+    "snapshot's .next is empty.",
+), answer="def visited(graph, config):\n"
+          "    snapshots = list(graph.get_state_history(config))[::-1]  # oldest first\n"
+          "    return [node for snap in snapshots for node in snap.next if node != '__start__']")
+def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
+    """Exercise 4: visited() on two runs of the package's graph with a checkpointer: one accepted after a
+    revision, one that spends its budget of 2 drafts."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    task = get_task("factorial")
+    runs = {
+        "one revision, accepted": ((5, 9), 3, ["prepare_task", "generate_initial_draft", "critique_draft", "refine_draft",
+                                              "critique_draft", "finalize"]),
+        "the budget of 2 spent": ((5, 5), 2, ["prepare_task", "generate_initial_draft", "critique_draft", "refine_draft",
+                                             "critique_draft", "mark_needs_review"]),
+    }
+    for name, (scores, budget, want) in runs.items():
+        chat = ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)]})
+        graph = rg.build_graph(rg.GraphParts(chat, _Scores(*scores), task=task), checkpointer=InMemorySaver())
+        config = rg.run_config(budget, thread_id=rg.fresh_thread("history"))
+        graph.invoke(rg.start_state(task.prompt(), budget), config)
+        got = visited(graph, config)
+        if list(got or []) != want:
+            return False, f"on a run with {name}: expected {want}, got {got}."
+    return True, "Read back from the checkpoints, in the order the nodes ran (one run accepted, one out of budget)."
