@@ -1,0 +1,253 @@
+"""Lesson 02's exercise checks: a rule in the reviewer's prompt, a token budget, a trimmed thread, false approvals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from ...judging.hidden import judge_the_judge
+from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, LoopResult
+from ...tasks.task import Task, course_tasks, get_task
+from ...testing import FakeReply, ScriptedChat
+from . import exercise
+
+Chat = Callable[..., object]
+
+SORTED_DRAFT = "```python\ndef merge_sorted_lists(list1, list2):\n    \"\"\"Merge two sorted lists.\"\"\"\n    return sorted(list1 + list2)\n```"
+MERGE_DRAFT = ("```python\ndef merge_sorted_lists(list1, list2):\n    \"\"\"Merge two sorted lists in one pass.\"\"\"\n    i = j = 0\n    out = []\n"
+               "    while i < len(list1) and j < len(list2):\n        if list1[i] <= list2[j]:\n            out.append(list1[i])\n            i += 1\n"
+               "        else:\n            out.append(list2[j])\n            j += 1\n    return out + list1[i:] + list2[j:]\n```")
+
+
+def _said(approved: bool) -> str:
+    return "approved" if approved else "rejected"
+
+
+def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
+    """"" when `probe` runs one iteration on merge_sorted with the draft scripted and the reviewer prompt it is
+    given, on a scripted reviewer that approves once and then asks for a change; else what is wrong."""
+    task = get_task("merge_sorted")
+    reviews = ScriptedChat({"reviewer": ["APPROVED", "Not yet: merge in one pass."]})
+    roles: list[str] = []
+
+    def scripted(messages: list[dict], role: str = "generator", **params: object) -> object:
+        roles.append(role)
+        if role != "reviewer":  # a probe should never ask the chat for the draft
+            return FakeReply("```python\ndef merge_sorted_lists(list1, list2):\n    return []\n```", 0, 0)
+        return reviews(messages, role=role, **params)
+
+    runs = [probe(scripted, "RULE-X", SORTED_DRAFT), probe(scripted, "RULE-X", SORTED_DRAFT)]
+    if not all(isinstance(r, LoopResult) for r in runs):
+        return f"probe returned {type(runs[0]).__name__}: return the loop's result, what maker_checker returns."
+    if roles != ["reviewer", "reviewer"]:
+        return (f"two probes on a scripted chat made the calls {roles}; expected one reviewer call each. The "
+                "generator's turn is the draft you pass, not a call to chat, and one iteration is enough.")
+    sent = reviews.calls[0].messages
+    if sent[0] != {"role": "system", "content": "RULE-X"}:
+        return f"probe(chat, 'RULE-X', draft) sent the reviewer the system message {sent[0]!r}: use reviewer_prompt."
+    if not any(m["content"] == task.prompt() for m in sent[1:]):
+        return "the reviewer did not see the merge_sorted task: run the loop on get_task('merge_sorted').prompt()."
+    if not any(SORTED_DRAFT in str(m["content"]) for m in sent[1:]):
+        return "the reviewer did not see the draft you passed to probe."
+    if [r.approved for r in runs] != [True, False]:
+        return (f"on a reviewer that said APPROVED, then asked for a change, your probes' .approved were "
+                f"{[r.approved for r in runs]}: expected [True, False].")
+    return ""
+
+
+@exercise("02.1", hints=(
+    "probe returns what maker_checker returns, a LoopResult (its .approved is the verdict). The check gives probe a "
+    "scripted reviewer and reads what it was sent; on_sorted and on_merge are what probe returned on the real chat.",
+    "inside probe, wrap chat: for the role 'generator' return FakeReply(draft, 0, 0) (no model call), otherwise "
+    "call chat(messages, role). Run maker_checker on get_task('merge_sorted') with reviewer_prompt and "
+    "max_iterations=1. The rule is obeyed when the reviewer rejects SORTED_DRAFT and approves MERGE_DRAFT.",
+), answer="my_reviewer_prompt = REVIEWER_PROMPT + (' Reject the code if it calls sorted() or list.sort(): the inputs are '\n"
+          "                                        'already sorted and must be merged in one pass.')\n\n\n"
+          "def probe(chat, reviewer_prompt, draft):\n"
+          "    task = get_task('merge_sorted')\n\n"
+          "    def scripted(messages, role):\n"
+          "        return FakeReply(draft, 0, 0) if role == 'generator' else chat(messages, role)\n\n"
+          "    return maker_checker(scripted, task.prompt(), entry_point=task.entry_point,\n"
+          "                         reviewer_prompt=reviewer_prompt, max_iterations=1)\n\n\n"
+          "on_sorted = probe(chat, my_reviewer_prompt, SORTED_DRAFT)\n"
+          "on_merge = probe(chat, my_reviewer_prompt, MERGE_DRAFT)\n"
+          "rule_obeyed = not on_sorted.approved and on_merge.approved")
+def requirement(probe: Callable[[Chat, str, str], object], my_reviewer_prompt: str | None, on_sorted: object,
+                on_merge: object, rule_obeyed: object) -> tuple[bool, str]:
+    """Exercise 1: a rule added to the course prompt, probe on a scripted reviewer, and rule_obeyed as the probes measured it."""
+    if not isinstance(my_reviewer_prompt, str) or not my_reviewer_prompt.startswith(REVIEWER_PROMPT):
+        return False, "my_reviewer_prompt should be the course's REVIEWER_PROMPT with your rule added after it."
+    if "sort" not in my_reviewer_prompt[len(REVIEWER_PROMPT):].lower():
+        return False, ("my_reviewer_prompt adds no rule about sorting to REVIEWER_PROMPT: the reviewer cannot obey "
+                       "a rule it is never told (name sorted() and .sort() in what you add).")
+    problem = _probe_problem(probe)
+    if problem:
+        return False, problem
+    task = get_task("merge_sorted")
+    for name, run, draft, label in (("on_sorted", on_sorted, SORTED_DRAFT, "SORTED_DRAFT"),
+                                    ("on_merge", on_merge, MERGE_DRAFT, "MERGE_DRAFT")):
+        if not isinstance(run, LoopResult):
+            return False, f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}."
+        if run.task != task.prompt() or len(run.steps) != 2 or run.steps[0].reply != draft:
+            return False, f"{name} is not one probe of {label} as given (one iteration, its draft unchanged)."
+        review = run.steps[1]
+        if review.latency_s <= 0 or review.prompt_tokens <= 0:
+            return False, (f"{name}'s review did not come from the model (a scripted reply has no latency): "
+                           "probe the real `chat` with my_reviewer_prompt.")
+    measured = (not on_sorted.approved) and on_merge.approved
+    if not isinstance(rule_obeyed, bool):
+        return False, f"rule_obeyed should be True or False, got {rule_obeyed!r}."
+    if rule_obeyed != measured:
+        return False, (f"rule_obeyed is {rule_obeyed}, but your probes measured: the reviewer "
+                       f"{_said(on_sorted.approved)} SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT. "
+                       "Set rule_obeyed from on_sorted and on_merge, not by hand.")
+    return True, (f"probe works on a scripted reviewer. With your rule, the real reviewer {_said(on_sorted.approved)} "
+                  f"SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT: rule obeyed: {measured}.")
+
+
+def _budget_cases() -> list[tuple[ScriptedChat, int, tuple[str, int]]]:
+    def scripted(reviews: list[str]) -> ScriptedChat:
+        return ScriptedChat({"generator": [FakeReply("```python\ndef fibonacci(n): pass\n```", 100, 50)] * 4,
+                             "reviewer": [FakeReply(r, 120, 30) for r in reviews]})
+
+    return [(scripted(["Fix it."] * 4), 10_000, ("max_iterations", 1200)),
+            (scripted(["Fix it."] * 4), 400, ("budget", 450)),
+            (scripted(["Fix it.", "APPROVED"]), 10_000, ("approved", 600))]
+
+
+@exercise("02.2", hints=(
+    "add reply.prompt_tokens + reply.completion_tokens after every call, the generator's and the reviewer's, and "
+    "compare the total with the budget right after each call.",
+    "the thread starts with {'role': 'user', 'content': task.prompt()}, as in section 2. Return ('approved', used) "
+    "when strict_sentinel(review.text) holds, ('budget', used) as soon as used >= budget, and ('max_iterations', "
+    "used) after the last iteration.",
+), answer="def budget_loop(chat, task, budget):\n"
+          "    shared, used = [{'role': 'user', 'content': task.prompt()}], 0\n"
+          "    for _ in range(MAX_ITERATIONS):\n"
+          "        for role, system in (('generator', GENERATOR_PROMPT), ('reviewer', REVIEWER_PROMPT)):\n"
+          "            reply = chat([{'role': 'system', 'content': system}, *shared], role=role)\n"
+          "            used += reply.prompt_tokens + reply.completion_tokens\n"
+          "            shared.append({'role': 'assistant', 'content': f'[{role.title()}]: {reply.text}'})\n"
+          "            if role == 'reviewer' and strict_sentinel(reply.text):\n"
+          "                return 'approved', used\n"
+          "            if used >= budget:\n"
+          "                return 'budget', used\n"
+          "    return 'max_iterations', used")
+def token_budget(budget_loop: Callable[[Chat, Task, int], object]) -> tuple[bool, str]:
+    """Exercise 2: budget_loop on a course Task against scripted agents: stop reasons, tokens, and what each role saw."""
+    task = get_task("fibonacci")
+    cases = _budget_cases()
+    got = [budget_loop(chat, task, budget) for chat, budget, _ in cases]
+    got = [tuple(g) if isinstance(g, (tuple, list)) else g for g in got]
+    if not cases[0][0].calls:
+        return False, f"budget_loop(chat, task, budget) made no call to chat and returned {got[0]!r}."
+    first = cases[0][0].calls[0].messages
+    if len(first) < 2 or first[0] != {"role": "system", "content": GENERATOR_PROMPT}:
+        return False, "the generator's first call should send GENERATOR_PROMPT as its system message, then the thread."
+    if first[1] != {"role": "user", "content": task.prompt()}:
+        return False, (f"the thread should start with the task's statement, task.prompt() (budget_loop gets a Task, "
+                       f"as in section 2), not {str(first[1].get('content'))[:60]!r}.")
+    reviewer = next((c.messages for c in cases[0][0].calls if c.role == "reviewer"), [])
+    if not reviewer or reviewer[0] != {"role": "system", "content": REVIEWER_PROMPT}:
+        return False, "the reviewer's call should send REVIEWER_PROMPT as its system message, then the shared thread."
+    second = [c.messages for c in cases[0][0].calls if c.role == "generator"][1:2]
+    if not second or not any("Fix it." in str(m.get("content")) for m in second[0]):
+        return False, "the generator's second call did not see the review: append every reply to the shared thread."
+    want = [w for *_, w in cases]
+    if got != want:
+        return False, (f"on scripted agents (generator 150 tokens a call, reviewer 150) with budgets 10000, 400, "
+                       f"10000: expected {want}, got {got}.")
+    return True, "Stops on approval, on the budget, or on the valve, and counts every call's tokens."
+
+
+def _trimmed_problem(trimmed: LoopResult) -> str:
+    """"" when every prompt of `trimmed` holds what keeping the task and the last two messages sends, as its
+    token counts show; else which turn does not."""
+    p = [s.prompt_tokens for s in trimmed.steps]
+    c = [s.completion_tokens for s in trimmed.steps]
+    for j in range(4, len(p)):  # turn j sends the task and the replies of turns j-2, j-1; turn j-2 the same role's
+        expected = c[j - 2] + c[j - 1] - c[j - 4] - c[j - 3]  # the two newest messages in, the two oldest out
+        tolerance = 8 + 0.03 * (c[j - 2] + c[j - 1] + c[j - 4] + c[j - 3])
+        if abs((p[j] - p[j - 2]) - expected) > tolerance:
+            return (f"trimmed's prompts are not those of a trimmed thread: turn {j + 1} read {p[j]} prompt tokens, where "
+                    f"the task and the last two messages come to about {p[j - 2] + expected} (turn {j - 1}'s "
+                    f"{p[j - 2]}, plus the two newest replies, minus the two that dropped out). Pass trim=trim.")
+    return ""
+
+
+@exercise("02.3", hints=(
+    "trim gets the whole thread and returns the messages to send: message 0 is the task, the rest alternate "
+    "draft and review. A thread of three messages or fewer comes back as it is.",
+    "the first message, then the last two of the others: thread[:1] + thread[1:][-2:]. Run the section 5 loop "
+    "again (stubborn_task, is_approved=lambda review: False, the shared thread) with trim=trim.",
+), answer="def trim(thread):\n"
+          "    return thread[:1] + thread[1:][-2:]\n\n\n"
+          "trimmed = maker_checker(chat, stubborn_task.prompt(), entry_point=stubborn_task.entry_point,\n"
+          "                        is_approved=lambda review: False, trim=trim)")
+def trim_thread(trim: Callable[[list[dict]], list[dict]], trimmed: object) -> tuple[bool, str]:
+    """Exercise 3: trim on made-up threads, and the four-round run of section 5 whose prompt tokens show the trim."""
+    sample = [{"role": "user", "content": "task"}] + [{"role": "assistant", "content": str(i)} for i in range(6)]
+    for n in (1, 2, 3, 4, 7):
+        want = sample[:1] + sample[1:n][-2:]
+        got = trim(sample[:n])
+        if got != want:
+            shown = [m["content"] for m in got] if isinstance(got, list) and all(isinstance(m, dict) for m in got) else got
+            return False, (f"trim of a thread of {n} message(s) returned {shown!r}, "
+                           f"expected {[m['content'] for m in want]} (the task, then the last two messages).")
+    thread = list(sample)
+    trim(thread)
+    if thread != sample:
+        return False, "trim changed the thread it was given: return a new list and leave the thread as it is."
+    task = get_task("roman_to_int")
+    if not isinstance(trimmed, LoopResult):
+        return False, "trim is right; now store the section 5 run with trim=trim in `trimmed`."
+    if trimmed.task != task.prompt() or trimmed.stop_reason != "max_iterations" or len(trimmed.steps) != 8:
+        return False, (f"trimmed should be section 5's run: roman_to_int, four full rounds with approval ignored; "
+                       f"yours stopped ({trimmed.stop_reason}) after {len(trimmed.steps)} turn(s).")
+    prefixes = ["[Reviewer]: " if s.role == "generator" else "[Generator]: " for s in trimmed.steps[1:]]
+    if not all(s.request.startswith(pre) for s, pre in zip(trimmed.steps[1:], prefixes, strict=True)):
+        return False, "trimmed should run on section 5's shared thread (the default perspective), as `stubborn` did."
+    problem = _trimmed_problem(trimmed)
+    if problem:
+        return False, problem
+    avg = sum(s.prompt_tokens for s in trimmed.steps) / len(trimmed.steps)
+    return True, f"trim keeps the task and the latest exchange: {avg:.0f} prompt tokens per call in `trimmed`."
+
+
+@exercise("02.4", hints=(
+    "judge_the_judge(get_task(tid), run) gives one (iteration, approved, passed) triple per review of that run.",
+    "a false approval is a triple with approved True and passed False: count them over every run, and collect the "
+    "ids of the tasks where at least one occurs, sorted.",
+), answer="false_approvals = 0\n"
+          "approved_broken_tasks = []\n"
+          "for tid, r in runs.items():\n"
+          "    bad = [v for v in judge_the_judge(get_task(tid), r) if v[1] and not v[2]]\n"
+          "    false_approvals += len(bad)\n"
+          "    if bad:\n"
+          "        approved_broken_tasks.append(tid)\n"
+          "approved_broken_tasks.sort()")
+def count_false_approvals(false_approvals: object, approved_broken_tasks: object,
+                          runs: Mapping[str, LoopResult]) -> tuple[bool, str]:
+    """Exercise 4: the count and the tasks against the hidden tests' verdicts on section 4's runs, computed here."""
+    ids = {t.id for t in course_tasks()}
+    if not isinstance(runs, Mapping) or set(runs) != ids:
+        return False, "pass section 4's `runs`, one maker-checker run per course task."
+    rows = [(tid, approved, passed) for tid, r in runs.items() for _, approved, passed in judge_the_judge(get_task(tid), r)]
+    truth = sum(a and not p for _, a, p in rows)
+    tasks = sorted({tid for tid, a, p in rows if a and not p})
+    if not isinstance(false_approvals, int) or isinstance(false_approvals, bool):
+        return False, f"false_approvals should be a whole number, got {false_approvals!r}."
+    if false_approvals != truth:
+        why = ""
+        if false_approvals == sum(a for _, a, _ in rows):
+            why = " That is every APPROVED, including drafts that pass."
+        elif false_approvals == sum(a and p for _, a, p in rows):
+            why = " That counts approvals of drafts that pass."
+        return False, f"false_approvals = {false_approvals} is not the number of APPROVED reviews of failing drafts.{why}"
+    if not isinstance(approved_broken_tasks, Sequence) or isinstance(approved_broken_tasks, str):
+        return False, f"approved_broken_tasks should be a list of task ids, got {approved_broken_tasks!r}."
+    if list(approved_broken_tasks) != tasks:
+        if sorted(approved_broken_tasks) == tasks:
+            return False, "approved_broken_tasks holds the right tasks, but not sorted."
+        return False, (f"false_approvals is right, but approved_broken_tasks {list(approved_broken_tasks)} are not "
+                       "the tasks where a review approved a failing draft.")
+    return True, f"{truth} false approval(s), on: {', '.join(tasks) or 'no task'}."
