@@ -22,8 +22,8 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CHECK_CELL = re.compile(r"ex\.(\w+)\(([\w., \[\]\"'\-]*)\)")  # one call, names and constants only
 
-SNAPSHOT = "_exercise_snapshot = None\n_exercise_snapshot = dict(globals())"
-ROLLBACK = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot]]\n"
+SNAPSHOT = "_exercise_snapshot = dict(globals())"
+ROLLBACK = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot and k != '_exercise_snapshot']]\n"
             "globals().update(_exercise_snapshot)\n"
             "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints")
 RESTORE = ROLLBACK + "\ndel _exercise_snapshot"
