@@ -4,7 +4,7 @@ For each exercise of each solution notebook (a code cell with `metadata.reflect.
 followed by its check cell), the solution runs first and its check must pass; then, in the same
 kernel, each planted wrong answer (`metadata.reflect.planted`, kept beside the exercise) and
 the learner copy's placeholder replace it, each from the solution's state, and the check must
-say "Not yet" with a hint; then the solution's names are restored, so the rest of the lesson runs on the solution's state.
+say "Not yet" (the placeholder with a hint); then the solution's names are restored, so the rest of the lesson runs on the solution's state.
 Planted answers and placeholders make no model call (a replayed call plays once).
 """
 
@@ -153,7 +153,7 @@ def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(p
             for planted in meta["planted"]:
                 run(planted["source"])
                 verdict = run(check)
-                assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
+                assert verdict.startswith("❌ Not yet."), \
                     f"{path.name} cell {i}: planted answer ({planted['why']}) is not failed: {verdict[:300]}"
                 run(ROLLBACK)  # each planted answer starts from the solution's state
             run(meta["placeholder"])
@@ -215,6 +215,15 @@ def test_exercises_keep_their_own_counts():
     a.outcome(1)
     assert b.outcome(1).hints_shown == 1
     assert a.outcome(1).hints_shown == 2
+
+
+def test_a_step_the_message_explains_gets_no_hint_and_keeps_the_count(capsys):
+    reset_hints()
+    ex = Exercise("99.4", ("about the function", "more"), "x",
+                  lambda f: (False, "the function is right; now call the model.", False) if f else (False, "wrong"))
+    ex(False)
+    assert ex.outcome(True).text == "❌ Not yet. the function is right; now call the model."
+    assert ex.outcome(False).hints_shown == 2  # the first failure's hint count was kept
 
 
 def test_a_replay_miss_is_not_swallowed():

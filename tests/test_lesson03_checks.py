@@ -40,12 +40,12 @@ def ledger(calls: int) -> Ledger:
 
 
 def test_the_old_prompt_builder_is_failed_for_its_false_failure_message():
-    passed, message = ex.fresh.evaluate(old_fresh_attempt, NOTHING_FIXED, [], ledger(3), 0)
+    passed, message, _ = ex.fresh.evaluate(old_fresh_attempt, NOTHING_FIXED, [], ledger(3), 0)
     assert not passed and "every visible check passed" in message and "All 2 visible checks passed." in message
 
 
 def test_a_right_fresh_attempt_that_fixed_nothing_passes():
-    passed, message = ex.fresh.evaluate(right_fresh_attempt, NOTHING_FIXED, [], ledger(3), 0)
+    passed, message, _ = ex.fresh.evaluate(right_fresh_attempt, NOTHING_FIXED, [], ledger(3), 0)
     assert passed, message
     assert "3 of 5" in message and "none" in message
 

@@ -10,6 +10,10 @@ one per failed run of the same exercise, counted by the exercise's key (not by t
 so a message that names the learner's output never restarts the count). No check prints the
 answer: after the last hint it says how to ask for it, and `reveal()` prints it.
 
+A check that fails on a step its message fully explains (the function is right, the model was not
+called yet) returns `(False, message, False)`: the message is printed with no hint, and the hint count
+does not move, so the hints stay about the part they help with.
+
 An exception in the learner's code is a "Not yet" that names it, never a crash; a `ReplayMiss`
 (a `BaseException`) still stops the cell, as it must.
 """
@@ -38,7 +42,7 @@ class Outcome:
 class Exercise:
     """One exercise: its key ("00.1"), its hints (gentlest first), its answer, and its check."""
 
-    def __init__(self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple[bool, str]]) -> None:
+    def __init__(self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple]) -> None:
         if not hints or not answer:
             raise ValueError(f"exercise {key} needs at least one hint and an answer")
         self.key, self.hints, self.answer, self.check = key, tuple(hints), answer, check
@@ -46,13 +50,14 @@ class Exercise:
         self.__doc__ = check.__doc__
         functools.update_wrapper(self, check)
 
-    def evaluate(self, *args, **kwargs) -> tuple[bool, str]:
-        """Run the check on the learner's objects: (passed, message); the learner's exception is a fail."""
+    def evaluate(self, *args, **kwargs) -> tuple[bool, str, bool]:
+        """Run the check on the learner's objects: (passed, message, whether a hint helps); the learner's
+        exception is a fail that a hint helps with."""
         try:
-            passed, message = self.check(*args, **kwargs)
+            passed, message, *hint = self.check(*args, **kwargs)
         except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
-            return False, f"your code raised {type(err).__name__}: {err}"
-        return bool(passed), message
+            return False, f"your code raised {type(err).__name__}: {err}", True
+        return bool(passed), message, bool(hint[0]) if hint else True
 
     def __call__(self, *args, **kwargs) -> None:
         """The check cell: print the verdict and, when it is not there yet, the next hint."""
@@ -61,10 +66,12 @@ class Exercise:
 
     def outcome(self, *args, **kwargs) -> Outcome:
         """Grade and advance the hint count; return what the check cell prints."""
-        passed, message = self.evaluate(*args, **kwargs)
+        passed, message, hint = self.evaluate(*args, **kwargs)
         if passed:
             _tiers.pop(self.key, None)
             return Outcome(self.key, True, message, 0, f"✅ {message}")
+        if not hint:
+            return Outcome(self.key, False, message, 0, f"❌ Not yet. {message}")
         tier = min(_tiers.get(self.key, 0) + 1, len(self.hints))
         _tiers[self.key] = tier
         lines = [f"❌ Not yet. {message}".rstrip()]
@@ -84,10 +91,10 @@ class Exercise:
         return f"<exercise {self.key}: {self.name}>"
 
 
-def exercise(key: str, hints: tuple[str, ...], answer: str) -> Callable[[Callable[..., tuple[bool, str]]], Exercise]:
-    """Register a check `(learner's objects) -> (passed, message)` as exercise `key`."""
+def exercise(key: str, hints: tuple[str, ...], answer: str) -> Callable[[Callable[..., tuple]], Exercise]:
+    """Register a check `(learner's objects) -> (passed, message[, hint helps])` as exercise `key`."""
 
-    def wrap(check: Callable[..., tuple[bool, str]]) -> Exercise:
+    def wrap(check: Callable[..., tuple]) -> Exercise:
         if key in REGISTRY:
             raise ValueError(f"exercise {key} is registered twice")
         ex = Exercise(key, hints, answer, check)
