@@ -14,8 +14,7 @@ NUMBER_CASES = {"4": True, " 12\n": True, "4.": False, "The answer is 4": False,
 
 @exercise("00.1", hints=(
     "strip the whitespace first, then check that what is left is one or more digits.",
-    "str.strip removes the spaces and newlines; str.isdigit is False for an empty string. For the model's reply, "
-    "put the format rule in the system message.",
+    "what does your function return for '', ' 12\\n' and '-4'? (str.strip and str.isdigit are worth a look.)",
 ), answer="def only_a_number(text):\n    return text.strip().isdigit()\n\n"
           "# and a system message such as: 'Answer with a single integer and nothing else: no words, no punctuation.'")
 def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
@@ -24,11 +23,15 @@ def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tupl
     if wrong:
         return False, f"only_a_number is wrong on {wrong}."
     if not isinstance(answer, Reply):
-        return False, "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...))."
+        return False, "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...)).", False
     if not only_a_number(answer.text):
-        return False, f"only_a_number is right, but the model's reply {answer.text!r} is not only a number."
+        return False, (f"only_a_number is right, but the model's reply {answer.text!r} is not only a number: "
+                       "put the format rule in the system message."), False
     return True, (f"The model answered {answer.text.strip()!r} and only_a_number accepts it "
                   "(the right count is 4: the check asks for a number, not for the right one).")
+
+
+CALLS_BEFORE_EXERCISE_2 = 6  # sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
 
 
 def _example_records() -> list[CallRecord]:
@@ -55,12 +58,13 @@ def hosted_bill(bill: Callable[[Sequence[CallRecord], str], float], gpt4o_cost: 
     if bill([], "gpt-4o") != 0:
         return False, "bill of no calls should be 0."
     if not isinstance(gpt4o_cost, (int, float)):
-        return False, "bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o')."
+        return False, "bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o').", False
     prefixes = [sum(estimate_cost("openai", "gpt-4o", r.prompt_tokens, r.completion_tokens) for r in records[:n])
                 for n in range(1, len(records) + 1)]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
-    if seen is None:
-        return False, f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of the ledger's calls."
+    if seen is None or seen < CALLS_BEFORE_EXERCISE_2:
+        return False, (f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of every call in the ledger "
+                       f"({len(records)} calls)."), False
     if seen < len(records):  # computed before a later call: right for the calls it saw
         return True, (f"${gpt4o_cost:.6f} for the first {seen} calls (the ledger has {len(records)} now): "
                       "input and output tokens priced separately.")
@@ -69,7 +73,8 @@ def hosted_bill(bill: Callable[[Sequence[CallRecord], str], float], gpt4o_cost: 
 
 @exercise("00.3", hints=(
     "the text is no guide: what else does a Reply carry?",
-    "Reply.finish_reason is 'stop' for a complete answer and 'length' when max_tokens cut it off.",
+    "a Reply has more fields than its text: print one whole (print(draft)) and compare it with section 5's "
+    "cut-off reply, `cut`.",
 ), answer="def was_truncated(reply):\n    return reply.finish_reason == 'length'\n\n"
           "long_answer = conn.chat([{'role': 'user', 'content': 'List ten uses of Python dictionaries.'}], "
           "role='probe', temperature=0, seed=42, max_tokens=8)")
@@ -77,11 +82,14 @@ def truncated(was_truncated: Callable[[Reply], bool], long_answer: Reply | None,
     """Exercise 3: was_truncated on the long answer, on section 3's draft and on two replies whose text misleads."""
     cut_clean = Reply("Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length")  # ends like a sentence, yet cut
     done_ragged = Reply("x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop")  # ends oddly, yet finished
+    got = [bool(was_truncated(r)) for r in (draft, cut_clean, done_ragged)]
+    if got != [False, True, False]:
+        return False, f"expected [False, True, False] for (draft, cut_clean, done_ragged), got {got}."
     if not isinstance(long_answer, Reply):
-        return False, "store the reply of a call with max_tokens=8 in `long_answer`."
-    if long_answer.finish_reason != "length":
-        return False, f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth."
-    got = [bool(was_truncated(r)) for r in (long_answer, draft, cut_clean, done_ragged)]
-    if got != [True, False, True, False]:
-        return False, f"expected [True, False, True, False] for (long_answer, draft, cut_clean, done_ragged), got {got}."
+        return False, "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`.", False
+    if long_answer.completion_tokens != 8:
+        return False, (f"was_truncated is right, but long_answer has {long_answer.completion_tokens} completion tokens: "
+                       "make a new call with max_tokens=8."), False
+    if long_answer.finish_reason != "length" or not was_truncated(long_answer):
+        return False, f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth.", False
     return True, "finish_reason == 'length' is how you detect a truncated reply; the text cannot tell you."
