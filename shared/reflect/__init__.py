@@ -11,7 +11,7 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report
-  notebook/    widgets, plots, grading of exercises
+  notebook/    widgets, plots, exercise checks (exercises/lessonNN.py)
   bench/       `python -m reflect.bench`: the command line that compares the strategies
 
 The names below are imported on first use, so `import reflect` stays fast.
