@@ -28,8 +28,8 @@ MADE_UP_PASSED = {"a": False, "b": False, "c": False, "d": False, "e": True}
 @exercise("03b.1", hints=(
     "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
     "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
-    "loop over evaluations.items(): keep the task id when ev.score is not None, ev.score >= threshold and not "
-    "passed[task_id]; return the ids sorted.",
+    "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
+    "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
 ), answer="def false_accepts(evaluations, passed, threshold):\n"
           "    return sorted(k for k, ev in evaluations.items()\n"
           "                  if ev.score is not None and ev.score >= threshold and not passed[k])\n\n\n"
@@ -66,11 +66,12 @@ def _refined(loops: Loops) -> dict[str, list[str]]:
 @exercise("03b.2", hints=(
     "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
     "every later one is a refiner's reply.",
-    "a loop where the refiner ran has len(history) > 1; for any_later_pass, look at a.passed for the attempts "
-    "history[1:] only.",
+    "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
+    "For any_later_pass, which attempts of a history are the refiner's, and which one is not?",
 ), answer="refined = {name: sorted(k for k, h in histories.items() if len(h) > 1) for name, histories in loops.items()}\n"
           "any_later_pass = any(a.passed for histories in loops.values() for h in histories.values() for a in h[1:])")
-def refiner_runs(refined: Mapping[str, list[str]] | None, any_later_pass: bool | None, loops: Loops) -> tuple[bool, str]:
+def refiner_runs(refined: Mapping[str, list[str]] | None, any_later_pass: bool | None,
+                 loops: Loops) -> tuple[bool, str] | tuple[bool, str, bool]:
     """Exercise 2: `refined` (the loops where the refiner ran) and `any_later_pass`, against section 2's loops."""
     want = _refined(loops)
     later = any(bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:])
@@ -88,7 +89,10 @@ def refiner_runs(refined: Mapping[str, list[str]] | None, any_later_pass: bool |
     if any_later_pass is not later:
         first_counted = any(bool(h[0].passed) for histories in loops.values() for h in histories.values() if h)
         why = " It looks as if the first attempts counted too: only attempts after the first." if any_later_pass and first_counted else ""
-        return False, f"refined is right; any_later_pass should be a bool, and {any_later_pass!r} is not it.{why}"
+        if not isinstance(any_later_pass, bool):
+            return False, f"refined is right; any_later_pass should be a bool (True or False), not {any_later_pass!r}.", False
+        return False, (f"refined is right; any_later_pass = {any_later_pass} is not what the attempts after the first "
+                       f"show: look at their hidden-test verdicts again.{why}")
     n = sum(map(len, want.values()))
     return True, (f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
                   f"a later attempt passed the hidden tests: {later}.")
@@ -102,8 +106,8 @@ SCRIPTED_CRITIQUE = '{"score": 6, "issues": ["no docstring"], "strengths": [], "
 
 @exercise("03b.3", hints=(
     "call the tests critic first; only when its score is 10 (every visible test passes) ask the LLM critic.",
-    "keep both critics as attributes (self.tests = tests_critic or TestGroundedCritic(), self.llm = llm_critic); "
-    "evaluate returns one of their two Evaluations, unchanged.",
+    "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
+    "their two Evaluations as it is, never a new one.",
 ), answer="class TestsThenLLM:\n"
           "    def __init__(self, llm_critic, tests_critic=None):\n"
           "        self.llm, self.tests = llm_critic, tests_critic or TestGroundedCritic()\n\n"
