@@ -1,6 +1,7 @@
 """Lesson 03's exercise checks on their own, without the notebook: the fresh-attempt check fails the prompt
 builder that said "failed these checks" over a pass, and passes a right answer that fixed nothing; the
-weighted total accepts both roundings of a tie; the convergence check follows StopRule on unusable rounds."""
+weighted total accepts both roundings of a tie and fails a truncation; the convergence check follows StopRule
+on unusable rounds, on `patience` and on every recent score; a call in the wrong role reaches its own message."""
 
 from __future__ import annotations
 
@@ -79,3 +80,48 @@ def test_an_unusable_round_counts_as_a_round_as_in_stop_rule():
     assert ex.stop_rule_converged([8, 6, None], 2) is True
     assert ex.stop_rule_converged([5, None, None], 2) is True
     assert ex.stop_rule_converged([None, 5, 6], 2) is False
+
+
+def test_truncating_instead_of_rounding_is_failed_and_named():
+    import math
+
+    def floor(scores, weights):
+        used = {k: w for k, w in weights.items() if k in scores}
+        if not used:
+            raise ValueError("no weight")
+        return math.floor(10 * sum(scores[k] * w for k, w in used.items()) / sum(used.values())) / 10
+
+    passed, message, hint = ex.weighted.evaluate(floor)
+    assert not passed and hint and "returned 7.6; expected 7.7" in message and "cut off" in message
+
+
+def test_convergence_needs_patience_and_every_recent_score():
+    def two_rounds(scores, patience=2):  # ignores patience
+        known = [s for s in scores[:-2] if s is not None]
+        return len(scores) > 2 and bool(known) and all(s <= max(known) for s in scores[-2:] if s is not None)
+
+    def last_only(scores, patience=2):  # compares only the last score with the best before it
+        before = [s for s in scores[:-1] if s is not None]
+        return len(scores) > patience and bool(before) and (scores[-1] is None or scores[-1] <= max(before))
+
+    assert ex.stop_rule_converged([5, 7, 6], 1) is True and ex.stop_rule_converged([6, 8, 5], 2) is False
+    assert "converged([5, 7, 6], patience=1) returned False" in ex.convergence.evaluate(two_rounds)[1]
+    assert "converged([6, 8, 5], patience=2) returned True" in ex.convergence.evaluate(last_only)[1]
+
+
+def test_a_call_in_the_wrong_role_gets_the_message_written_for_it():
+    def as_refiner(chat, task, visible):
+        if visible.passed:
+            return None
+        message = f"{task.prompt()}\n\nThese checks failed:\n{visible.feedback(label='visible')}"
+        reply = chat([{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": message}],
+                     role="refiner", **sampling("refiner"))
+        return extract_code(reply.text, task.entry_point).code
+
+    passed, message, _ = ex.fresh.evaluate(as_refiner, NOTHING_FIXED, [], ledger(3), 0)
+    assert not passed and "role='refiner'" in message and "raised" not in message
+
+
+def test_a_wrong_fixed_list_is_explained_without_a_hint():
+    passed, message, hint = ex.fresh.evaluate(right_fresh_attempt, NOTHING_FIXED, ["flatten"], ledger(3), 0)
+    assert not passed and not hint and "[]" in message

@@ -25,6 +25,7 @@ WEIGHTED_CASES = [
     ({"correctness": 8, "security": 2, "style": 10}, {"correctness": 1, "security": 1}),
     ({"correctness": 7}, {"correctness": 2, "tests": 1}),
     ({"a": 9, "b": 6, "c": 1}, {"a": 1, "b": 2, "c": 0.5}),
+    ({"a": 10, "b": 3}, {"a": 2, "b": 1}),  # 23/3 = 7.67: rounds to 7.7, truncates to 7.6
 ]
 NO_WEIGHT_CASES = [({"style": 9}, {"correctness": 1}), ({}, {"correctness": 1})]
 
@@ -44,14 +45,15 @@ def _accepted_totals(scores: Mapping[str, int], weights: Mapping[str, float]) ->
 @exercise("03.1", hints=(
     "keep only the weights whose criterion is in scores; if none is left, raise ValueError; divide the weighted "
     "sum by the sum of the weights you kept, not of all the weights.",
-    "used = {k: w for k, w in weights.items() if k in scores}, then round(..., 1) on the weighted mean.",
+    "two sums over the same kept criteria: score times weight above the line, the weight alone below it. Then round "
+    "to one decimal with round(x, 1): cutting the decimals off (int, math.floor) turns 7.67 into 7.6, not 7.7.",
 ), answer="def weighted_total(scores, weights):\n"
           "    used = {k: w for k, w in weights.items() if k in scores}\n"
           "    if not used:\n"
           "        raise ValueError('no criterion has a weight')\n"
           "    return round(sum(scores[k] * w for k, w in used.items()) / sum(used.values()), 1)")
 def weighted(weighted_total: Callable[[dict[str, int], dict[str, float]], float]) -> tuple[bool, str]:
-    """Exercise 1: weighted_total on four cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
+    """Exercise 1: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
     tie = None
     for scores, weights in WEIGHTED_CASES:
         exact, accepted = _accepted_totals(scores, weights)
@@ -60,9 +62,11 @@ def weighted(weighted_total: Callable[[dict[str, int], dict[str, float]], float]
             return False, f"weighted_total({scores}, {weights}) returned {got!r}, not a number."
         if not any(abs(got - float(a)) < 1e-9 for a in accepted):
             want = " or ".join(f"{float(a):.1f}" for a in accepted)
+            cut = abs(got - math.floor(exact * 10) / 10) < 1e-9 and len(accepted) == 1
+            why = (" That is the mean with its decimals cut off: round it instead." if cut else
+                   " Only criteria that have a weight count, and only weights whose criterion was scored.")
             return False, (f"weighted_total({scores}, {weights}) returned {got!r}; expected {want} (the weighted mean "
-                           f"{float(exact):.4g}, rounded to one decimal). Only criteria that have a weight count, and "
-                           "only weights whose criterion was scored.")
+                           f"{float(exact):.4g}, rounded to one decimal).{why}")
         if len(accepted) == 2:
             tie = (float(exact), got)
     for scores, weights in NO_WEIGHT_CASES:
@@ -77,7 +81,9 @@ def weighted(weighted_total: Callable[[dict[str, int], dict[str, float]], float]
 
 CONVERGENCE_CASES = [([5, 7, 6, 7], 2), ([5, 6, 7], 2), ([6, 6], 2), ([8, None, 6, 7], 2), ([4, 5, 5, 6], 2),
                      ([9, 9, 9], 1), ([6, 6, 6], 2), ([9, 5, 6, 7], 2), ([7, 8], 1), ([], 2), ([8, 6, None], 2),
-                     ([5, None, None], 2), ([None, 5, 6], 2), ([None, None, None], 2), ([None, 7, None, 6], 1)]
+                     ([5, None, None], 2), ([None, 5, 6], 2), ([None, None, None], 2), ([None, 7, None, 6], 1),
+                     ([5, 7, 6], 1),  # converged with patience 1, not with 2: patience is not always 2
+                     ([6, 8, 5], 2)]  # the 8 among the last two beat the 6 before them: not only the last score counts
 
 
 def stop_rule_converged(scores: Sequence[float | None], patience: int) -> bool:
@@ -91,8 +97,9 @@ def stop_rule_converged(scores: Sequence[float | None], patience: int) -> bool:
 @exercise("03.2", hints=(
     "a round whose score is None is still a round: count the last `patience` entries of the list, None included; "
     "the best before them is the highest known score among the entries before them (if there is none, not converged).",
-    "before, recent = scores[:-patience], scores[-patience:]; drop the None scores from each; converged when before "
-    "has a score and no score in recent is higher than max(before).",
+    "split the list by position first (the last `patience` rounds, and every round before them), then leave the None "
+    "scores out of each part. Every known score among the last rounds is compared with the best before, not only the "
+    "last one; and the split uses the `patience` you were given.",
 ), answer="def converged(scores, patience=2):\n"
           "    if len(scores) <= patience:\n"
           "        return False\n"
@@ -100,7 +107,7 @@ def stop_rule_converged(scores: Sequence[float | None], patience: int) -> bool:
           "    recent = [s for s in scores[-patience:] if s is not None]\n"
           "    return bool(before) and all(s <= max(before) for s in recent)")
 def convergence(converged: Callable[[list, int], bool]) -> tuple[bool, str]:
-    """Exercise 2: converged on fifteen score lists, against what StopRule itself decides."""
+    """Exercise 2: converged on seventeen score lists, against what StopRule itself decides."""
     for scores, patience in CONVERGENCE_CASES:
         want = stop_rule_converged(scores, patience)
         got = converged(list(scores), patience)
@@ -116,7 +123,8 @@ BEST_CASES = [([7, 4, 9, 9], 3), ([8, None, 6], 1), ([None, None], 2), ([], None
 
 @exercise("03.3", hints=(
     "skip the attempts whose score is None; among the rest, the highest score wins and the earlier attempt wins a tie.",
-    "max(scored, key=lambda a: (a.score, -a.iteration)); with no scored attempt, the last attempt (None for no attempts).",
+    "max() takes a key, and a tuple key compares its first item, then its second on a tie: what second item makes the "
+    "earlier iteration win? Before max, the two cases it cannot handle: no scored attempt, and an empty history.",
 ), answer="def best_attempt(history):\n"
           "    scored = [a for a in history if a.score is not None]\n"
           "    if not scored:\n"
@@ -143,17 +151,25 @@ FAILED = SandboxResult(False, [TestOutcome("flatten([[1], [2, [3]]])", False, "[
 ALL_PASSED = SandboxResult(True, [TestOutcome("flatten([[1], [2, [3]]])", True), TestOutcome("flatten([])", True)])
 
 
+class _EveryRole(dict):
+    """A ScriptedChat script that answers a call in any role, so a call in the wrong role reaches the check's message."""
+
+    def get(self, role: str, default: list | None = None) -> list:
+        """The replies left for `role`: three of REPLY the first time a role is asked."""
+        return self.setdefault(role, [REPLY] * 3)
+
+
 def _behaves(fresh_attempt: Callable) -> str | None:
     """What is wrong with fresh_attempt on a scripted model and made-up visible results, or None."""
     task = get_task("flatten")
     old = {a.task_id: a for a in load_attempts("01_one_shot")}["flatten"].code.strip()
-    quiet = ScriptedChat({"generator": [REPLY]})
+    quiet = ScriptedChat(_EveryRole())
     if fresh_attempt(quiet, task, ALL_PASSED) is not None or quiet.calls:
         sent = "\n".join(m.get("content", "") for c in quiet.calls for m in c.messages)
         return ("every visible check passed, yet fresh_attempt " + (f"sent: {sent[-160:]!r}." if quiet.calls else
                 "returned something.") + " No failure, no evidence: return None and make no call (a prompt that says "
                 "'failed these checks' over 'All 2 visible checks passed.' tells the model something false).")
-    fake = ScriptedChat({"generator": [REPLY]})
+    fake = ScriptedChat(_EveryRole())
     code = fresh_attempt(fake, task, FAILED)
     if len(fake.calls) != 1:
         return f"for a draft that failed a visible check, fresh_attempt made {len(fake.calls)} calls; it should make one."
@@ -180,9 +196,9 @@ def _behaves(fresh_attempt: Callable) -> str | None:
 @exercise("03.4", hints=(
     "if visible.passed, return None before any call. Otherwise one call: GENERATOR_PROMPT as the system message, and "
     "a user message made of task.prompt() and visible.feedback(label='visible'); the old code never goes in.",
-    "chat(messages, role='generator', **sampling('generator')), then extract_code(reply.text, task.entry_point).code. "
-    "new_code maps each failing task's id to fresh_attempt(chat, t, TestGroundedCritic().evaluate(t, first[t.id].code)"
-    ".detail['result']); fixed keeps the ids whose new code is not None and passes judge(task, code).",
+    "the call is the generator's (its role and its own sampling settings), and the reply is text around a code block: "
+    "extract_code finds the function in it. new_code needs each failing draft's visible result (the exercise names how "
+    "to get it); fixed is a sorted list of ids, judged by the hidden tests, so a None (no call) is never fixed.",
 ), answer="def fresh_attempt(chat, task, visible):\n"
           "    if visible.passed:\n"
           "        return None  # every visible check passed: nothing to report, so no call\n"
@@ -199,7 +215,7 @@ def _behaves(fresh_attempt: Callable) -> str | None:
           "            for t in failing}\n"
           "fixed = sorted(tid for tid, code in new_code.items() if code is not None and judge(tasks[tid], code).passed)")
 def fresh(fresh_attempt: Callable, new_code: Mapping[str, str | None] | None, fixed: Sequence[str] | None,
-          ledger: Ledger, calls_before: int) -> tuple[bool, str]:
+          ledger: Ledger, calls_before: int) -> tuple[bool, str] | tuple[bool, str, bool]:
     """Exercise 4: fresh_attempt on a scripted model (a failed and an all-passed visible result), then new_code
     and fixed against lesson 01's failing drafts, the hidden tests and the ledger; any number fixed, none included."""
     wrong = _behaves(fresh_attempt)
@@ -222,8 +238,9 @@ def fresh(fresh_attempt: Callable, new_code: Mapping[str, str | None] | None, fi
         return False, (f"new_code holds {len(tried)} fresh attempts, but the ledger shows {calls} generator calls since "
                        "calls_before: each attempt is one new call.")
     want = sorted(t for t in tried if judge(tasks[t], new_code[t]).passed)
-    if not isinstance(fixed, list) or list(fixed) != want:
-        return False, f"fixed should be the sorted ids whose new code passes the hidden tests, {want}, got {fixed!r}."
+    if not isinstance(fixed, list) or list(fixed) != want:  # the message says it all: no hint, the count is kept
+        return False, (f"fixed should be the sorted list of ids whose new code passes the hidden tests "
+                       f"(judge(task, code).passed), {want}; got {fixed!r}."), False
     return True, (f"{len(tried)} of {len(failing)} failing drafts failed a visible check and got a fresh attempt; "
                   f"fixed by it, judged by the hidden tests: {', '.join(fixed) or 'none'}. The check judged what "
                   "fresh_attempt does, so it passes whatever your prompt fixes, nothing included.")
