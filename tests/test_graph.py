@@ -335,9 +335,10 @@ def resume(decision):
     return graph.invoke(Command(resume=decision), config)
 
 
-def test_an_approval_says_a_human_accepted_it_and_leaves_no_contradiction():
-    out = resume({"action": "approve"})["final_output"]
-    assert out["status"] == "ok" and out["accepted_by"] == "human" and out["errors"] == []
+def test_an_approval_says_a_human_accepted_it_and_keeps_the_critics_last_verdict():
+    out = resume({"action": "approve"})["final_output"]  # the critic's last verdict: needs_revision (score 5)
+    assert out["status"] == "ok" and out["accepted_by"] == "human"
+    assert out["errors"] == ["approved over the critic's last verdict: needs_revision (feedback 5)"]
     assert out["review"] == {"reason": "max_iterations reached before acceptance", "decision": "approve", "decision_error": None,
                              "override": None}
     assert out["final_critique"].startswith("approved by a human (the rule checks pass)")
@@ -347,9 +348,12 @@ def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
     good = resume({"action": "edit", "code": code(120)})["final_output"]
     assert good["status"] == "ok" and good["accepted_by"] == "human" and good["checks_passed"] is True
     assert good["final_critique"].startswith("edited by a human (the rule checks pass)")
+    assert good["errors"] == []  # the critic never judged the person's code: no verdict of its to keep
     bad = resume({"action": "edit", "code": "def calculate_factorial(n):\n    return 120\n"})
-    assert bad["status"] == "needs_review" and bad["final_output"]["accepted"] is False
-    assert bad["final_output"]["checks_passed"] is False and "has no docstring" in bad["errors"][-1]
+    assert bad["status"] == "needs_review" and bad["final_output"]["accepted"] is False and "__interrupt__" in bad
+    assert "has no docstring" in bad["errors"][-1] and bad["final_output"]["review"]["decision_error"] == bad["errors"][-1]
+    assert bad["current_draft"] == code(2)  # a refused edit replaces no draft: it is recorded, not promoted
+    assert bad["revision_history"][-1]["kind"] == "human_edit" and bad["revision_history"][-1]["refused"] is True
 
 
 @pytest.mark.parametrize("decision, status, error", [
@@ -442,7 +446,8 @@ def test_an_override_accepts_a_failing_draft_and_says_so_in_the_output():
     out = decide(graph, config, {"action": "approve", "override": "a docstring is not needed here"})["final_output"]
     assert out["status"] == "ok" and out["accepted_by"] == "human" and out["checks_passed"] is False
     assert out["review"]["override"] == "a docstring is not needed here"
-    assert out["errors"] == ["accepted over failing rule checks (calculate_factorial() has no docstring): a docstring is not needed here"]
+    assert out["errors"] == ["accepted over failing rule checks (calculate_factorial() has no docstring): a docstring is not needed here",
+                             "approved over the critic's last verdict: needs_revision (feedback 5)"]
     assert "over failing rule checks" in out["final_critique"]
 
 
@@ -474,3 +479,57 @@ def test_a_rejection_is_its_own_outcome_not_an_undecided_review():
     assert out["final_output"]["errors"][-1] == "rejected by a human"
     run = as_run(out, "t")
     assert run.steps[-1].note == "human_reject" and "rejected by a human" in run.chosen and "rejected by a human" in run.error
+
+
+# ---- a refused decision pauses again, and the next decision on the same thread is carried out (issue 38) ----
+
+@pytest.mark.parametrize("drafts, first, problem, second, final", [
+    ([no_docstring(1), no_docstring(2)], "approve", "the approved draft fails a rule check",
+     {"action": "approve", "override": "documented elsewhere"}, no_docstring(2)),
+    ([code(1), code(2)], {"action": "edit", "code": no_docstring(9)}, "the edit fails a rule check",
+     {"action": "edit", "code": code(9)}, code(9)),
+    ([code(1), code(2)], {"action": "edit"}, "an edit needs code", "approve", code(2)),
+    ([code(1), code(2)], "ship it", "unknown decision 'ship it'", "approve", code(2)),
+    (["I would multiply the numbers."], "approve", "there is no draft to approve", {"action": "edit", "code": code(4)}, code(4)),
+])
+def test_a_refused_decision_pauses_again_and_the_next_decision_on_the_thread_is_carried_out(drafts, first, problem, second, final):
+    replies = {"generator": [d if d.startswith("I ") else f"```python\n{d}```" for d in drafts[:1]],
+               "refiner": [f"```python\n{d}```" for d in drafts[1:]]}
+    chat, critic = ScriptedChat(replies), Scores(5, 5)
+    graph, config, question = paused_on(chat, critic, max_iterations=len(drafts))
+    calls = (len(chat.calls), critic.calls)
+    assert question["refused"] is None
+    refused = decide(graph, config, first)
+    assert graph.get_state(config).next == ("mark_needs_review",) and "__interrupt__" in refused  # it asks again
+    again = refused["__interrupt__"][0].value
+    assert again["refused"].startswith(problem) and again["reason"] == question["reason"]
+    assert refused["status"] == "needs_review" and refused["final_output"]["review"]["decision_error"].startswith(problem)
+    out = decide(graph, config, second)
+    assert graph.get_state(config).next == () and "__interrupt__" not in out
+    assert out["status"] == "ok" and out["final_output"]["accepted_by"] == "human" and out["current_draft"] == final
+    assert out["final_output"]["review"]["decision_error"] is None and (len(chat.calls), critic.calls) == calls
+
+
+def test_a_run_rejected_after_a_refused_decision_states_its_review_reason_once():
+    graph, config, _ = paused_on(chat_for(1), Scores(5, 5))
+    decide(graph, config, "ship it")
+    out = decide(graph, config, "reject")
+    assert out["status"] == "rejected" and out["final_output"]["errors"] == [
+        "max_iterations reached before acceptance", "unknown decision 'ship it': resume with one of approve, edit, reject",
+        "rejected by a human"]
+
+
+def test_an_approval_over_an_invalid_critique_keeps_that_verdict_and_one_over_an_acceptance_keeps_none():
+    graph, config, _ = paused_on(ScriptedChat({"generator": [draft(1)]}), Scores(None), max_iterations=3)
+    invalid = decide(graph, config, "approve")["final_output"]
+    assert invalid["status"] == "ok" and invalid["errors"] == ["approved over the critic's last verdict: invalid (feedback None)"]
+    lenient = ScriptedChat({"generator": [f"```python\n{no_docstring(1)}```"]})  # the critic accepts, a rule check fails
+    graph, config, _ = paused_on(lenient, Scores(9), max_iterations=3)
+    out = decide(graph, config, {"action": "approve", "override": "fine"})["final_output"]
+    assert out["errors"] == ["accepted over failing rule checks (calculate_factorial() has no docstring): fine"]
+
+
+def test_a_graph_without_human_review_ends_at_review_even_when_its_input_carries_a_decision_error():
+    out = build_graph(GraphParts(chat_for(1), Scores(5, 5), task=TASK)).invoke(
+        {**start_state(TASK.prompt(), 2), "metadata": {"decision_error": "from an earlier run"}}, run_config(2))
+    assert out["status"] == "needs_review" and "decision_error" not in out["metadata"]

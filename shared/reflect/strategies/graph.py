@@ -8,6 +8,7 @@
     refine_draft -> critique_draft
     generate_initial_draft / refine_draft -> mark_needs_review   when the reply held no code
                                           (the last draft that had code stays the current draft)
+    mark_needs_review -> mark_needs_review   when a human's decision was refused (it pauses again)
     prepare_task -> handle_failure        blank input, before any model call
     generate_initial_draft / refine_draft -> handle_failure   when the model fails
 
@@ -23,10 +24,13 @@ Human review: with `human_review=True`, `mark_needs_review` pauses with `interru
 checkpointer keeps the paused state (in SQLite it survives a restart). The node makes no model
 call before `interrupt()`, because a resumed node runs again from its first line. Three
 decisions: approve the current draft, edit it (the person's code replaces it), or reject it.
-An approved or edited draft is re-checked with the rule checks: one that fails them stays in
-review unless the decision carries an `override` (the person's reason, kept in the output).
-A rejection ends the run `rejected`, never `needs_review`, so a decided run never reads as an
-undecided one. The output says who accepted the code.
+An approved or edited draft is re-checked with the rule checks: one that fails them is refused
+unless the decision carries an `override` (the person's reason, kept in the output). A refused
+decision (such an approval or edit, an approval with no draft, an edit with no code, an unknown
+action) changes no draft: the node pauses again, with the problem in the question, and the
+next decision on the same thread is carried out. A rejection ends the run `rejected`, never `needs_review`, so a
+decided run never reads as an undecided one. The output says who accepted the code, and an
+approval keeps the critic's last verdict among its errors when the critic had not accepted.
 
 A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
 lists of the earlier run (their reducers add). `fresh_thread()` gives each run its own thread;
@@ -55,6 +59,7 @@ GRAPH_NAME = "reflection_code_reviewer"
 PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
 SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 DECISIONS = ("approve", "edit", "reject")
+REVIEW_KEYS = ("human_decision", "decision_error", "override")  # one run's review, in its metadata
 NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
 
@@ -173,8 +178,9 @@ def final_output(state: dict) -> dict:
     """The user-facing result: who accepted the code (the critic, a human or nobody), the code (the
     last draft that held code), the last critique, the rule checks' verdict on the final code, the
     review if there was one (why it paused, the decision, a decision that could not be carried out,
-    an override), and the errors that remain: none when the code was accepted, except the rule
-    checks a human overrode."""
+    an override), and the errors that remain: none when the critic accepted the code; when a human
+    did, the rule checks they overrode and, for an approval, the critic's last verdict if it was
+    not an acceptance."""
     meta = state.get("metadata", {})
     decision = meta.get("human_decision")
     accepted_by = ("human" if state.get("status") == "ok" and decision in ("approve", "edit")
@@ -184,12 +190,25 @@ def final_output(state: dict) -> dict:
         review = {"reason": state["review_reason"], "decision": decision, "decision_error": meta.get("decision_error"),
                   "override": meta.get("override")}
     checks = state.get("static_check_results") or {}
-    overridden = [f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}"] \
-        if accepted_by == "human" and meta.get("override") else []
+    kept = []  # what a human's acceptance went over: it stays in the output
+    if accepted_by == "human" and meta.get("override"):
+        kept.append(f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}")
+    if accepted_by == "human" and decision == "approve":
+        kept += critic_objection(state)
     return {"status": state.get("status"), "accepted": accepted_by is not None, "accepted_by": accepted_by,
             "iterations": state.get("iteration", 0), "final_code": state.get("current_draft") or "",
             "final_critique": state.get("critique") or "", "checks_passed": checks.get("passed"),
-            "review": review, "errors": overridden if accepted_by else this_run(state, "errors")}
+            "review": review, "errors": kept if accepted_by else this_run(state, "errors")}
+
+
+def critic_objection(state: dict) -> list[str]:
+    """The critic's last verdict on this run's current draft, when it was not an acceptance (needs_revision
+    or invalid), as one error line; none when the critic accepted it or never judged it."""
+    critiques = [e for e in this_run(state, "revision_history") if e.get("kind") == "critique"]
+    if not critiques or critiques[-1]["status"] == "accepted":
+        return []
+    first = next((line.strip() for line in (critiques[-1].get("critique") or "").splitlines() if line.strip()), "")
+    return [f"approved over the critic's last verdict: {critiques[-1]['status']}" + (f" ({first.rstrip(':')})" if first else "")]
 
 
 def review_reason(state: dict) -> str:
@@ -241,19 +260,20 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
     def prepare_task(state: dict) -> dict:
         text = (state.get("input") or "").strip()
+        carried = {k: v for k, v in (state.get("metadata") or {}).items() if k not in REVIEW_KEYS}  # not an earlier run's review
         start = {"run_start": {"revision_history": len(state.get("revision_history", [])),
                                "errors": len(state.get("errors", []))}, "review_reason": None}
         if not text:
             return start | {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
                             "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
                             "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None,
-                            "metadata": {"graph": GRAPH_NAME, **state.get("metadata", {})}}
+                            "metadata": {"graph": GRAPH_NAME, **carried}}
         task = task_of(state)
         given = list(state.get("requirements") or [])
         source = "given" if given else "the task's own" if p.task or task.id != "custom" else derive_requirements(text)[2]
         meta = {"graph": GRAPH_NAME, "prompt_version": PROMPT_VERSION, "task_id": task.id,
                 "critic": type(p.critic).__name__, "threshold": p.threshold, "seed": p.seed,
-                "requirements_from": source} | state.get("metadata", {})
+                "requirements_from": source} | carried
         return start | {"input": text, "requirements": given or list(task.requirements), "iteration": 0,
                         "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
                         "current_draft": None, "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None}
@@ -306,19 +326,22 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
     def mark_needs_review(state: dict) -> dict:
         reason = review_reason(state)
-        upd: dict = {"status": "needs_review", "review_reason": reason, "errors": [reason]}
+        again = state.get("review_reason") is not None  # back here after a refused decision: the reason is recorded
+        noted = [] if again else [reason]
+        upd: dict = {"status": "needs_review", "review_reason": reason, "errors": noted}
         if p.human_review:
             from langgraph.types import interrupt  # no model call may come before this line
 
             checks = state.get("static_check_results") or {}
+            refused = state.get("metadata", {}).get("decision_error") if again else None
             decision = interrupt({"question": "approve, edit or reject this draft?", "reason": reason,
                                   "draft": state.get("current_draft"), "critique": state.get("critique"),
                                   "checks_passed": checks.get("passed"), "failed_checks": failed_checks(checks),
-                                  "iteration": state.get("iteration")})
+                                  "iteration": state.get("iteration"), "refused": refused})
             decided = human_decision(state, decision, task_of(state))
-            upd |= decided | {"errors": [reason, *decided.get("errors", [])]}
-        errors = [*state.get("errors", []), *upd.get("errors", [])]
-        return upd | {"final_output": final_output({**state, **upd, "errors": errors})}
+            upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
+        merged = {key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "revision_history")}  # as the reducers add
+        return upd | {"final_output": final_output({**state, **upd, **merged})}
 
     def handle_failure(state: dict) -> dict:
         upd = {"status": "failed"}
@@ -338,8 +361,9 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
     it is accepted when they pass, or when the decision gives an `override` (kept in the output).
     edit: the same, on the person's code, which becomes the current draft. reject: the run ends
     `rejected`. An approval or edit that fails the checks without an override, an approval with
-    no draft, an edit without code, or an unknown action changes nothing: the run stays in
-    review, with the problem in `decision_error` and `errors`."""
+    no draft, an edit without code, or an unknown action is refused: it changes no draft (a
+    refused edit is recorded in the history, not promoted), the run stays in review with the
+    problem in `decision_error` and `errors`, and the graph pauses again for another decision."""
     if isinstance(decision, str):
         decision = {"action": decision}
     decision = decision if isinstance(decision, dict) else {}
@@ -364,13 +388,14 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
                                else NO_DRAFT)
     checks = static_checks(task, code)
     failed = failed_checks(checks)
-    upd |= {"current_draft": code, "static_check_results": checks,
-            "revision_history": [{"iteration": it, "kind": f"human_{action}", "draft": code,
-                                  "checks_passed": checks["passed"], "override": None if checks["passed"] else override}]}
+    entry = {"iteration": it, "kind": f"human_{action}", "draft": code, "checks_passed": checks["passed"],
+             "override": None if checks["passed"] else override}
     what = "the approved draft" if action == "approve" else "the edit"
     if not checks["passed"] and not override:
         return stays_in_review(f"{what} fails a rule check: {'; '.join(failed)} "
-                               "(to accept it anyway, decide with an 'override' that gives the reason)")
+                               "(to accept it anyway, decide with an 'override' that gives the reason)") \
+            | {"revision_history": [entry | {"refused": True}]}
+    upd |= {"current_draft": code, "static_check_results": checks, "revision_history": [entry]}
     verb = "approved" if action == "approve" else "edited"
     if checks["passed"]:
         verdict = "the rule checks pass"
@@ -403,6 +428,12 @@ def after_critique(state: dict) -> str:
     return "mark_needs_review"
 
 
+def after_review(state: dict) -> str:
+    """A human decision that was refused pauses the review again; anything else ends the run."""
+    refused = state.get("status") == "needs_review" and (state.get("metadata") or {}).get("decision_error")
+    return "mark_needs_review" if refused else "__end__"
+
+
 def build_graph(parts: GraphParts, checkpointer: Any = None):
     """The compiled `reflection_code_reviewer` graph."""
     from langgraph.graph import END, START, StateGraph
@@ -415,8 +446,12 @@ def build_graph(parts: GraphParts, checkpointer: Any = None):
     for drafter in ("generate_initial_draft", "refine_draft"):
         g.add_conditional_edges(drafter, after_draft, ["critique_draft", "mark_needs_review", "handle_failure"])
     g.add_conditional_edges("critique_draft", after_critique, ["finalize", "refine_draft", "mark_needs_review"])
-    for name in ("finalize", "mark_needs_review", "handle_failure"):
+    for name in ("finalize", "handle_failure"):
         g.add_edge(name, END)
+    if parts.human_review:  # a refused decision goes back to the pause
+        g.add_conditional_edges("mark_needs_review", after_review, ["mark_needs_review", END])
+    else:
+        g.add_edge("mark_needs_review", END)
     return g.compile(checkpointer=checkpointer, name=GRAPH_NAME)
 
 
@@ -497,7 +532,8 @@ def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0
             steps.append(Step(len(steps), "critic", "model" if calls else "check", "", entry["critique"], prompt,
                               completion, 0.0, verdict))
         elif entry["kind"].startswith("human_"):
-            steps.append(Step(len(steps), "human", "check", "", entry["kind"], code=entry["draft"], note=entry["kind"]))
+            note = entry["kind"] + (" (refused)" if entry.get("refused") else "")
+            steps.append(Step(len(steps), "human", "check", "", note, code=entry["draft"], note=note))
     errors = this_run(state, "errors")
     human = state.get("metadata", {}).get("human_decision") if state.get("status") in ("ok", "rejected") else None
     chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
