@@ -114,8 +114,9 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
           "        return {'critique_status': 'needs_revision', 'critique': ev.feedback,\n"
           "                'static_check_results': {'visible_score': ev.score}}\n"
           "    return {'static_check_results': {'visible_score': ev.score}}")
-def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple[bool, str]:
-    """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one."""
+def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
+    """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
+    and the score the gate records for the broken draft."""
     task = get_task("factorial")
     probe = tests_gate({"input": task.prompt(), "metadata": {"task_id": task.id}, "current_draft": BROKEN, "iteration": 1,
                         "max_iterations": 3, "revision_history": [], "errors": []})
@@ -136,6 +137,11 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple[bool, str]:
     if critic.seen != [GOOD] or out.get("status") != "ok":
         return False, (f"the fixed draft should reach the critic, once, and be accepted; the critic saw {len(critic.seen)} "
                        f"draft(s) and the run ended {out.get('status')!r}.")
+    score = (probe.get("static_check_results") or {}).get("visible_score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score >= 10:
+        return False, (f"the graph ran as it should, but on a draft that fails a visible test tests_gate returned "
+                       f"static_check_results {probe.get('static_check_results')!r}: put the evaluation's score there as "
+                       "'visible_score' (below 10 for that draft), so the state records what the tests said."), False
     return True, ("The broken draft went back to the refiner with the failing call and never reached the critic; "
                   "the fixed one did, and was accepted.")
 
@@ -179,6 +185,21 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
 
 # ---- exercise 4: read a run back from its checkpoints ----
 
+def path_problem(got: Any, want: list[str]) -> str:
+    """What is wrong with a list of visited nodes, said without giving the right list."""
+    if not isinstance(got, (list, tuple)):
+        return f"visited() returned {got!r}: it should return a list of node names."
+    got = list(got)
+    if "__start__" in got:
+        return "your list holds '__start__', LangGraph's own entry point: leave it out."
+    if got == want[::-1]:
+        return "your list is the run backwards: get_state_history lists the newest snapshot first."
+    if len(got) != len(want):
+        return f"your list has {len(got)} node(s); the run went through {len(want)}."
+    i = next(k for k, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
+    return f"node {i + 1} of your list is {got[i]!r}, which is not the node that ran there."
+
+
 @exercise("04.4", hints=(
     "get_state_history(config) is newest first: reverse it before you read it.",
     "each snapshot's .next is a tuple of the node names that ran after it; skip '__start__', and the last "
@@ -204,6 +225,6 @@ def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
         config = rg.run_config(budget, thread_id=rg.fresh_thread("history"))
         graph.invoke(rg.start_state(task.prompt(), budget), config)
         got = visited(graph, config)
-        if list(got or []) != want:
-            return False, f"on a run with {name}: expected {want}, got {got}."
+        if not isinstance(got, (list, tuple)) or list(got) != want:
+            return False, f"on a run with {name}: {path_problem(got, want)}"
     return True, "Read back from the checkpoints, in the order the nodes ran (one run accepted, one out of budget)."
