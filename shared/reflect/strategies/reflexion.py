@@ -138,7 +138,10 @@ class Reflexion(Configured):
     seed: int = 42
     patience: int = 3  # attempts without a better score before the loop stops as degenerate
     judge_hidden: bool = True
-    evaluator_max_tokens: int = 400  # a JSON verdict needs about 50 (the longest seen: 269)
+    # A JSON verdict needs about 50-100 tokens; uncapped (lesson 05's first run) the longest was 269. With this
+    # cap, 4 of the 142 evaluator replies in lesson 05's experiment still reached it, a sentence repeated until
+    # cut off mid-JSON, and were failed as unusable (lesson 05, section 3, prints one).
+    evaluator_max_tokens: int = 400
     reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
     tests_for: Callable[[Callable, Task], list[str]] | None = None  # where the asserts come from; default: write_tests

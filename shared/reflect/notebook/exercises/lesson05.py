@@ -26,18 +26,20 @@ def _window_runs(windows: Sequence[int], window_chat: Callable[[], Chat], tests_
 
 
 def _call_windows(measure_windows: Callable[[list[int]], object], windows: list[int]) -> tuple[object, str]:
-    """(the learner's result, "" or what went wrong in a way the learner can act on)."""
+    """(the learner's result, "" or what went wrong, said fully enough that no hint is needed)."""
     try:
         return measure_windows(list(windows)), ""
     except StopIteration:
-        return None, (f"measure_windows({windows}) raised StopIteration inside window_chat: its scripted "
-                      "reflector ran out of lessons, so one window_chat() served more than one run.")
+        return None, (f"measure_windows({windows}) raised StopIteration inside window_chat: a model from "
+                      "window_chat() says its three lessons once, and this one had said them already, so one "
+                      "window_chat() served more than one run. Call window_chat() once per run, inside the loop.")
 
 
 @exercise("05.1", hints=(
-    "one run per window k, and a new scripted model for every run: window_chat() builds one that has said nothing yet.",
-    "accepted is the run's stop reason, not the hidden tests' verdict; attempts count the drafts, the generator "
-    "steps in r.steps.",
+    "one run per window: rx.Reflexion(...) takes window, max_attempts, patience and tests_for as keyword "
+    "arguments, and its .run(task, chat) returns a Run; collect one entry per k in a dict.",
+    "accepted is the run's stop reason (r.stop.value), not the hidden tests' verdict (r.passed); attempts count "
+    "the drafts, the generator steps in r.steps, not every step.",
 ), answer="def measure_windows(windows):\n"
           "    out = {}\n"
           "    for k in windows:\n"
@@ -45,13 +47,13 @@ def _call_windows(measure_windows: Callable[[list[int]], object], windows: list[
           "        out[k] = (r.stop.value == 'accepted', sum(s.role == 'generator' for s in r.steps))\n"
           "    return out")
 def memory_window(measure_windows: Callable[[list[int]], object], window_chat: Callable[[], Chat],
-                  fact: Task, fact_tests: TestsFor) -> tuple[bool, str]:
+                  fact: Task, fact_tests: TestsFor) -> tuple[bool, str] | tuple[bool, str, bool]:
     """Exercise 1: measure_windows([1, 2, 3, 4]) and ([3, 1]) against runs the check makes itself."""
     windows = [1, 2, 3, 4]
     want = _window_runs(windows, window_chat, fact_tests, fact)
     got, problem = _call_windows(measure_windows, windows)
     if problem:
-        return False, problem
+        return False, problem, False
     if not isinstance(got, dict) or sorted(got, key=repr) != sorted(windows, key=repr):
         return False, (f"measure_windows({windows}) returned {got!r}: expected a dict with one entry per window, "
                        "{k: (accepted, attempts)}.")
@@ -59,18 +61,21 @@ def memory_window(measure_windows: Callable[[list[int]], object], window_chat: C
         v = got[k]
         if not (isinstance(v, (tuple, list)) and len(v) == 2 and isinstance(v[0], bool)
                 and isinstance(v[1], int) and not isinstance(v[1], bool)):
-            return False, f"for window {k} you returned {v!r}: each value is a pair (accepted: a bool, attempts: an int)."
+            return False, (f"for window {k} you returned {v!r}: each value is a pair (accepted: a bool, "
+                           "attempts: an int)."), not isinstance(v, (tuple, list))
     got = {k: tuple(got[k]) for k in windows}
     if got != want:
         accepted, attempts = [got[k][0] for k in windows], [got[k][1] for k in windows]
+        default = Reflexion().window
+        if default in want and len(set(want.values())) > 1 and all(got[k] == want[default] for k in windows):
+            return False, (f"every window gave {want[default]}, the result of the default window ({default}), yet "
+                           f"the runs differ by window: {want}. Pass window=k to each run."), False
         wrong = []
         if accepted != [want[k][0] for k in windows]:
             why = ""
             if not any(accepted):
                 why = (" None of yours is accepted, yet some runs stopped with 'accepted' (their drafts fail the "
                        "hidden tests, which the agent never sees).")
-            elif len(set(got.values())) == 1:
-                why = " Every window gave the same result: does each run get window=k?"
             wrong.append(f"accepted for windows {windows}: you returned {accepted}; the runs stopped with 'accepted': "
                          f"{[want[k][0] for k in windows]}.{why}")
         if attempts != [want[k][1] for k in windows]:
@@ -80,9 +85,9 @@ def memory_window(measure_windows: Callable[[list[int]], object], window_chat: C
     again, problem = _call_windows(measure_windows, [3, 1])
     if problem or again != _window_runs([3, 1], window_chat, fact_tests, fact):
         return False, (problem or f"right for [1, 2, 3, 4], but measure_windows([3, 1]) returned {again!r}: "
-                       "measure the windows it is given.")
+                       "measure the windows it is given."), False
     return True, (f"{got}: a window of 1 or 2 forgets the first lesson by attempt 4; 3 or more keeps both, "
-                  "and the fourth attempt passes.")
+                  "and the fourth attempt is accepted.")
 
 
 LABELLED = {  # a reflection: (worth remembering, why)
@@ -121,6 +126,7 @@ def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -
                   f"{len(reflections)} real reflections.")
 
 
+WINDOW = 3  # the reflections a prompt carries: Reflexion's default window, what a recall returns at most
 REWORDINGS = {"upper case": str.upper, "doubled spaces and a newline": lambda t: "  " + t.replace(" ", "  ") + "\n",
               "no full stops": lambda t: t.replace(".", "")}
 
@@ -155,6 +161,10 @@ def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple
         stored = store.history(task_key(text))
         for e in stored:
             family.add(Episode(key, e.session, e.attempt, e.reflection, e.score))
-        recalled = len(family.recall(family_key(REWORDINGS["upper case"](text)), 3))
-    return True, (f"Rewordings share one key, the {len(tasks)} tasks keep {len(by_key)} keys; the upper-case "
-                  f"rewording recalls {recalled} of the {len(stored)} stored lessons (at most 3).")
+        reworded = REWORDINGS["upper case"](text)
+        recalled = len(family.recall(family_key(reworded), WINDOW))
+    plain = len(store.recall(task_key(reworded), WINDOW))
+    return True, (f"Rewordings share one key, and the {len(tasks)} tasks keep {len(by_key)} keys. Asked in upper case, "
+                  f"flatten recalls {recalled} lessons through your key: the last {recalled} of the {len(stored)} stored, "
+                  f"since a recall returns at most the window ({WINDOW}). Through task_key, the exact text, it would "
+                  f"recall {plain}.")
