@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ...judging.hidden import judge_the_judge
-from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, LoopResult
+from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, LoopResult, maker_checker
 from ...tasks.task import Task, course_tasks, get_task
 from ...testing import FakeReply, ScriptedChat
 from . import exercise
@@ -56,10 +56,10 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
 
 @exercise("02.1", hints=(
     "probe returns what maker_checker returns, a LoopResult (its .approved is the verdict). The check gives probe a "
-    "scripted reviewer and reads what it was sent; on_sorted and on_merge are what probe returned on the real chat.",
-    "inside probe, wrap chat: for the role 'generator' return FakeReply(draft, 0, 0) (no model call), otherwise "
-    "call chat(messages, role). Run maker_checker on get_task('merge_sorted') with reviewer_prompt and "
-    "max_iterations=1. The rule is obeyed when the reviewer rejects SORTED_DRAFT and approves MERGE_DRAFT.",
+    "scripted reviewer and reads what it was sent, so probe must send the review through the chat it is given.",
+    "inside probe, give maker_checker a chat function of your own: it answers the 'generator' role with a FakeReply "
+    "of the draft (no model call) and passes every other role on to chat. Run it on the merge_sorted task, with "
+    "reviewer_prompt, for one iteration.",
 ), answer="my_reviewer_prompt = REVIEWER_PROMPT + (' Reject the code if it calls sorted() or list.sort(): the inputs are '\n"
           "                                        'already sorted and must be merged in one pass.')\n\n\n"
           "def probe(chat, reviewer_prompt, draft):\n"
@@ -72,34 +72,39 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
           "on_merge = probe(chat, my_reviewer_prompt, MERGE_DRAFT)\n"
           "rule_obeyed = not on_sorted.approved and on_merge.approved")
 def requirement(probe: Callable[[Chat, str, str], object], my_reviewer_prompt: str | None, on_sorted: object,
-                on_merge: object, rule_obeyed: object) -> tuple[bool, str]:
-    """Exercise 1: a rule added to the course prompt, probe on a scripted reviewer, and rule_obeyed as the probes measured it."""
-    if not isinstance(my_reviewer_prompt, str) or not my_reviewer_prompt.startswith(REVIEWER_PROMPT):
-        return False, "my_reviewer_prompt should be the course's REVIEWER_PROMPT with your rule added after it."
-    if "sort" not in my_reviewer_prompt[len(REVIEWER_PROMPT):].lower():
-        return False, ("my_reviewer_prompt adds no rule about sorting to REVIEWER_PROMPT: the reviewer cannot obey "
-                       "a rule it is never told (name sorted() and .sort() in what you add).")
+                on_merge: object, rule_obeyed: object) -> tuple[bool, str] | tuple[bool, str, bool]:
+    """Exercise 1: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
+    measured it. The hints are about probe; a failure after it is explained in full by its message."""
     problem = _probe_problem(probe)
     if problem:
         return False, problem
+    if not isinstance(my_reviewer_prompt, str) or not my_reviewer_prompt.startswith(REVIEWER_PROMPT):
+        return False, ("probe works. Now my_reviewer_prompt: it should be the course's REVIEWER_PROMPT, unchanged, "
+                       "with your rule added after it (REVIEWER_PROMPT + \" ...\")."), False
+    if "sort" not in my_reviewer_prompt[len(REVIEWER_PROMPT):].lower():
+        return False, ("probe works, but my_reviewer_prompt adds no rule about sorting to REVIEWER_PROMPT: the reviewer "
+                       "cannot obey a rule it is never told (name sorted() and .sort() in what you add)."), False
     task = get_task("merge_sorted")
     for name, run, draft, label in (("on_sorted", on_sorted, SORTED_DRAFT, "SORTED_DRAFT"),
                                     ("on_merge", on_merge, MERGE_DRAFT, "MERGE_DRAFT")):
         if not isinstance(run, LoopResult):
-            return False, f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}."
+            return False, f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}.", False
         if run.task != task.prompt() or len(run.steps) != 2 or run.steps[0].reply != draft:
-            return False, f"{name} is not one probe of {label} as given (one iteration, its draft unchanged)."
+            return False, (f"{name} is not one probe of {label} as given (one iteration, its draft unchanged): "
+                           f"store probe(chat, my_reviewer_prompt, {label}) in {name}."), False
         review = run.steps[1]
         if review.latency_s <= 0 or review.prompt_tokens <= 0:
             return False, (f"{name}'s review did not come from the model (a scripted reply has no latency): "
-                           "probe the real `chat` with my_reviewer_prompt.")
+                           "probe the real `chat` with my_reviewer_prompt."), False
     measured = (not on_sorted.approved) and on_merge.approved
     if not isinstance(rule_obeyed, bool):
-        return False, f"rule_obeyed should be True or False, got {rule_obeyed!r}."
+        return False, (f"rule_obeyed should be True or False, got {rule_obeyed!r}: True when the reviewer rejected "
+                       "SORTED_DRAFT and approved MERGE_DRAFT, as on_sorted and on_merge say."), False
     if rule_obeyed != measured:
         return False, (f"rule_obeyed is {rule_obeyed}, but your probes measured: the reviewer "
                        f"{_said(on_sorted.approved)} SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT. "
-                       "Set rule_obeyed from on_sorted and on_merge, not by hand.")
+                       "The rule is obeyed when it rejects SORTED_DRAFT and approves MERGE_DRAFT: set rule_obeyed "
+                       "from on_sorted and on_merge, not by hand."), False
     return True, (f"probe works on a scripted reviewer. With your rule, the real reviewer {_said(on_sorted.approved)} "
                   f"SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT: rule obeyed: {measured}.")
 
@@ -117,9 +122,9 @@ def _budget_cases() -> list[tuple[ScriptedChat, int, tuple[str, int]]]:
 @exercise("02.2", hints=(
     "add reply.prompt_tokens + reply.completion_tokens after every call, the generator's and the reviewer's, and "
     "compare the total with the budget right after each call.",
-    "the thread starts with {'role': 'user', 'content': task.prompt()}, as in section 2. Return ('approved', used) "
-    "when strict_sentinel(review.text) holds, ('budget', used) as soon as used >= budget, and ('max_iterations', "
-    "used) after the last iteration.",
+    "the thread starts with the task's statement as a user message, as in section 2. Stop with the reason "
+    "'approved' when the strict reading (strict_sentinel) accepts the review, 'budget' as soon as the tokens used "
+    "reach the budget, and 'max_iterations' after the last iteration; each time return the reason and the tokens used.",
 ), answer="def budget_loop(chat, task, budget):\n"
           "    shared, used = [{'role': 'user', 'content': task.prompt()}], 0\n"
           "    for _ in range(MAX_ITERATIONS):\n"
@@ -177,14 +182,15 @@ def _trimmed_problem(trimmed: LoopResult) -> str:
 @exercise("02.3", hints=(
     "trim gets the whole thread and returns the messages to send: message 0 is the task, the rest alternate "
     "draft and review. A thread of three messages or fewer comes back as it is.",
-    "the first message, then the last two of the others: thread[:1] + thread[1:][-2:]. Run the section 5 loop "
-    "again (stubborn_task, is_approved=lambda review: False, the shared thread) with trim=trim.",
+    "slice it: the first message, then the last two of the messages after it; then run section 5's loop again "
+    "with trim=trim.",
 ), answer="def trim(thread):\n"
           "    return thread[:1] + thread[1:][-2:]\n\n\n"
           "trimmed = maker_checker(chat, stubborn_task.prompt(), entry_point=stubborn_task.entry_point,\n"
           "                        is_approved=lambda review: False, trim=trim)")
-def trim_thread(trim: Callable[[list[dict]], list[dict]], trimmed: object) -> tuple[bool, str]:
-    """Exercise 3: trim on made-up threads, and the four-round run of section 5 whose prompt tokens show the trim."""
+def trim_thread(trim: Callable[[list[dict]], list[dict]], trimmed: object) -> tuple[bool, str] | tuple[bool, str, bool]:
+    """Exercise 3: trim on made-up threads, and the four-round run of section 5 whose prompt tokens show the trim.
+    The hints are about trim; a failure after it is explained in full by its message."""
     sample = [{"role": "user", "content": "task"}] + [{"role": "assistant", "content": str(i)} for i in range(6)]
     for n in (1, 2, 3, 4, 7):
         want = sample[:1] + sample[1:n][-2:]
@@ -199,55 +205,105 @@ def trim_thread(trim: Callable[[list[dict]], list[dict]], trimmed: object) -> tu
         return False, "trim changed the thread it was given: return a new list and leave the thread as it is."
     task = get_task("roman_to_int")
     if not isinstance(trimmed, LoopResult):
-        return False, "trim is right; now store the section 5 run with trim=trim in `trimmed`."
+        return False, ("trim is right; now run section 5's loop again (stubborn_task, approval ignored) with "
+                       "trim=trim and store its result in `trimmed`."), False
     if trimmed.task != task.prompt() or trimmed.stop_reason != "max_iterations" or len(trimmed.steps) != 8:
-        return False, (f"trimmed should be section 5's run: roman_to_int, four full rounds with approval ignored; "
-                       f"yours stopped ({trimmed.stop_reason}) after {len(trimmed.steps)} turn(s).")
+        return False, (f"trim is right, but trimmed should be section 5's run: roman_to_int, four full rounds with "
+                       f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop_reason}) "
+                       f"after {len(trimmed.steps)} turn(s)."), False
     prefixes = ["[Reviewer]: " if s.role == "generator" else "[Generator]: " for s in trimmed.steps[1:]]
     if not all(s.request.startswith(pre) for s, pre in zip(trimmed.steps[1:], prefixes, strict=True)):
-        return False, "trimmed should run on section 5's shared thread (the default perspective), as `stubborn` did."
+        return False, ("trim is right, but trimmed should run on section 5's shared thread (the default "
+                       "perspective), as `stubborn` did."), False
     problem = _trimmed_problem(trimmed)
     if problem:
-        return False, problem
+        return False, f"trim is right, but {problem}", False
     avg = sum(s.prompt_tokens for s in trimmed.steps) / len(trimmed.steps)
     return True, f"trim keeps the task and the latest exchange: {avg:.0f} prompt tokens per call in `trimmed`."
 
 
-@exercise("02.4", hints=(
-    "judge_the_judge(get_task(tid), run) gives one (iteration, approved, passed) triple per review of that run.",
-    "a false approval is a triple with approved True and passed False: count them over every run, and collect the "
-    "ids of the tasks where at least one occurs, sorted.",
-), answer="false_approvals = 0\n"
-          "approved_broken_tasks = []\n"
-          "for tid, r in runs.items():\n"
-          "    bad = [v for v in judge_the_judge(get_task(tid), r) if v[1] and not v[2]]\n"
-          "    false_approvals += len(bad)\n"
-          "    if bad:\n"
-          "        approved_broken_tasks.append(tid)\n"
-          "approved_broken_tasks.sort()")
-def count_false_approvals(false_approvals: object, approved_broken_tasks: object,
-                          runs: Mapping[str, LoopResult]) -> tuple[bool, str]:
-    """Exercise 4: the count and the tasks against the hidden tests' verdicts on section 4's runs, computed here."""
-    ids = {t.id for t in course_tasks()}
-    if not isinstance(runs, Mapping) or set(runs) != ids:
-        return False, "pass section 4's `runs`, one maker-checker run per course task."
-    rows = [(tid, approved, passed) for tid, r in runs.items() for _, approved, passed in judge_the_judge(get_task(tid), r)]
-    truth = sum(a and not p for _, a, p in rows)
-    tasks = sorted({tid for tid, a, p in rows if a and not p})
-    if not isinstance(false_approvals, int) or isinstance(false_approvals, bool):
-        return False, f"false_approvals should be a whole number, got {false_approvals!r}."
-    if false_approvals != truth:
+FACTORIAL_WRONG = "```python\ndef calculate_factorial(n):\n    \"\"\"n!\"\"\"\n    return n\n```"
+RUNNING_AVERAGE_RIGHT = ("```python\ndef running_average(numbers):\n    \"\"\"The running means.\"\"\"\n    out, total = [], 0\n"
+                         "    for i, x in enumerate(numbers, 1):\n        total += x\n        out.append(total / i)\n"
+                         "    return out\n```")
+MADE_UP = ("made-up runs: factorial, a failing draft rejected, then a failing draft APPROVED in iteration 2; "
+           "running_average, a passing draft APPROVED at once")
+
+
+def made_up_runs() -> dict[str, LoopResult]:
+    """Two scripted maker-checker runs: a false approval in iteration 2 (factorial, a task lesson 01 passed), and
+    a right approval (running_average, a task lesson 01 failed)."""
+    out = {}
+    for tid, drafts, reviews in (("factorial", [FACTORIAL_WRONG] * 2, ["Handle n = 0 and multiply.", "APPROVED"]),
+                                 ("running_average", [RUNNING_AVERAGE_RIGHT], ["APPROVED"])):
+        task = get_task(tid)
+        chat = ScriptedChat({"generator": drafts, "reviewer": reviews})
+        out[tid] = maker_checker(chat, task.prompt(), entry_point=task.entry_point)
+    return out
+
+
+def _false_approvals(runs: Mapping[str, LoopResult]) -> tuple[int, list[str]]:
+    """The truth, from the hidden tests: the APPROVED reviews of failing drafts, and their tasks, sorted."""
+    rows = [(tid, a, p) for tid, r in runs.items() for _, a, p in judge_the_judge(get_task(tid), r)]
+    return sum(a and not p for _, a, p in rows), sorted({tid for tid, a, p in rows if a and not p})
+
+
+def _miscount(got: object, runs: Mapping[str, LoopResult], name: str) -> str:
+    """"" when `got` is the right (count, tasks) for `runs`; else what is wrong with it."""
+    want = _false_approvals(runs)
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return f"count_false({name}) returned {got!r}: return a pair, (number of false approvals, sorted task ids)."
+    count, tasks = got
+    if not isinstance(count, int) or isinstance(count, bool):
+        return f"count_false({name}) returned {count!r} as its count: a whole number."
+    if not isinstance(tasks, Sequence) or isinstance(tasks, str):
+        return f"count_false({name}) returned {tasks!r} as its tasks: a list of task ids."
+    if count != want[0]:
+        rows = [(a, p) for tid, r in runs.items() for _, a, p in judge_the_judge(get_task(tid), r)]
         why = ""
-        if false_approvals == sum(a for _, a, _ in rows):
+        if count == sum(a for a, _ in rows):
             why = " That is every APPROVED, including drafts that pass."
-        elif false_approvals == sum(a and p for _, a, p in rows):
+        elif count == sum(a and p for a, p in rows):
             why = " That counts approvals of drafts that pass."
-        return False, f"false_approvals = {false_approvals} is not the number of APPROVED reviews of failing drafts.{why}"
-    if not isinstance(approved_broken_tasks, Sequence) or isinstance(approved_broken_tasks, str):
-        return False, f"approved_broken_tasks should be a list of task ids, got {approved_broken_tasks!r}."
-    if list(approved_broken_tasks) != tasks:
-        if sorted(approved_broken_tasks) == tasks:
-            return False, "approved_broken_tasks holds the right tasks, but not sorted."
-        return False, (f"false_approvals is right, but approved_broken_tasks {list(approved_broken_tasks)} are not "
-                       "the tasks where a review approved a failing draft.")
-    return True, f"{truth} false approval(s), on: {', '.join(tasks) or 'no task'}."
+        return f"count_false({name}) counted {count}, which is not the number of APPROVED reviews of failing drafts.{why}"
+    if list(tasks) != want[1]:
+        if sorted(tasks) == want[1]:
+            return f"count_false({name}) has the right tasks, but not sorted."
+        return f"count_false({name}) has the right count, but its tasks {list(tasks)} are not where a failing draft was approved."
+    return ""
+
+
+@exercise("02.4", hints=(
+    "judge_the_judge(get_task(tid), run) gives one (iteration, approved, passed) triple per review of that run: "
+    "every review, not only the first.",
+    "a false approval is a triple with approved True and passed False: count them over every run, and collect the "
+    "ids of the tasks where at least one occurs, sorted. Work only from the runs you are given.",
+), answer="def count_false(runs):\n"
+          "    false_approvals, tasks = 0, []\n"
+          "    for tid, r in runs.items():\n"
+          "        bad = [v for v in judge_the_judge(get_task(tid), r) if v[1] and not v[2]]\n"
+          "        false_approvals += len(bad)\n"
+          "        if bad:\n"
+          "            tasks.append(tid)\n"
+          "    return false_approvals, sorted(tasks)")
+def count_false_approvals(count_false: Callable[[Mapping[str, LoopResult]], object], runs: Mapping[str, LoopResult],
+                          own_runs: Mapping[str, LoopResult]) -> tuple[bool, str]:
+    """Exercise 4: count_false on section 4's runs, section 5's own_runs and made-up runs, against the hidden tests'
+    verdicts computed here."""
+    ids = {t.id for t in course_tasks()}
+    for name, rs in (("runs", runs), ("own_runs", own_runs)):
+        if not isinstance(rs, Mapping) or set(rs) != ids:
+            return False, f"pass `{name}` as it is: one maker-checker run per course task."
+    for name, rs in (("runs", runs), ("own_runs", own_runs)):
+        problem = _miscount(count_false(rs), rs, name)
+        if problem:
+            return False, problem
+    made_up = made_up_runs()
+    got = count_false(made_up)
+    if _miscount(got, made_up, "made_up"):
+        return False, (f"right on runs and own_runs, but on {MADE_UP}, count_false returned {got!r}; expected "
+                       f"{_false_approvals(made_up)!r}.")
+    count, tasks = _false_approvals(runs)
+    own = _false_approvals(own_runs)
+    return True, (f"count_false works on made-up runs too. Section 4's runs: {count} false approval(s), on "
+                  f"{', '.join(tasks) or 'no task'}; the user-role runs: {own[0]}, on {', '.join(own[1]) or 'no task'}.")
