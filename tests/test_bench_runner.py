@@ -193,6 +193,12 @@ def test_the_paired_test_counts_wins_and_losses_on_shared_tasks_only():
     assert (lopsided["wins"], lopsided["losses"]) == (5, 0) and lopsided["p"] == pytest.approx(2 / 32)
 
 
+def test_the_exact_sign_test_is_symmetric_two_sided_and_capped_at_one():
+    assert report.exact_sign_test(3, 0) == report.exact_sign_test(0, 3) == pytest.approx(0.25)  # lesson 03b's 3-0
+    assert report.exact_sign_test(6, 0) == pytest.approx(2 / 64)  # the smallest split below 0.05
+    assert report.exact_sign_test(2, 1) == report.exact_sign_test(0, 0) == 1.0
+
+
 def test_paired_all_tests_every_pair_of_strategies_lowest_p_first():
     def row(strategy, task, ok):
         return {"strategy": strategy, "task_id": task, "run": {"passed": ok}}

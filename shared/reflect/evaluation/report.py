@@ -96,8 +96,15 @@ def paired(rows: list[Row], strategy: str, baseline: str = "one-shot") -> dict[s
     wins = sum(mine[t] and not base[t] for t in both)
     losses = sum(base[t] and not mine[t] for t in both)
     n = wins + losses
+    return {"tasks": len(both), "wins": wins, "losses": losses, "ties": len(both) - n, "p": exact_sign_test(wins, losses)}
+
+
+def exact_sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test (McNemar's exact test) on the pairs that disagree: the chance, if
+    neither side were better, of a split of the wins + losses at least this uneven."""
+    n = wins + losses
     tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2 ** n if n else 1.0
-    return {"tasks": len(both), "wins": wins, "losses": losses, "ties": len(both) - n, "p": min(1.0, 2 * tail)}
+    return min(1.0, 2 * tail)
 
 
 def paired_all(rows: list[Row]) -> list[dict[str, Any]]:
