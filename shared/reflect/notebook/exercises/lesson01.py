@@ -73,6 +73,15 @@ REAL_CALL = ("it called the real model (conn.chat, or a chat made from it, such 
              "instead of the `chat` it was given; the check stopped that call before it was sent.")
 
 
+def _tried_offline(conn: Any, check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
+    """`check(function)` on its stand-in chat with `conn`'s model off: what is wrong, or None."""
+    with _model_off(conn):
+        try:
+            return check(function)
+        except _RealModelCalled:
+            return f"{name}: {REAL_CALL}"
+
+
 @exercise("01.1", hints=(
     "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
     "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
@@ -120,11 +129,7 @@ def stricter_prompt(retry_failed: Callable[[Any, Sequence[Attempt], str], Sequen
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
     prompt tokens by the same amount (the task's message is unchanged), and every new attempt is a
     call the ledger holds beyond the baseline's."""
-    with _model_off(conn):
-        try:
-            problem = _check_retry_failed(retry_failed)
-        except _RealModelCalled:
-            problem = f"retry_failed: {REAL_CALL}"
+    problem = _tried_offline(conn, _check_retry_failed, retry_failed, "retry_failed")
     if problem:
         return False, problem
     records = conn.ledger.records
@@ -177,7 +182,7 @@ def _check_retry_failed(retry_failed: Callable[[Any, Sequence[Attempt], str], Se
     fake = _FakeChat({})
     out = retry_failed(fake, list(made_up), MADE_UP_PROMPT)
     if not fake.calls and out is None:
-        return "retry_failed returned None: it is not written yet."
+        return "retry_failed returned None: its body is still the placeholder's `...`."
     if not fake.calls:
         return ("retry_failed never called the chat it was given (use its `chat` argument, not conn.chat): "
                 "a retry is a new call.")
@@ -244,7 +249,7 @@ def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Attempt]]) -> st
     fake = _FakeChat({s: _fenced(c) for s, c in codes.items()})
     out = sample_three(fake, task)
     if not fake.calls and out is None:
-        return "sample_three returned None: it is not written yet."
+        return "sample_three returned None: its body is still the placeholder's `...`."
     if not fake.calls:
         return "sample_three never called the chat it was given (use its `chat` argument)."
     if len(fake.calls) != 3:
@@ -317,11 +322,7 @@ def pass_at_three(sample_three: Callable[[Any, Task], Sequence[Attempt]], first_
                   conn: Any) -> tuple:
     """Exercise 3: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls) and any_passes."""
-    with _model_off(conn):
-        try:
-            problem = _check_sampler(sample_three)
-        except _RealModelCalled:
-            problem = f"sample_three: {REAL_CALL}"
+    problem = _tried_offline(conn, _check_sampler, sample_three, "sample_three")
     if problem:
         return False, problem
     records = conn.ledger.records
