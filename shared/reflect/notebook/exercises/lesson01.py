@@ -110,8 +110,8 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
 
 
 @exercise("01.2", hints=(
-    "retry_failed goes through `attempts` in order and, for each one that failed (a.passed is False), makes one "
-    "new attempt: one_shot(chat, get_task(a.task_id), system_prompt=prompt).",
+    "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
+    "back into its Task, and one_shot takes a system_prompt= argument.",
     "use the `chat` it is given as it is (section 2's chat keeps temperature 0, seed 42 and 512 tokens): no "
     "partial of your own, not conn.chat; return the list of the new attempts.",
 ), answer="CAREFUL_PROMPT = GENERATOR_PROMPT + (\n"
@@ -310,8 +310,8 @@ def _check_pick(pick: Callable[[Task, Sequence[Attempt]], Attempt]) -> str:
 @exercise("01.3", hints=(
     "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
     "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
-    "partial(chat, temperature=0.8, seed=s, max_tokens=512) is the chat at seed s: return "
-    "[one_shot(that chat, task) for s in (1, 2, 3)].",
+    "each draw needs its own chat: a partial of `chat` with the exercise's temperature, token cap and one seed. "
+    "Build one per seed, call one_shot with each, and keep the attempts in seed order.",
 ), answer="first_failed = get_task(next(a.task_id for a in attempts if not a.passed))\n\n\n"
           "def sample_three(chat, task):\n"
           "    return [one_shot(partial(chat, temperature=0.8, seed=s, max_tokens=512), task) for s in (1, 2, 3)]\n\n\n"
@@ -357,10 +357,10 @@ def pass_at_three(sample_three: Callable[[Any, Task], Sequence[Attempt]], first_
 
 
 @exercise("01.4", hints=(
-    "the visible tests are TestGroundedCritic's: TestGroundedCritic().evaluate(task, d.code).score scores one "
-    "draft from 1 to 10, without the hidden tests.",
-    "pick may not look at .passed, judge or task.run: those are the hidden tests. Score every draft, then "
-    "scores.index(max(scores)) is the position of the earliest best score.",
+    "the visible tests are TestGroundedCritic's: its evaluate(task, code) gives a score from 1 to 10, "
+    "without the hidden tests.",
+    "pick may not look at .passed, judge or task.run: those are the hidden tests. Score every draft first; "
+    "list.index returns the first position of a value, which settles ties.",
 ), answer="def pick(task, drafts):\n"
           "    scores = [TestGroundedCritic().evaluate(task, d.code).score for d in drafts]\n"
           "    return drafts[scores.index(max(scores))]\n\n\n"
