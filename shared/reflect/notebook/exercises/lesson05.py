@@ -73,9 +73,13 @@ def memory_window(measure_windows: Callable[[list[int]], object], window_chat: C
         wrong = []
         if accepted != [want[k][0] for k in windows]:
             why = ""
-            if not any(accepted):
-                why = (" None of yours is accepted, yet some runs stopped with 'accepted' (their drafts fail the "
-                       "hidden tests, which the agent never sees).")
+            shown = [k for k in windows if want[k][0]]
+            if not any(accepted) and shown:
+                names = " and ".join(str(k) for k in shown)
+                why = (f" None of yours is accepted, yet the runs with window{'s' if len(shown) > 1 else ''} {names} "
+                       "stopped with 'accepted'. If you read accepted from r.passed, that is the hidden tests, which "
+                       "these drafts fail. If your runs never stop as accepted, check that each run takes its "
+                       "asserts from fact_tests (r.show() lists them).")
             wrong.append(f"accepted for windows {windows}: you returned {accepted}; the runs stopped with 'accepted': "
                          f"{[want[k][0] for k in windows]}.{why}")
         if attempts != [want[k][1] for k in windows]:
@@ -97,6 +101,7 @@ LABELLED = {  # a reflection: (worth remembering, why)
     "Improve the code quality and be more careful next time.": (False, "names nothing concrete"),
     "Handle the edge cases properly and think about the requirements.": (False, "names nothing concrete"),
     "Fix the bug.": (False, "shorter than 8 words"),
+    "f([]) returned None.": (False, "shorter than 8 words"),
     "Here is the fix:\n```python\ndef flatten(nested):\n    return sum(nested, [])\n```": (False, "carries code"),
     "The function should def flatten(x) recursively and return [1, 2] for [[1], [2]].": (False, "carries a def"),
 }
@@ -128,14 +133,15 @@ def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -
 
 WINDOW = 3  # the reflections a prompt carries: Reflexion's default window, what a recall returns at most
 REWORDINGS = {"upper case": str.upper, "doubled spaces and a newline": lambda t: "  " + t.replace(" ", "  ") + "\n",
-              "no full stops": lambda t: t.replace(".", "")}
+              "no full stops": lambda t: t.replace(".", ""),
+              "no commas or colons": lambda t: t.replace(",", "").replace(":", "")}
 
 
 @exercise("05.3", hints=(
     "normalise the text before you hash it: what differs between the rewordings (case, spacing, punctuation) "
     "must be gone, the words must stay.",
-    "lower-case it, keep only the words (re.findall(r'[a-z0-9_]+', ...)), join them with one space, and hash "
-    "that with task_key.",
+    "keep only what every rewording shares: the words, lower-cased and in order (a regular expression can pick "
+    "them out), then hash what is left with task_key.",
 ), answer="def family_key(text):\n"
           "    words = re.findall(r'[a-z0-9_]+', text.lower())\n"
           "    return task_key(' '.join(words))")
