@@ -105,7 +105,7 @@ def requirement(probe: Callable[[Chat, str, str], object], my_reviewer_prompt: s
                        f"{_said(on_sorted.approved)} SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT. "
                        "The rule is obeyed when it rejects SORTED_DRAFT and approves MERGE_DRAFT: set rule_obeyed "
                        "from on_sorted and on_merge, not by hand."), False
-    return True, (f"probe works on a scripted reviewer. With your rule, the real reviewer {_said(on_sorted.approved)} "
+    return True, (f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.approved)} "
                   f"SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT: rule obeyed: {measured}.")
 
 
@@ -116,6 +116,7 @@ def _budget_cases() -> list[tuple[ScriptedChat, int, tuple[str, int]]]:
 
     return [(scripted(["Fix it."] * 4), 10_000, ("max_iterations", 1200)),
             (scripted(["Fix it."] * 4), 400, ("budget", 450)),
+            (scripted(["Fix it."] * 4), 450, ("budget", 450)),  # reaching the budget is enough: >=, not >
             (scripted(["Fix it.", "APPROVED"]), 10_000, ("approved", 600))]
 
 
@@ -154,13 +155,17 @@ def token_budget(budget_loop: Callable[[Chat, Task, int], object]) -> tuple[bool
     reviewer = next((c.messages for c in cases[0][0].calls if c.role == "reviewer"), [])
     if not reviewer or reviewer[0] != {"role": "system", "content": REVIEWER_PROMPT}:
         return False, "the reviewer's call should send REVIEWER_PROMPT as its system message, then the shared thread."
+    if not any("def fibonacci(n): pass" in str(m.get("content")) for m in reviewer):
+        return False, ("the reviewer's first call should contain the generator's draft: append every reply, the "
+                       "generator's too, to the shared thread.")
     second = [c.messages for c in cases[0][0].calls if c.role == "generator"][1:2]
     if not second or not any("Fix it." in str(m.get("content")) for m in second[0]):
         return False, "the generator's second call did not see the review: append every reply to the shared thread."
     want = [w for *_, w in cases]
     if got != want:
-        return False, (f"on scripted agents (generator 150 tokens a call, reviewer 150) with budgets 10000, 400, "
-                       f"10000: expected {want}, got {got}.")
+        budgets = ", ".join(str(b) for _, b, _ in cases)
+        return False, (f"on scripted agents (generator 150 tokens a call, reviewer 150) with budgets {budgets}: "
+                       f"expected {want}, got {got}.")
     return True, "Stops on approval, on the budget, or on the valve, and counts every call's tokens."
 
 
