@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...judging.critics import Evaluation
+from ...judging.critics import Evaluation, LLMCritic
 from ...strategies import graph as rg
 from ...tasks.task import Task, get_task
 from ...testing import ScriptedChat
@@ -18,6 +18,11 @@ from . import exercise
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
+DURATION_BROKEN = 'def parse_duration(text):\n    """Seconds."""\n    return 5400\n'  # fails parse_duration("45s") only
+DURATION_GOOD = ('import re\n\n\ndef parse_duration(text):\n    """Seconds in a duration such as 1h30m."""\n'
+                 '    m = re.fullmatch(r"(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?", text.strip())\n'
+                 '    if not text.strip() or not m:\n        raise ValueError(text)\n'
+                 '    h, mi, s = (int(g or 0) for g in m.groups())\n    return h * 3600 + mi * 60 + s\n')
 
 
 def drafted(n: int) -> str:
@@ -46,14 +51,19 @@ _BUDGET_CASES = [  # (state, token_budget, the route), spent = 550 where there i
     ({"critique_status": "needs_revision", "iteration": 3, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
     ({"critique_status": "invalid", "iteration": 1, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
     ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 500, "mark_needs_review"),
+    ({"critique_status": "accepted", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY,
+      "static_check_results": {"checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}]}},
+     100, "mark_needs_review"),
 ]
 _CASE_NAMES = ["needs changes, 550 of 1000 spent", "needs changes, 550 of 550 spent", "accepted, 550 of 100 spent",
-               "needs changes, the last draft", "an invalid critique", "needs changes, 550 of 500 spent"]
+               "needs changes, the last draft", "an invalid critique", "needs changes, 550 of 500 spent",
+               "accepted, a rule check fails"]
 
 
 @exercise("04.1", hints=(
     "add up entry.get('tokens', 0) over state['revision_history']: drafts and critiques both count.",
-    "only a run that needs changes is cut short: an accepted draft still goes to finalize, whatever it cost; "
+    "only a run that needs changes is cut short: an accepted draft goes where rg.after_critique sends it "
+    "(to finalize, or to review when a rule check fails), whatever it cost; "
     "for everything else, return what rg.after_critique(state) returns.",
 ), answer="def route_with_budget(state, token_budget):\n"
           "    spent = sum(entry.get('tokens', 0) for entry in state.get('revision_history', []))\n"
@@ -61,7 +71,7 @@ _CASE_NAMES = ["needs changes, 550 of 1000 spent", "needs changes, 550 of 550 sp
           "        return 'mark_needs_review'\n"
           "    return rg.after_critique(state)")
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
-    """Exercise 1: route_with_budget on six made-up states, against the routes rg.after_critique and the budget give."""
+    """Exercise 1: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
     wrong = []
     for (state, budget, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
         got = route_with_budget({**state, "revision_history": list(state["revision_history"])}, budget)
@@ -116,7 +126,7 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
           "    return {'static_check_results': {'visible_score': ev.score}}")
 def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
-    and the score the gate records for the broken draft."""
+    then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
     task = get_task("factorial")
     probe = tests_gate({"input": task.prompt(), "metadata": {"task_id": task.id}, "current_draft": BROKEN, "iteration": 1,
                         "max_iterations": 3, "revision_history": [], "errors": []})
@@ -137,20 +147,29 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     if critic.seen != [GOOD] or out.get("status") != "ok":
         return False, (f"the fixed draft should reach the critic, once, and be accepted; the critic saw {len(critic.seen)} "
                        f"draft(s) and the run ended {out.get('status')!r}.")
+    other = get_task("parse_duration")  # a second task: the gate must read the run's own task from its state
+    chat = ScriptedChat({"generator": [f"```python\n{DURATION_BROKEN}```"], "refiner": [f"```python\n{DURATION_GOOD}```"] * 3})
+    gated_graph(tests_gate, rg.GraphParts(chat, _Scores(9, 9, 9), task=other)).invoke(
+        rg.start_state(other.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate")))
+    refiner = [c for c in chat.calls if c.role == "refiner"]
+    if not refiner or 'parse_duration("45s")' not in refiner[0].messages[-1]["content"]:
+        return False, ("the refiner's request quotes another task's tests: read the task from "
+                       "state['metadata']['task_id'].")
     score = (probe.get("static_check_results") or {}).get("visible_score")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or score >= 10:
         return False, (f"the graph ran as it should, but on a draft that fails a visible test tests_gate returned "
                        f"static_check_results {probe.get('static_check_results')!r}: put the evaluation's score there as "
                        "'visible_score' (below 10 for that draft), so the state records what the tests said."), False
     return True, ("The broken draft went back to the refiner with the failing call and never reached the critic; "
-                  "the fixed one did, and was accepted.")
+                  "the fixed one did, and was accepted (and on a second task, the refiner read that task's failing call).")
 
 
 # ---- exercise 3: escalate to a stronger model ----
 
 @exercise("04.3", hints=(
     "count the refiner calls in a variable the inner function can see (a dict, or nonlocal), and compare with `after`.",
-    "generator and critic calls always go to small; only the refiner calls after the first `after` go to strong.",
+    "generator and critic calls always go to small, and only refiner calls count; "
+    "the refiner calls after the first `after` go to strong.",
 ), answer="def escalating(small, strong, after):\n"
           "    sent = {'refiner': 0}\n\n"
           "    def chat(messages, role='generator', **params):\n"
@@ -161,26 +180,32 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
           "        return small(messages, role=role, **params)\n"
           "    return chat")
 def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tuple[bool, str]:
-    """Exercise 3: the graph on escalating(small, strong, after) with after = 1 and 0, scripted models for both."""
+    """Exercise 3: the graph on escalating(small, strong, after) with after = 1 (built twice) and 0, scripted models
+    for both and a model critic (LLMCritic) that calls the same chat with role="critic"."""
     task = get_task("factorial")
-    for after in (1, 0):
-        small = ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)] * 3})
-        strong = ScriptedChat({"refiner": [drafted(6)] * 3})
+    verdict = '{{"score": {}, "issues": [], "strengths": [], "suggestion": "none"}}'.format
+    for k, after in enumerate((1, 1, 0)):
         scores = [4, 5, 9] if after == 1 else [4, 9]
+        small = ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)] * 3,
+                              "critic": [verdict(s) for s in scores]})
+        strong = ScriptedChat({"refiner": [drafted(6)] * 3, "critic": [verdict(s) for s in scores]})
         chat = escalating(small, strong, after)
         if not callable(chat):
             return False, f"escalating(small, strong, {after}) returned {chat!r}: it should return a chat function."
-        out = rg.build_graph(rg.GraphParts(chat, _Scores(*scores), task=task)).invoke(
+        out = rg.build_graph(rg.GraphParts(chat, LLMCritic(chat), task=task)).invoke(
             rg.start_state(task.prompt(), 3), rg.run_config(3))
-        want_small, want_strong = (["generator", "refiner"], ["refiner"]) if after == 1 else (["generator"], ["refiner"])
+        want_small = ["generator", "critic", "refiner", "critic", "critic"] if after == 1 else ["generator", "critic", "critic"]
         got_small, got_strong = [c.role for c in small.calls], [c.role for c in strong.calls]
-        if (got_small, got_strong) != (want_small, want_strong):
+        if (got_small, got_strong) != (want_small, ["refiner"]):
+            if k == 1:
+                return False, "a second escalating(...) shares the first one's count: keep the counter inside escalating."
             return False, (f"with after={after}: small got {got_small}, strong got {got_strong}; "
-                           f"expected {want_small} and {want_strong}.")
+                           f"expected {want_small} and ['refiner'].")
         if out["status"] != "ok" or not out["final_output"]["final_code"].endswith("return 6\n"):
             return False, f"with after={after}: the strong model's draft should be the one accepted; the run ended {out['status']!r}."
     return True, ("The first `after` revisions stay on the small model, the next go to the strong one, "
-                  "whose draft the critic accepts (checked with after=1 and after=0).")
+                  "whose draft the critic accepts; the critic's calls stay on the small model "
+                  "(checked with after=1, twice, and after=0).")
 
 
 # ---- exercise 4: read a run back from its checkpoints ----
