@@ -14,13 +14,19 @@ from reflect.strategies.maker_checker import GENERATOR_PROMPT
 from reflect.tasks.extract import extract_code
 
 
-def right_fresh_attempt(chat, task, visible):
-    if visible.passed:
-        return None
-    message = f"{task.prompt()}\n\nThese checks failed:\n{visible.feedback(label='visible')}"
-    reply = chat([{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": message}],
-                 role="generator", **sampling("generator"))
-    return extract_code(reply.text, task.entry_point).code
+def fresh_attempt_as(role):
+    """A right fresh attempt, but its one call goes as `role` with that role's sampling."""
+    def fresh_attempt(chat, task, visible):
+        if visible.passed:
+            return None
+        message = f"{task.prompt()}\n\nThese checks failed:\n{visible.feedback(label='visible')}"
+        reply = chat([{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": message}],
+                     role=role, **sampling(role))
+        return extract_code(reply.text, task.entry_point).code
+    return fresh_attempt
+
+
+right_fresh_attempt = fresh_attempt_as("generator")
 
 
 def old_fresh_attempt(chat, task, visible):  # lesson 03 at aa79862: no guard
@@ -110,15 +116,7 @@ def test_convergence_needs_patience_and_every_recent_score():
 
 
 def test_a_call_in_the_wrong_role_gets_the_message_written_for_it():
-    def as_refiner(chat, task, visible):
-        if visible.passed:
-            return None
-        message = f"{task.prompt()}\n\nThese checks failed:\n{visible.feedback(label='visible')}"
-        reply = chat([{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": message}],
-                     role="refiner", **sampling("refiner"))
-        return extract_code(reply.text, task.entry_point).code
-
-    passed, message, _ = ex.fresh.evaluate(as_refiner, NOTHING_FIXED, [], ledger(3), 0)
+    passed, message, _ = ex.fresh.evaluate(fresh_attempt_as("refiner"), NOTHING_FIXED, [], ledger(3), 0)
     assert not passed and "role='refiner'" in message and "raised" not in message
 
 
