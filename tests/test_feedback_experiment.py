@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +18,7 @@ from reflect.model.sampling import sampling
 from reflect.records import Stop
 from reflect.strategies import feedback as fb
 from reflect.strategies.maker_checker import GENERATOR_PROMPT
-from reflect.tasks.task import get_task
+from reflect.tasks.task import get_task, humaneval_tasks
 from reflect.testing import ScriptedChat
 
 HE0 = get_task("HumanEval/0")  # its statement shows two examples: the evidence, no test writer
@@ -270,7 +272,40 @@ def test_the_curve_replays_each_arm_over_j_from_its_runs(tmp_path):
     for arm in fb.ARMS:
         points = fx.curve(table, arm)
         assert points[0][1] == 0.0 and points[-1][1] == stats[arm]["pass_rate"] == 1.0  # NEVER fails, GOOD passes
-        assert points[0][2] == stats["one-shot"]["tokens_per_task"]  # no evidence cost on HE0, no critique yet
+        assert points[0][2] == stats["one-shot"]["tokens_per_task"]  # the first draft alone
         assert points[-1][2] == pytest.approx(stats[arm]["tokens_per_task"])
     assert stats[fb.CRITIQUE]["tokens_per_task"] == stats[fb.BLIND]["tokens_per_task"] + 70  # the critique's call
     assert stats[fb.CHECKS]["repaired"] == 1 and stats[fb.CHECKS]["first_code_returned"] == 0
+
+
+def test_the_curve_charges_the_evidence_only_once_a_sample_is_drawn(tmp_path):
+    own = "```python\nassert calculate_factorial(0) == 1\nassert calculate_factorial(3) == 6\n```"
+    wrong = "```python\ndef calculate_factorial(n):\n    return 1\n```"
+    right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
+    start = fb.first_draft(FACT, ScriptedChat({"test_writer": [own], "generator": [wrong], "critic": [CRITIQUE_JSON]}))
+    run = fb.after_failure(FACT, start, fb.CHECKS, 0, ScriptedChat({"generator": [right]}))
+    table = [{"strategy": fb.CHECKS, "task_id": FACT.id, "replicate": 0, "passed_first": False, "run": run.to_dict(),
+              "drafts": {"1": False, "3": True}, "leaks": []}]
+    first, writer = start.steps[1], start.steps[0]
+    assert first.role == "generator" and writer.role == "test_writer"
+    (j0, rate0, tokens0), (j1, rate1, tokens1), *_ = fx.curve(table, fb.CHECKS)
+    assert (rate0, tokens0) == (0.0, first.prompt_tokens + first.completion_tokens)
+    assert (rate1, tokens1) == (1.0, run.tokens)
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "06_feedback_164.jsonl"
+
+
+def test_the_committed_recording_shares_each_problems_first_draft_and_leaks_nothing():
+    """The recording, as far as it has gone: its setup is the code's (`_load` refuses another), its
+    problems are HumanEval's in order, every arm's run begins with its problem's shared steps verbatim
+    (so its first draft is that problem's one first draft), and no hidden test line reached a prompt."""
+    starts, arms = fx._load(RESULTS)
+    assert starts and list(starts) == [t.id for t in humaneval_tasks()][: len(starts)]
+    for (tid, _arm, _r), line in arms.items():
+        start = fb.Start.from_dict(starts[tid]["start"])
+        assert start.needs_samples, tid
+        shared = [asdict(s) for s in start.steps]
+        assert line["run"]["steps"][: len(shared)] == shared, tid
+        assert not line["leaks"], tid
+    assert not any(row["leaks"] for row in starts.values())

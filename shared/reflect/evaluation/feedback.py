@@ -375,7 +375,8 @@ def curve(table: list[dict[str, Any]], arm: str, samples: int = 4) -> list[tuple
     """(j, pass rate, tokens per task) for an arm allowed at most j samples after the first draft,
     j = 0..samples, replayed from its runs: the first of its first j samples that passed the evidence,
     else the draft with the most asserts passed among the first j + 1 (the earliest on a tie), with
-    the tokens of the calls made by then. At j = 0 no arm has made a call after the first draft."""
+    the tokens of the calls made by then. At j = 0 the first draft is returned as it is: nothing is
+    charged but its call (no evidence is needed to return it, and no critique is made)."""
     from ..judging.controller import best_index
 
     mine = [r for r in table if r["strategy"] == arm]
@@ -385,13 +386,15 @@ def curve(table: list[dict[str, Any]], arm: str, samples: int = 4) -> list[tuple
         for row in mine:
             run, verdicts = Run.from_dict(row["run"]), row["drafts"]
             gens = [s for s in run.steps if s.role == "generator"]
-            cut = gens[min(j, len(gens) - 1)].index  # the last draft the arm may have made
-            kept = [s for s in run.steps if s.index <= cut + 1]  # its check too
             if j == 0:
-                kept = [s for s in kept if s.role != "critic"]  # the critique is made only to show a sample
+                passed += bool(verdicts.get(str(gens[0].index)))
+                tokens += gens[0].prompt_tokens + gens[0].completion_tokens
+                continue
+            cut = gens[min(j, len(gens) - 1)].index  # the last draft the arm may have made
+            kept = [s for s in run.steps if s.index <= cut + 1]  # with its check
             scores = [s.verdict.passed for s in kept if s.kind == "check" and s.verdict is not None]
             drafts = [s for s in kept if s.role == "generator"]
-            i = best_index(scores) if scores else 0
+            i = best_index(scores) if len(scores) == len(drafts) else None
             passed += bool(verdicts.get(str(drafts[i if i is not None else 0].index)))
             tokens += sum(s.prompt_tokens + s.completion_tokens for s in kept if s.kind == "model")
         points.append((j, passed / len(mine), tokens / len(mine)))
