@@ -169,7 +169,8 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
         _row("resample", [writer, _gen(1), _tests(2, 2), _gen(3), _tests(4, 2), _gen(5), _tests(6, 0)],
              {"1": True, "3": False, "5": False}, True),
     ]
-    assert report.resample_curve(rows, "resample") == [(1, 0.5, 150), (2, 1.0, 250), (3, 1.0, 350)]
+    # one sample is returned as it is: the test writer's 50 tokens are charged from j = 2 on
+    assert report.resample_curve(rows, "resample") == [(1, 0.5, 100), (2, 1.0, 250), (3, 1.0, 350)]
     assert report.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
     cut = _row("resample", [writer, _gen(1), _tests(2, 1)], {"1": True}, True)  # a run a timeout cut to one sample
     assert report.pass_at_k_tasks([*rows, cut], "resample", (1, 3)) == {1: 3, 3: 2}
@@ -284,6 +285,8 @@ def test_every_committed_results_file_loads_whole_with_the_split_stop_reasons():
     import warnings as w
 
     for path in sorted((Path(__file__).resolve().parents[1] / "results").glob("0*.jsonl")):
+        if path.name == "06_feedback_164.jsonl":
+            continue  # the feedback experiment's own format: tests/test_feedback_experiment.py reads it
         with w.catch_warnings():
             w.simplefilter("error")
             rows = load_rows(path)

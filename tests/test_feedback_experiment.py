@@ -300,7 +300,7 @@ def test_the_committed_recording_shares_each_problems_first_draft_and_leaks_noth
     """The recording, as far as it has gone: its setup is the code's (`_load` refuses another), its
     problems are HumanEval's in order, every arm's run begins with its problem's shared steps verbatim
     (so its first draft is that problem's one first draft), and no hidden test line reached a prompt."""
-    starts, arms = fx._load(RESULTS)
+    starts, arms = fx.load(RESULTS)
     assert starts and list(starts) == [t.id for t in humaneval_tasks()][: len(starts)]
     for (tid, _arm, _r), line in arms.items():
         start = fb.Start.from_dict(starts[tid]["start"])

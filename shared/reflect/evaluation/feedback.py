@@ -59,9 +59,10 @@ class SetupChanged(ValueError):
     """The results file was written under another setup of the experiment."""
 
 
-def _load(path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, int], dict]]:
-    """(start lines by task, arm lines by (task, arm, replicate)) of a results file; a cut-off last line
-    is skipped (it is run again)."""
+def load(path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, int], dict]]:
+    """(start lines by task, arm lines by (task, arm, replicate)) of a results file, as far as the
+    recording has gone; a line cut off by a kill is skipped (it is run again). A line of another setup
+    raises `SetupChanged`."""
     starts: dict[str, dict] = {}
     arms: dict[tuple[str, str, int], dict] = {}
     if not Path(path).exists():
@@ -119,7 +120,7 @@ def record_starts(tasks: Iterable[Task], chat: Callable, path: Path, progress: b
     """Every problem's start (`first_draft`) not yet in `path`, one request at a time (a batched
     request can change a temperature-0 reply); every start in the file for `tasks`, by task id."""
     tasks, path = list(tasks), Path(path)
-    starts, _ = _load(path)
+    starts, _ = load(path)
     write = _writer(path, meta)
 
     def start_of(task: Task) -> None:
@@ -142,7 +143,7 @@ def arm_jobs(tasks: Iterable[Task], path: Path, replicates: int) -> list[tuple[T
     together: after a failed first draft only (the starts must be recorded)."""
     if replicates < 1:
         raise ValueError(f"replicates must be at least 1, got {replicates}")
-    starts, done = _load(Path(path))
+    starts, done = load(Path(path))
     return [(task, arm, r) for r in range(replicates) for task in tasks for arm in ARMS
             if Start.from_dict(starts[task.id]["start"]).needs_samples and (task.id, arm, r) not in done]
 
@@ -151,7 +152,7 @@ def record_arms(tasks: Iterable[Task], chat: Callable, path: Path, replicates: i
                 progress: bool = True, meta: dict | None = None) -> None:
     """Every arm and replicate after a failed first draft not yet in `path`, `concurrency` at a time."""
     tasks, path = list(tasks), Path(path)
-    starts, _ = _load(path)
+    starts, _ = load(path)
     jobs = arm_jobs(tasks, path, replicates)
     write = _writer(path, meta)
 
@@ -186,7 +187,7 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
     is included only with all arms in all R replicates (`incomplete` counts the others while a recording
     is under way). One-shot's row is the shared first draft; an arm on a problem whose first draft passed
     its evidence (or had none) is that draft, made once, in every replicate."""
-    starts, arms = _load(path)
+    starts, arms = load(path)
     failed = [t for t, row in starts.items() if Start.from_dict(row["start"]).needs_samples]
     most = max((complete_replicates(arms, t) for t in failed), default=replicates or 1)
     R = min(most, replicates) if replicates else most
@@ -218,7 +219,7 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
 
 def incomplete(path: Path, replicates: int) -> list[str]:
     """The problems whose first draft failed its evidence and that lack an arm in one of `replicates`."""
-    starts, arms = _load(path)
+    starts, arms = load(path)
     return [t for t, row in starts.items()
             if Start.from_dict(row["start"]).needs_samples and complete_replicates(arms, t) < replicates]
 

@@ -145,8 +145,9 @@ def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
 def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, float]]:
     """(j, pass rate, tokens per task) for j = 1..k samples, from one run of k samples per task:
     the sample the evidence chooses among the first j (most asserts passed, earliest on a tie),
-    and the tokens of the evidence plus those j samples. A run that stopped early counts its
-    choice for every larger j."""
+    and the tokens of those j samples, plus the evidence's (the test writer's call) from j = 2 on:
+    a single sample is returned as it is, with nothing to choose it by. A run that stopped early
+    counts its choice for every larger j."""
     mine = by_strategy(rows).get(strategy, [])
     if not mine:
         return []
@@ -157,7 +158,8 @@ def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, flo
         for row in mine:
             samples = _samples(row)[:j]
             run = run_of(row)
-            tokens += sum(s.prompt_tokens + s.completion_tokens for s in run.steps if s.role == "test_writer")
+            if j > 1:  # one sample needs no evidence: there is nothing to choose between
+                tokens += sum(s.prompt_tokens + s.completion_tokens for s in run.steps if s.role == "test_writer")
             tokens += sum(s[0] for s in samples)
             if samples:
                 best = max(range(len(samples)), key=lambda i: (samples[i][1] or 0, -i))
