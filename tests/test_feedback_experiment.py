@@ -276,6 +276,7 @@ def test_the_curve_replays_each_arm_over_j_from_its_runs(tmp_path):
         assert points[-1][2] == pytest.approx(stats[arm]["tokens_per_task"])
     assert stats[fb.CRITIQUE]["tokens_per_task"] == stats[fb.BLIND]["tokens_per_task"] + 70  # the critique's call
     assert stats[fb.CHECKS]["repaired"] == 1 and stats[fb.CHECKS]["first_code_returned"] == 0
+    assert fx.by_failure(table) == {"assertion": {"problems": 1, "first_passed": 0, **dict.fromkeys(fb.ARMS, 1.0)}}
 
 
 def test_the_curve_charges_the_evidence_only_once_a_sample_is_drawn(tmp_path):

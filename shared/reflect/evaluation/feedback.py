@@ -198,22 +198,21 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
         start = Start.from_dict(row["start"])
         if start.needs_samples and complete_replicates(arms, tid) < R:
             continue
-        first = {"0": row["passed"]}
-        out.append({"strategy": ONE_SHOT, "task_id": tid, "replicate": 0, "passed_first": row["passed"],
-                    "run": {**one_shot_of(start).to_dict(), "passed": row["passed"]}, "drafts": first,
-                    "leaks": row["leaks"]})
+        common = {"task_id": tid, "passed_first": row["passed"], "source": start.source,
+                  "failure": failure_kind(start) if start.needs_samples else None}
+        out.append({"strategy": ONE_SHOT, **common, "replicate": 0, "drafts": {"0": row["passed"]},
+                    "run": {**one_shot_of(start).to_dict(), "passed": row["passed"]}, "leaks": row["leaks"]})
         for arm in ARMS:
             for r in range(R):
                 if start.needs_samples:
                     line = arms[tid, arm, r]
-                    out.append({"strategy": arm, "task_id": tid, "replicate": r, "passed_first": row["passed"],
-                                "run": line["run"], "drafts": line["drafts"], "leaks": line["leaks"]})
+                    out.append({"strategy": arm, **common, "replicate": r, "run": line["run"], "drafts": line["drafts"],
+                                "leaks": line["leaks"]})
                 else:
                     run = after_failure(get_task(tid), start, arm, r, _no_call)
                     index = next(s.index for s in run.steps if s.role == "generator")
-                    out.append({"strategy": arm, "task_id": tid, "replicate": r, "passed_first": row["passed"],
-                                "run": {**run.to_dict(), "passed": row["passed"]}, "drafts": {str(index): row["passed"]},
-                                "leaks": row["leaks"]})
+                    out.append({"strategy": arm, **common, "replicate": r, "run": {**run.to_dict(), "passed": row["passed"]},
+                                "drafts": {str(index): row["passed"]}, "leaks": row["leaks"]})
     return out, R
 
 
@@ -372,6 +371,21 @@ def arm_stats(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def by_failure(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """How the first drafts that failed their evidence failed it (`failure_kind`), beside what each arm
+    did there: {kind: {"problems": n, "first_passed": first drafts the hidden tests pass anyway,
+    arm: mean over the problems of the share of replicates whose returned code passes}}."""
+    out: dict[str, dict[str, Any]] = {}
+    s = shares(table)
+    kinds = {r["task_id"]: (r["failure"], r["passed_first"]) for r in table if r["strategy"] == ONE_SHOT and r["failure"]}
+    for kind in ("syntax", "exception", "assertion"):
+        tasks = [t for t, (k, _) in kinds.items() if k == kind]
+        if tasks:
+            out[kind] = {"problems": len(tasks), "first_passed": sum(kinds[t][1] for t in tasks),
+                         **{arm: sum(s[arm][t] for t in tasks) / len(tasks) for arm in ARMS}}
+    return out
+
+
 def curve(table: list[dict[str, Any]], arm: str, samples: int = 4) -> list[tuple[int, float, float]]:
     """(j, pass rate, tokens per task) for an arm allowed at most j samples after the first draft,
     j = 0..samples, replayed from its runs: the first of its first j samples that passed the evidence,
@@ -429,4 +443,10 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
     for t in a["secondary"]:
         lines.append(f"  {t['a']:<21} - {t['b']:<21}{t['effect']:>+7.1%}  [{t['interval'][0]:+.1%}, {t['interval'][1]:+.1%}]"
                      f"  better {t['better']:>2}, worse {t['worse']:>2}   p = {t['p']:.3f}, Holm {t['p_holm']:.3f}")
+    kinds = by_failure(table)
+    if kinds:
+        lines += ["", "how the first drafts failed their evidence, and the share of replicates passing after it, per arm:",
+                  f"  {'failure':<11}{'problems':>9}{'first draft passes hidden':>27}" + "".join(f"{a.split(':')[1]:>13}" for a in ARMS)]
+        lines += [f"  {kind:<11}{k['problems']:>9}{k['first_passed']:>27}" + "".join(f"{k[a]:>13.0%}" for a in ARMS)
+                  for kind, k in kinds.items()]
     return "\n".join(lines)

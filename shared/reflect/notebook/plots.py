@@ -114,3 +114,40 @@ def graph_picture(drawable, note: str = "dashed: a conditional edge, a router pi
     ax.text(left + 0.1, bottom + 0.05, note, fontsize=8, color="#555", va="bottom")
     fig.subplots_adjust(0, 0, 1, 1)
     return fig
+
+
+FEEDBACK_STYLE = {  # one colour and one marker per arm, hollow markers: a point under another still shows its edge
+    "feedback:blind": ("C0", "o"), "feedback:checks": ("C1", "s"), "feedback:checks+code": ("C2", "^"),
+    "feedback:critique": ("C3", "D"),
+}
+
+
+def feedback_curves(ax, table: list[dict], title: str, others: list[tuple[str, float, float]] = (),
+                    resample: list[tuple[int, float, float]] = ()):
+    """Lesson 06's experiment on one axis: each arm's pass rate against tokens per task as it may draw
+    j = 0..4 samples after a failed first draft (`reflect.evaluation.feedback.curve`; j = 0 is the first
+    draft alone, one-shot, drawn once as a star), plus `others` as (name, tokens, pass rate) points and an
+    older `resample` curve, for the problems they share."""
+    from ..evaluation.feedback import ARMS, curve
+
+    start = None
+    for arm in ARMS:
+        points = curve(table, arm)
+        start = points[0]
+        colour, marker = FEEDBACK_STYLE[arm]
+        ax.plot([t for *_, t in points[1:]], [r for _, r, _ in points[1:]], "-", marker=marker, ms=6, mfc="none",
+                color=colour, label=f"{arm}, j = 1..{len(points) - 1}")
+        ax.plot([start[2], points[1][2]], [start[1], points[1][1]], ":", color=colour)
+    if resample:
+        ax.plot([t for *_, t in resample], [r for _, r, _ in resample], "-", color="0.6", marker=".",
+                label=f"lesson 06's resample, j = 1..{len(resample)}")
+    for i, (name, tokens, rate) in enumerate(others):
+        ax.plot(tokens, rate, "P", ms=7, color=f"C{4 + i}", mfc="none", label=name)
+    ax.plot(start[2], start[1], "k*", ms=11, label="one-shot (the shared first draft)")
+    ax.set(xscale="log", xlabel="tokens per task (log; every call counted)", ylabel="pass rate (hidden tests)", title=title)
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in (200, 300, 500, 700, 1_000, 1_500, 2_000, 3_000, 5_000) if lo <= t <= hi]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.minorticks_off()
+    ax.grid(alpha=0.3)
+    return ax
