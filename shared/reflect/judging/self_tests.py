@@ -1,8 +1,9 @@
 """Tests the agent writes for itself (Reflexion's programming runs), run in the sandbox.
 
 The agent sees only the task statement and writes a few `assert` lines; the sandbox runs a
-draft on them and returns a trace in Reflexion's format ("Tests passed: ... Tests failed:
-<assert> # output: <actual>") for the evaluator and the reflector. The hidden tests never
+draft on them and returns a trace in the shape of Reflexion's ("Tests passed: ... Tests failed:
+<assert> # output: <actual>"; Reflexion's own code writes "Tested passed:", sic) for the evaluator
+and the reflector. The hidden tests never
 reach the agent: they only score the result. Self-written tests can be wrong themselves;
 `accuracy_on` runs them against a known-correct solution (HumanEval's canonical one) to
 measure how often they are.
