@@ -1,4 +1,5 @@
-"""Lesson 06's exercise checks: pass@k by hand, resampling at a budget, a judge's precision and misses."""
+"""Lesson 06's exercise checks: pass@k by hand, resampling at a budget, a judge's precision and misses,
+and Holm's correction for a family of tests."""
 
 from __future__ import annotations
 
@@ -147,3 +148,69 @@ def score_a_judge(judge_scores: Callable[[dict[str, int]], tuple[float | None, f
     return True, (f"All {len(TOY_JUDGES)} made-up judges scored right. On HumanEval, by precision: "
                   + "; ".join(f"{name} {p:.0%}" for p, name in ranked[:3]) + ".")
 
+
+
+def _holm(pvalues: Sequence[float]) -> list[float]:
+    """The truth the fourth check grades against: the experiment's own Holm adjustment."""
+    from ...evaluation.feedback import holm
+
+    return holm(list(pvalues))
+
+
+def _same(got: object, values: Sequence[float]) -> bool:
+    """`got` is a list or tuple of numbers equal to `values`, one by one."""
+    return (isinstance(got, (list, tuple)) and len(got) == len(values)
+            and all(_close(g, v) for g, v in zip(got, values, strict=True)))
+
+
+TOY_FAMILIES: tuple[list[float], ...] = (
+    [0.01, 0.04, 0.03], [0.5, 0.001], [0.02, 0.02, 0.02, 0.02], [0.2], [0.04, 0.001, 0.5, 0.011, 0.01],
+    [0.3, 0.2, 0.1],
+)
+# section 13's pilot: the 9 paired tests its first reading made (the fair pair among them), uncorrected
+PILOT_ARMS = ("blind-sample", "repair-sample", "repair-edit-sample")
+PILOT_PAIRS = (("blind-sample", "repair-sample"), ("blind-sample", "repair-edit-sample"),
+               ("repair-sample", "repair-edit-sample"), *((a, "one-shot") for a in PILOT_ARMS),
+               *(("resample", a) for a in PILOT_ARMS))
+
+
+@exercise("06.4", hints=(
+    "Sort the tests by p, smallest first. The smallest is multiplied by m (the number of tests), the next by "
+    "m - 1, and so on down to the largest, multiplied by 1; an adjusted p above 1 is 1.",
+    "Holm steps down and stops at the first test it cannot reject, so an adjusted p is never smaller than the "
+    "one before it in sorted order: keep the running maximum. Return the adjusted values in the order the tests "
+    "were given, not sorted.",
+), answer="def my_holm(pvalues):\n"
+          "    m = len(pvalues)\n"
+          "    order = sorted(range(m), key=lambda i: pvalues[i])\n"
+          "    adjusted, running = [0.0] * m, 0.0\n"
+          "    for rank, i in enumerate(order):\n"
+          "        running = max(running, min(1.0, (m - rank) * pvalues[i]))\n"
+          "        adjusted[i] = running\n"
+          "    return adjusted")
+def holm(my_holm: Callable[[list[float]], Sequence[float]], pilot: Sequence[Row]) -> tuple[bool, str]:
+    """Exercise 4: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
+    for family in TOY_FAMILIES:
+        got, want = my_holm(list(family)), _holm(family)
+        if _same(got, want):
+            continue
+        m = len(family)
+        order = sorted(range(m), key=lambda i: family[i])
+        unmaxed = [0.0] * m
+        for rank, i in enumerate(order):
+            unmaxed[i] = min(1.0, (m - rank) * family[i])
+        why = (" That is Bonferroni's correction (every p times m): Holm multiplies only the smallest by m, the next by "
+               "m - 1, and so on." if _same(got, [min(1.0, m * p) for p in family]) else
+               " Those are the right values in sorted order: return them in the order the tests were given."
+               if _same(got, sorted(want)) else
+               " An adjusted p must not fall below the one before it in sorted order: keep the running maximum."
+               if _same(got, unmaxed) else
+               "" if _same(got, got) else " Return one adjusted p per test given, in the same order.")
+        return False, f"for p-values {family} you returned {got!r}; expected {[round(w, 4) for w in want]}.{why}"
+    rows = list(pilot)
+    raw = [report.paired(rows, a, b)["p"] for a, b in PILOT_PAIRS]
+    adjusted = list(my_holm(raw))
+    low = min(range(len(raw)), key=lambda i: raw[i])
+    return True, (f"Right on every made-up family. The pilot's {len(raw)} tests: its lowest p, {raw[low]:.2f} "
+                  f"({PILOT_PAIRS[low][0]} against {PILOT_PAIRS[low][1]}), is {adjusted[low]:.2f} once the family is "
+                  f"counted; {sum(p < 0.05 for p in adjusted)} of {len(raw)} are below 0.05.")
