@@ -404,3 +404,10 @@ def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_repo
     assert row["config"] == catalog()["examples:2"]().config() != catalog()["evidence:examples"]().config()
     for path in (Path(__file__).resolve().parents[1] / "shared" / "reflect" / "evaluation").glob("*.py"):
         assert "examples:2" not in path.read_text()
+
+
+def test_a_judges_precision_and_misses_come_from_its_counts_with_none_for_nothing_to_divide():
+    c = {"accepted_right": 6, "accepted_wrong": 2, "rejected_right": 3, "rejected_wrong": 1}
+    assert report.precision_missed(c) == (6 / 8, 3 / 9)
+    assert report.precision_missed({**c, "accepted_right": 0, "accepted_wrong": 0}) == (None, 1.0)  # accepted nothing
+    assert report.precision_missed({**c, "accepted_right": 0, "rejected_right": 0}) == (0.0, None)  # nothing was correct

@@ -230,6 +230,14 @@ def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
     return out
 
 
+def precision_missed(c: dict[str, int]) -> tuple[float | None, float | None]:
+    """A judge's (precision, missed) from its `confusion` counts: the share of its acceptances that were
+    right, and the share of correct drafts it rejected; None where a share has nothing to divide by."""
+    accepted = c["accepted_right"] + c["accepted_wrong"]
+    correct = c["accepted_right"] + c["rejected_right"]
+    return (c["accepted_right"] / accepted if accepted else None, c["rejected_right"] / correct if correct else None)
+
+
 def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
     """(drafts after the first whose code is the first draft's, byte for byte; drafts after
     the first) over a strategy's runs: how often a sample shown the failed draft, or not shown it, gave it back."""

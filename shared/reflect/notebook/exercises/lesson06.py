@@ -110,9 +110,7 @@ def budget(samples_within: Callable[[list[Entry], float], Entry | None], rows: S
 
 def _scores(c: dict[str, int]) -> tuple[float | None, float | None]:
     """The truth the third check grades against: (precision, missed), None where a share has no denominator."""
-    accepted = c["accepted_right"] + c["accepted_wrong"]
-    correct = c["accepted_right"] + c["rejected_right"]
-    return (c["accepted_right"] / accepted if accepted else None, c["rejected_right"] / correct if correct else None)
+    return report.precision_missed(c)
 
 
 TOY_JUDGES: dict[str, tuple[int, int, int, int]] = {
