@@ -310,3 +310,14 @@ def test_the_committed_recording_shares_each_problems_first_draft_and_leaks_noth
         assert line["run"]["steps"][: len(shared)] == shared, tid
         assert not line["leaks"], tid
     assert not any(row["leaks"] for row in starts.values())
+
+
+def test_the_command_reports_a_recording_and_says_when_there_is_nothing_to_report(tmp_path, capsys):
+    from reflect.bench import feedback as cli
+
+    path = tmp_path / "fb.jsonl"
+    assert cli.main(["--report", "--out", str(path)]) == 1 and "no analysis yet" in capsys.readouterr().out
+    fx.record([HE0], Sampler({"HumanEval/0": NEVER}), path, replicates=1, concurrency=1, progress=False)
+    assert cli.main(["--report", "--out", str(path), "--replicates", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 problems, 1 replicate(s)" in out and "primary: does feedback:checks beat feedback:blind?" in out

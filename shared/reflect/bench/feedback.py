@@ -1,6 +1,6 @@
 """`python -m reflect.bench.feedback`: lesson 06's experiment, feedback or more tries, recorded in pieces.
 
-    python -m reflect.bench.feedback --replicates 3 --concurrency 2    # all 164 HumanEval problems
+    python -m reflect.bench.feedback --replicates 2 --concurrency 2    # all 164 HumanEval problems
     python -m reflect.bench.feedback --report                          # the stated analysis, no model
 
 First every problem's one first draft, its evidence and its check (and, after a failure, the critique),
@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="python -m reflect.bench.feedback", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--replicates", type=int, default=3, help="replicates of the after-failure phase (default 3)")
+    ap.add_argument("--replicates", type=int, default=2,
+                    help="replicates of the after-failure phase (default 2: docs/feedback_experiment.md says why)")
     ap.add_argument("--limit", type=int, default=None, help="HumanEval's first N problems (default: all 164)")
     ap.add_argument("--concurrency", type=int, default=2, help="requests at once after the first drafts (default 2)")
     ap.add_argument("--out", type=Path, default=None, help=f"the results file (default: {DEFAULT_OUT})")

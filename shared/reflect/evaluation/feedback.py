@@ -188,6 +188,8 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
     is under way). One-shot's row is the shared first draft; an arm on a problem whose first draft passed
     its evidence (or had none) is that draft, made once, in every replicate."""
     starts, arms = load(path)
+    if not starts:
+        raise ValueError(f"{path}: no first draft recorded yet")
     failed = [t for t, row in starts.items() if Start.from_dict(row["start"]).needs_samples]
     most = max((complete_replicates(arms, t) for t in failed), default=replicates or 1)
     R = min(most, replicates) if replicates else most
