@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,25 @@ ENGINES = ("auto", "xllamacpp", "llama-server")
 LIVE_BACKENDS = ("local", "openai")
 APP_NAME = "reflection-course"
 DEFAULT_TIMEOUT_S = 300.0  # one chat call, retries included: a long local generation fits, a hang does not
+
+
+WINDOWS_MESSAGE = (
+    "This course runs on Linux or macOS. On Windows, run it inside WSL2 (Windows Subsystem for Linux): in "
+    "PowerShell as administrator run `wsl --install`, restart, open Ubuntu from the Start menu, clone the "
+    "course there and run `make lab`. The sandbox that runs model-written code needs POSIX process "
+    "control (resource limits, process groups) that native Windows Python does not have, so the course "
+    "stops here instead of failing later in a lesson."
+)
+
+
+class UnsupportedPlatform(RuntimeError):
+    """The course cannot run here (native Windows): the message says what to do instead."""
+
+
+def require_supported_platform(platform: str | None = None) -> None:
+    """Raise `UnsupportedPlatform` with the WSL2 instructions on native Windows (`sys.platform` "win32")."""
+    if (platform or sys.platform) == "win32":
+        raise UnsupportedPlatform(WINDOWS_MESSAGE)
 
 
 class ConfigError(ValueError):

@@ -27,7 +27,7 @@ import openai
 
 from .accounting import CallRecord, Ledger
 from .cache import CACHED_HEADER, ResponseCache, model_fingerprint
-from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings
+from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings, require_supported_platform
 from .parallel import parallel_map
 from .replay import (
     BACKEND_HEADER,
@@ -264,6 +264,7 @@ def connect(
     `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
     `transport` replaces the HTTP transport (tests use httpx.MockTransport).
     """
+    require_supported_platform()  # every lesson's first model cell: the WSL2 message, not a later failure
     settings = settings or Settings.from_env()
     recorder = None
     if settings.backend in ("replay", "record"):

@@ -4,6 +4,10 @@ See `runner` for the design (a worker that only answers calls, a judge that runs
 and docs/sandbox.md for what it guarantees and what it does not.
 """
 
-from .runner import Limits, Opaque, SandboxResult, TestOutcome, raises, run_code
+from ..model.config import require_supported_platform
+
+require_supported_platform()  # before the runner imports `resource`: one clear message on native Windows
+
+from .runner import Limits  # noqa: E402, Opaque, SandboxResult, TestOutcome, raises, run_code
 
 __all__ = ["Limits", "Opaque", "SandboxResult", "TestOutcome", "raises", "run_code"]
