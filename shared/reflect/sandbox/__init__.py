@@ -8,6 +8,6 @@ from ..model.config import require_supported_platform
 
 require_supported_platform()  # before the runner imports `resource`: one clear message on native Windows
 
-from .runner import Limits  # noqa: E402, Opaque, SandboxResult, TestOutcome, raises, run_code
+from .runner import Limits, Opaque, SandboxResult, TestOutcome, raises, run_code  # noqa: E402
 
 __all__ = ["Limits", "Opaque", "SandboxResult", "TestOutcome", "raises", "run_code"]
