@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("type_verdicts", ROOT / "tools" / "type_verdicts.py")
 tv = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tv)
-FILES = [*sorted((ROOT / "results").glob("0*.jsonl")), ROOT / "results" / "04_graph_vs_loop.json"]
+FILES = [*(p for p in sorted((ROOT / "results").glob("0*.jsonl")) if p.name != "06_feedback_164.jsonl"),  # its own format
+         ROOT / "results" / "04_graph_vs_loop.json"]
 
 
 def runs_in(path: Path) -> list[dict]:
