@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..judging.controller import best_index
 from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
 from ..records import Run
@@ -47,7 +48,7 @@ from ..strategies.feedback import (
     one_shot_of,
 )
 from ..tasks.task import Task, get_task
-from .runner import judge_drafts
+from .runner import judge_drafts, seen_by
 
 ONE_SHOT = "one-shot"
 PRIMARY = (CHECKS, BLIND)
@@ -85,16 +86,6 @@ def load(path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, int], dict]]
     return starts, arms
 
 
-def _seen(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
-    def seen(messages: list[dict], role: str = "generator", **params):
-        prompts.extend(str(m.get("content", "")) for m in messages)
-        reply = chat(messages, role=role, **params)
-        replies.append(getattr(reply, "text", "") or "")
-        return reply
-
-    return seen
-
-
 def _writer(path: Path, meta: dict | None) -> Callable[[dict], None]:
     """A function that appends one row, whole and flushed, to `path` (safe from several threads)."""
     config, lock = experiment_config(), threading.Lock()
@@ -127,9 +118,9 @@ def record_starts(tasks: Iterable[Task], chat: Callable, path: Path, progress: b
         prompts: list[str] = []
         replies: list[str] = []
         t0 = time.perf_counter()
-        start = first_draft(task, _seen(chat, prompts, replies))
+        start = first_draft(task, seen_by(chat, prompts, replies))
         row = {"kind": "start", "task_id": task.id, "start": start.to_dict(), "wall_s": time.perf_counter() - t0,
-               "passed": judge(task, start.code).passed if start.code.strip() else False,
+               "passed": judge(task, start.code).passed,
                "leaks": hidden_lines_in_prompts(task, prompts, replies)}
         write(row)
         starts[task.id] = row
@@ -141,9 +132,12 @@ def record_starts(tasks: Iterable[Task], chat: Callable, path: Path, progress: b
 def arm_jobs(tasks: Iterable[Task], path: Path, replicates: int) -> list[tuple[Task, str, int]]:
     """The (problem, arm, replicate) runs still to record, replicate by replicate, every arm of a problem
     together: after a failed first draft only (the starts must be recorded)."""
+    return _jobs(list(tasks), *load(Path(path)), replicates)
+
+
+def _jobs(tasks: list[Task], starts: dict[str, dict], done: dict, replicates: int) -> list[tuple[Task, str, int]]:
     if replicates < 1:
         raise ValueError(f"replicates must be at least 1, got {replicates}")
-    starts, done = load(Path(path))
     return [(task, arm, r) for r in range(replicates) for task in tasks for arm in ARMS
             if Start.from_dict(starts[task.id]["start"]).needs_samples and (task.id, arm, r) not in done]
 
@@ -152,8 +146,8 @@ def record_arms(tasks: Iterable[Task], chat: Callable, path: Path, replicates: i
                 progress: bool = True, meta: dict | None = None) -> None:
     """Every arm and replicate after a failed first draft not yet in `path`, `concurrency` at a time."""
     tasks, path = list(tasks), Path(path)
-    starts, _ = load(path)
-    jobs = arm_jobs(tasks, path, replicates)
+    starts, done = load(path)
+    jobs = _jobs(tasks, starts, done, replicates)
     write = _writer(path, meta)
 
     def arm_of(job: tuple[Task, str, int]) -> None:
@@ -162,9 +156,9 @@ def record_arms(tasks: Iterable[Task], chat: Callable, path: Path, replicates: i
         prompts: list[str] = []
         replies: list[str] = [s.reply for s in (*start.steps, *start.critique_steps)]
         t0 = time.perf_counter()
-        run = after_failure(task, start, arm, r, _seen(chat, prompts, replies))
+        run = after_failure(task, start, arm, r, seen_by(chat, prompts, replies))
         run = replace(run, wall_s=time.perf_counter() - t0,
-                      passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+                      passed=judge(task, run.final_code).passed)
         write({"kind": "arm", "task_id": task.id, "arm": arm, "replicate": r, "run": run.to_dict(),
                "drafts": judge_drafts(task, run),
                "leaks": sorted(set(starts[task.id]["leaks"]) | set(hidden_lines_in_prompts(task, prompts, replies)))})
@@ -394,8 +388,6 @@ def curve(table: list[dict[str, Any]], arm: str, samples: int = 4) -> list[tuple
     else the draft with the most asserts passed among the first j + 1 (the earliest on a tie), with
     the tokens of the calls made by then. At j = 0 the first draft is returned as it is: nothing is
     charged but its call (no evidence is needed to return it, and no critique is made)."""
-    from ..judging.controller import best_index
-
     mine = [r for r in table if r["strategy"] == arm]
     points = []
     for j in range(samples + 1):

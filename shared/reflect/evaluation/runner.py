@@ -87,6 +87,18 @@ def current_rows(path: Path, strategies: Iterable[Strategy] | None = None,
     return [latest[(s, t)] for s in configs for t in tasks if (s, t) in latest]
 
 
+def seen_by(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
+    """`chat` that also keeps every message it sends (in `prompts`) and every reply text (in `replies`),
+    for the leak check (`hidden_lines_in_prompts`)."""
+    def seen(messages: list[dict], role: str = "generator", **params):
+        prompts.extend(str(m.get("content", "")) for m in messages)
+        reply = chat(messages, role=role, **params)
+        replies.append(getattr(reply, "text", "") or "")
+        return reply
+
+    return seen
+
+
 def judge_drafts(task: Task, run: Run) -> dict[str, bool]:
     """{step index: hidden tests pass} for every step that wrote a draft (each distinct draft
     is run once; the final draft's verdict is the run's own when it has one)."""
@@ -118,14 +130,7 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
         strategy, task = job
         prompts: list[str] = []
         replies: list[str] = []
-
-        def seen(messages: list[dict], role: str = "generator", **params):
-            prompts.extend(str(m.get("content", "")) for m in messages)
-            reply = chat(messages, role=role, **params)
-            replies.append(getattr(reply, "text", "") or "")
-            return reply
-
-        run = strategy.run(task, seen)
+        run = strategy.run(task, seen_by(chat, prompts, replies))
         line = json.dumps({"strategy": strategy.name, "task_id": task.id, "config": configs[strategy.name],
                            "meta": meta or {}, "run": run.to_dict(), "drafts": judge_drafts(task, run),
                            "leaks": hidden_lines_in_prompts(task, prompts, replies)}, ensure_ascii=False) + "\n"
