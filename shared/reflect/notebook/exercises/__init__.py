@@ -21,8 +21,32 @@ An exception in the learner's code is a "Not yet" that names it, never a crash; 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from ...model.llm import Connection
+
+
+class RealModelCalled(Exception):
+    """A function under check reached the real model while it should only use the stand-in chat it was given."""
+
+
+@contextmanager
+def model_off() -> Iterator[None]:
+    """While a check tries the learner's function on a stand-in chat, a call that reaches any real connection
+    (conn.chat, or a chat made from it) raises `RealModelCalled` before its request is sent: no model time
+    spent live, no replay miss in replay, and nothing added to the ledger."""
+    def refuse(*_: object, **__: object) -> None:
+        raise RealModelCalled
+
+    sender = Connection.__dict__["_create"]
+    Connection._create = refuse  # every request of every connection goes through _create
+    try:
+        yield
+    finally:
+        Connection._create = sender
+
 
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}

@@ -73,8 +73,8 @@ def hosted_bill(bill: Callable[[Sequence[CallRecord], str], float], gpt4o_cost: 
 
 @exercise("00.3", hints=(
     "the text is no guide: what else does a Reply carry?",
-    "a Reply has more fields than its text: print one whole (print(draft)) and compare it with section 5's "
-    "cut-off reply, `cut`.",
+    "a Reply has more fields than its text: print one whole (print(draft)) and compare it with the "
+    "cut-off reply `cut`, made under 'When not to use this, and what can go wrong'.",
 ), answer="def was_truncated(reply):\n    return reply.finish_reason == 'length'\n\n"
           "long_answer = conn.chat([{'role': 'user', 'content': 'List ten uses of Python dictionaries.'}], "
           "role='probe', temperature=0, seed=42, max_tokens=8)")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...judging.critics import TestGroundedCritic
@@ -15,7 +14,7 @@ from ...model.llm import Reply
 from ...strategies.maker_checker import GENERATOR_PROMPT, generator_messages
 from ...tasks.extract import extract_code
 from ...tasks.task import Task, get_task
-from . import exercise
+from . import RealModelCalled, exercise, model_off
 
 LEVELS = ("easy", "medium", "hard")
 HOT = {"temperature": 0.8, "max_tokens": 512}  # exercise 3's sampling: the first draft's cap, llama.cpp's default temperature
@@ -46,39 +45,16 @@ def _failed_ids(attempts: Sequence[Attempt]) -> list[str]:
     return [a.task_id for a in attempts if not a.passed]
 
 
-class _RealModelCalled(Exception):
-    """A function under check reached the real model while it should only use the stand-in chat."""
-
-
-@contextmanager
-def _model_off(conn: Any) -> Iterator[None]:
-    """While a check tries the learner's function on a stand-in chat, a call that reaches `conn`'s model
-    (conn.chat, or a chat made from it such as section 2's `chat` or `hot`) raises before any request
-    is sent: no model time spent live, no replay miss in replay, and nothing added to the ledger."""
-    if not hasattr(conn, "_create"):  # not a connection (a planted stand-in): nothing to guard
-        yield
-        return
-
-    def refuse(*_: Any, **__: Any) -> None:
-        raise _RealModelCalled
-
-    conn._create = refuse  # the instance attribute shadows Connection._create, which sends every request
-    try:
-        yield
-    finally:
-        del conn._create
-
-
 REAL_CALL = ("it called the real model (conn.chat, or a chat made from it, such as section 2's `chat` or `hot`) "
              "instead of the `chat` it was given; the check stopped that call before it was sent.")
 
 
-def _tried_offline(conn: Any, check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
-    """`check(function)` on its stand-in chat with `conn`'s model off: what is wrong, or None."""
-    with _model_off(conn):
+def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
+    """`check(function)` on its stand-in chat with every real model off: what is wrong, or None."""
+    with model_off():
         try:
             return check(function)
-        except _RealModelCalled:
+        except RealModelCalled:
             return f"{name}: {REAL_CALL}"
 
 
@@ -129,7 +105,7 @@ def stricter_prompt(retry_failed: Callable[[Any, Sequence[Attempt], str], Sequen
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
     prompt tokens by the same amount (the task's message is unchanged), and every new attempt is a
     call the ledger holds beyond the baseline's."""
-    problem = _tried_offline(conn, _check_retry_failed, retry_failed, "retry_failed")
+    problem = _tried_offline(_check_retry_failed, retry_failed, "retry_failed")
     if problem:
         return False, problem
     records = conn.ledger.records
@@ -322,7 +298,7 @@ def pass_at_three(sample_three: Callable[[Any, Task], Sequence[Attempt]], first_
                   conn: Any) -> tuple:
     """Exercise 3: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls) and any_passes."""
-    problem = _tried_offline(conn, _check_sampler, sample_three, "sample_three")
+    problem = _tried_offline(_check_sampler, sample_three, "sample_three")
     if problem:
         return False, problem
     records = conn.ledger.records
