@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The course's commands, with or without make, on Linux, macOS and WSL2 (standard library only).
 
-    python3 course.py lab       set up, then JupyterLab at the repository root, open on lesson 00
+    python3 course.py lab       set up, then JupyterLab at the repository root, open on lesson 00 (--no-browser)
     python3 course.py run       set up, then every lesson live and headless into build/run/ (--only 01)
     python3 course.py test      set up, then ruff, the tests, and every notebook in replay (what CI runs)
     python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model)
@@ -98,10 +98,12 @@ def setup(model: bool = True) -> Path:
     return py
 
 
-def lab() -> None:
+def lab(extra: list[str]) -> None:
+    """JupyterLab at the repository root (so the lessons' links to docs/ and solutions/ work), on lesson 00;
+    `extra` goes to JupyterLab as it is (`--no-browser` in a container, `--port 8890`)."""
     py = setup()
     cmd = [py, "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
-           "--LabApp.default_url=/lab/tree/notebooks/00_first_call.ipynb"]
+           "--LabApp.default_url=/lab/tree/notebooks/00_first_call.ipynb", *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     run(*cmd)
@@ -138,15 +140,17 @@ def lock(upgrade: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("lab", help="set up, then JupyterLab at the repository root")
+    sub.add_parser("lab", help="set up, then JupyterLab at the repository root (other options go to JupyterLab)")
     sub.add_parser("run", help="set up, then every lesson live, headless").add_argument("--only", metavar="NN")
     sub.add_parser("test", help="set up, then ruff, the tests and the notebooks in replay")
     sub.add_parser("setup", help="only set up").add_argument("--no-model", action="store_true")
     sub.add_parser("lock", help="regenerate requirements/lock.txt").add_argument("--upgrade", action="store_true")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "lab":
-            lab()
+            lab(extra)
         elif args.command == "run":
             run_lessons(args.only)
         elif args.command == "test":

@@ -2,6 +2,7 @@
 environment.yml (conda users) only provides a Python for course.py."""
 
 import importlib.util
+import json
 import re
 import subprocess
 import tomllib
@@ -169,3 +170,27 @@ def test_a_failed_step_stops_course_py_with_its_exit_code(tmp_path, monkeypatch)
 
     monkeypatch.setattr(course, "setup", failing)
     assert course.main(["test"]) == 3
+
+
+def test_course_py_lab_passes_jupyterlabs_own_options_and_nothing_else_takes_them(monkeypatch):
+    course = _course()
+    steps = []
+    monkeypatch.setattr(course, "setup", lambda model=True: Path("py"))
+    monkeypatch.setattr(course, "run", lambda *cmd, env=None: steps.append([str(c) for c in cmd]))
+    assert course.main(["lab", "--no-browser"]) == 0
+    (cmd,) = steps
+    assert cmd[1:4] == ["-m", "jupyter", "lab"] and "--no-browser" in cmd
+    assert f"--ServerApp.root_dir={course.ROOT}" in cmd
+    with pytest.raises(SystemExit):
+        course.main(["test", "--no-browser"])
+
+
+def test_the_dev_container_sets_up_with_course_py_on_a_supported_python():
+    text = (ROOT / ".devcontainer" / "devcontainer.json").read_text()
+    config = json.loads("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")))
+    assert config["postCreateCommand"] == "python3 course.py setup"
+    minor = re.search(r"python:\d+-3\.(\d+)", config["image"]).group(1)
+    course = _course()
+    assert course.OLDEST <= (3, int(minor)) <= course.NEWEST
+    assert 8888 in config["forwardPorts"]
+    assert config["customizations"]["vscode"]["settings"]["python.defaultInterpreterPath"].endswith("/.venv/bin/python")

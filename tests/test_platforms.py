@@ -12,12 +12,16 @@ import pytest
 
 from reflect.model.config import WINDOWS_MESSAGE, UnsupportedPlatform, require_supported_platform
 
+# The standard library modules that pick their Windows code at import time (shutil on Python 3.13+ imports
+# _winapi) are loaded first, as the real ones: only the course's own imports run under the faked platform.
+STDLIB_FIRST = "import shutil, subprocess, sysconfig, tempfile, platform, pathlib\n"
 AS_WINDOWS = "import os, sys; sys.platform = 'win32'; sys.modules['resource'] = None; del os.killpg\n"
 
 
 def as_windows(code: str, before: str = "") -> subprocess.CompletedProcess:
     """`code` in a fresh interpreter that looks like native Windows (after `before`, run as it is)."""
-    return subprocess.run([sys.executable, "-c", before + AS_WINDOWS + code], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", STDLIB_FIRST + before + AS_WINDOWS + code], capture_output=True,
+                          text=True, timeout=60)
 
 
 @pytest.mark.parametrize("before, code", [
