@@ -103,8 +103,11 @@ def test_sigterm_exit_leaves_no_state_file(gguf):
 
 @pytest.fixture
 def stranger():
-    """An unrelated live process of the user's (think: an editor, a database)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    """An unrelated live process of the user's (think: an editor, a database), running its own program: until
+    the child has exec'd, /proc shows the parent's command line (a race seen once on Python 3.13)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "up\n"
     yield proc
     proc.kill()
     proc.wait()
