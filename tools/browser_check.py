@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import platform
 import secrets
 import shutil
 import subprocess
@@ -357,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"scratch kept: {scratch}")
         else:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{len(jobs) - failed} of {len(jobs)} notebooks open clean in JupyterLab")
+    print(f"{len(jobs) - failed} of {len(jobs)} notebooks open clean in JupyterLab (Python {platform.python_version()})")
     return 1 if failed else 0
 
 

