@@ -55,8 +55,12 @@ def check_interpreter(version: tuple = tuple(sys.version_info[:3]), platform: st
         )
 
 
+def python_in(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
 def venv_python() -> Path:
-    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return python_in(VENV)
 
 
 def run(*cmd: object, env: dict | None = None) -> None:
@@ -153,7 +157,7 @@ def lock(upgrade: bool) -> None:
     Python 3.11-3.14, every file hashed. Pins already in the lock are kept unless --upgrade."""
     check_interpreter()
     tool = ROOT / "build" / "lock-tool"
-    tool_py = tool / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    tool_py = python_in(tool)
     if not tool_py.exists():
         run(sys.executable, "-m", "venv", tool)
         run(tool_py, "-m", "pip", "install", "--quiet", UV)

@@ -25,15 +25,15 @@ def _course():
 
 
 def _locked() -> dict[str, list[tuple[str, str]]]:
-    """name -> [(version, marker)] for every pin in the lock, each of which must carry a hash."""
+    """name -> [(version, marker)] for every pin in the lock (parsed as tools/check_lock_wheels.py does), each of
+    which must carry a hash."""
+    spec = importlib.util.spec_from_file_location("check_lock_wheels", ROOT / "tools" / "check_lock_wheels.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
     pins: dict[str, list[tuple[str, str]]] = {}
-    text = (ROOT / "requirements" / "lock.txt").read_text()
-    for block in re.split(r"\n(?=\S)", text):
-        m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)\s*(?:;\s*([^\\]+))?", block)
-        if not m:
-            continue
-        assert "--hash=sha256:" in block, f"{m.group(1)} is pinned without a hash"
-        pins.setdefault(canonicalize_name(m.group(1)), []).append((m.group(2), (m.group(3) or "").strip()))
+    for name, version, marker, block in tool.pins(with_text=True):
+        assert "--hash=sha256:" in block, f"{name} is pinned without a hash"
+        pins.setdefault(canonicalize_name(name), []).append((version, marker))
     return pins
 
 

@@ -29,12 +29,13 @@ PLATFORMS = {  # name: (sys_platform, os_name, a wheel platform tag must contain
 }
 
 
-def pins() -> list[tuple[str, str, str]]:
+def pins(with_text: bool = False) -> list[tuple]:
+    """(name, version, marker) for every pin in the lock, in its order; with_text adds the pin's whole entry."""
     out = []
     for block in re.split(r"\n(?=\S)", LOCK.read_text()):
         m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)\s*(?:;\s*([^\\]+))?", block)
         if m:
-            out.append((m.group(1), m.group(2), (m.group(3) or "").strip()))
+            out.append((m.group(1), m.group(2), (m.group(3) or "").strip(), *([block] if with_text else [])))
     return out
 
 
