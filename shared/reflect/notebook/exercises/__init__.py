@@ -48,6 +48,15 @@ def model_off() -> Iterator[None]:
         Connection._create = sender
 
 
+def offline(call: Callable[[], object]) -> tuple[bool, object]:
+    """`call()` with every real model off: (True, None) if it reached one, else (False, what it returned)."""
+    with model_off():
+        try:
+            return False, call()
+        except RealModelCalled:
+            return True, None
+
+
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}
 

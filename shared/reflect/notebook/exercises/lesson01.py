@@ -14,7 +14,7 @@ from ...model.llm import Reply
 from ...strategies.maker_checker import GENERATOR_PROMPT, generator_messages
 from ...tasks.extract import extract_code
 from ...tasks.task import Task, get_task
-from . import RealModelCalled, exercise, model_off
+from . import exercise, offline
 
 LEVELS = ("easy", "medium", "hard")
 HOT = {"temperature": 0.8, "max_tokens": 512}  # exercise 3's sampling: the first draft's cap, llama.cpp's default temperature
@@ -51,11 +51,8 @@ REAL_CALL = ("it called the real model (conn.chat, or a chat made from it, such 
 
 def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
     """`check(function)` on its stand-in chat with every real model off: what is wrong, or None."""
-    with model_off():
-        try:
-            return check(function)
-        except RealModelCalled:
-            return f"{name}: {REAL_CALL}"
+    reached, problem = offline(lambda: check(function))
+    return f"{name}: {REAL_CALL}" if reached else problem
 
 
 @exercise("01.1", hints=(

@@ -8,7 +8,7 @@ from ...judging.hidden import judge_the_judge
 from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, LoopResult, maker_checker
 from ...tasks.task import Task, course_tasks, get_task
 from ...testing import FakeReply, ScriptedChat
-from . import RealModelCalled, exercise, model_off
+from . import exercise, offline
 
 Chat = Callable[..., object]
 REAL_CALL = ("called the real model (conn.chat, or the lesson's `chat`) instead of the `chat` it was given; the "
@@ -37,11 +37,9 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
             return FakeReply("```python\ndef merge_sorted_lists(list1, list2):\n    return []\n```", 0, 0)
         return reviews(messages, role=role, **params)
 
-    with model_off():
-        try:
-            runs = [probe(scripted, "RULE-X", SORTED_DRAFT), probe(scripted, "RULE-X", SORTED_DRAFT)]
-        except RealModelCalled:
-            return f"probe {REAL_CALL}"
+    reached, runs = offline(lambda: [probe(scripted, "RULE-X", SORTED_DRAFT), probe(scripted, "RULE-X", SORTED_DRAFT)])
+    if reached:
+        return f"probe {REAL_CALL}"
     if not all(isinstance(r, LoopResult) for r in runs):
         return f"probe returned {type(runs[0]).__name__}: return the loop's result, what maker_checker returns."
     if roles != ["reviewer", "reviewer"]:
@@ -148,11 +146,9 @@ def token_budget(budget_loop: Callable[[Chat, Task, int], object]) -> tuple[bool
     """Exercise 2: budget_loop on a course Task against scripted agents: stop reasons, tokens, and what each role saw."""
     task = get_task("fibonacci")
     cases = _budget_cases()
-    with model_off():
-        try:
-            got = [budget_loop(chat, task, budget) for chat, budget, _ in cases]
-        except RealModelCalled:
-            return False, f"budget_loop {REAL_CALL}"
+    reached, got = offline(lambda: [budget_loop(chat, task, budget) for chat, budget, _ in cases])
+    if reached:
+        return False, f"budget_loop {REAL_CALL}"
     got = [tuple(g) if isinstance(g, (tuple, list)) else g for g in got]
     if not cases[0][0].calls:
         return False, f"budget_loop(chat, task, budget) made no call to chat and returned {got[0]!r}."
