@@ -293,26 +293,6 @@ def test_every_committed_results_file_loads_whole_with_the_split_stop_reasons():
         assert rows and all(r["run"]["stop"] != "budget" for r in rows), path.name
 
 
-def test_the_one_time_converter_relabels_and_replays_an_old_row():
-    import importlib.util
-    import json as j
-
-    spec = importlib.util.spec_from_file_location("migrate", Path(__file__).resolve().parents[1] / "tools" / "migrate_results.py")
-    mig = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mig)
-    rows = [j.loads(line) for line in (Path(__file__).resolve().parents[1] / "results" / "06_course.jsonl").read_text().splitlines()]
-    marked = next(r for r in rows if r["strategy"] == "reflexion" and r["run"]["stop"] == "max_iterations"
-                  and any((s["note"] or "").startswith("same code") for s in r["run"]["steps"]))
-    old = j.loads(j.dumps(marked))
-    old["run"]["stop"] = "budget"
-    for s in old["run"]["steps"]:
-        if (s["note"] or "").startswith("same code"):
-            s["note"] = None
-    assert j.loads(j.dumps(mig.migrate(old))) == marked  # replayed through today's Reflexion: the marks come back
-    one = next(r for r in rows if r["strategy"] == "one-shot")
-    assert mig.migrate({**one, "run": {**one["run"], "stop": "budget"}})["run"]["stop"] == "single_draft"
-
-
 def test_a_live_sample_is_compared_verdict_by_verdict_with_the_recording(monkeypatch):
     from reflect.evaluation.report import provenance, verdicts_beside
     from reflect.evaluation.results import full_run

@@ -9,7 +9,6 @@ below). No recorded run stopped on `converged`, which cannot fire with 3 attempt
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import fields, replace
 from pathlib import Path
@@ -20,11 +19,9 @@ from reflect.records import Run, Stop
 from reflect.strategies.reflexion import Reflexion
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task
+from reflect.testing import RecordedChat
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("migrate_results", ROOT / "tools" / "migrate_results.py")
-mig = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mig)
 CLASSES = {"Reflexion": Reflexion, "Resample": Resample}
 ALL_FILES = sorted((ROOT / "results").glob("0*.jsonl"))
 
@@ -57,7 +54,7 @@ def test_recorded_runs_replay_to_the_same_decisions(path):
     rows = sample(replayable(path))
     differ = []
     for row in rows:
-        new = strategy_of(row["config"]).run(get_task(row["task_id"]), mig.RecordedChat(row["run"]))
+        new = strategy_of(row["config"]).run(get_task(row["task_id"]), RecordedChat(row["run"]))
         if decisions(new) != decisions(Run.from_dict(row["run"])):
             differ.append(f"{row['strategy']} on {row['task_id']}: {new.chosen!r} ({new.stop})")
     assert differ == [], "\n".join(differ)

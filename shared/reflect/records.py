@@ -105,14 +105,9 @@ class Step:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
-        """The inverse of `asdict`. A verdict written before verdicts were typed (a bare string) is
-        read as a label with no fields: `tools/type_verdicts.py` types the files that hold one."""
+        """The inverse of `asdict` (a verdict that is not a dict of Verdict's fields is a TypeError)."""
         verdict = data.get("verdict")
-        if isinstance(verdict, dict):
-            verdict = Verdict(**verdict)
-        elif isinstance(verdict, str):
-            verdict = Verdict(verdict)
-        return cls(**{**data, "verdict": verdict})
+        return cls(**{**data, "verdict": None if verdict is None else Verdict(**verdict)})
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    rows, untyped = [], 0
+    rows = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -61,11 +61,7 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
             warnings.warn(f"{path}:{n}: skipped an incomplete or foreign line ({err}); it will be run again",
                           stacklevel=2)
             continue
-        untyped += any(isinstance(s.get("verdict"), str) for s in row["run"].get("steps", ()))
         rows.append(row)
-    if untyped:
-        warnings.warn(f"{path}: {untyped} runs were written while verdicts were text, and the report counts none of "
-                      f"their judges; convert the file once with `python tools/type_verdicts.py {path}`", stacklevel=2)
     return rows
 
 
