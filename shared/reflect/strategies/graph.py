@@ -278,23 +278,23 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                         "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
                         "current_draft": None, "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None}
 
-    def record(state: dict, kind: str, code: str, used: int, step: Step) -> dict:
+    def record(state: dict, kind: str, step: Step) -> dict:
         call = {"role": step.role, "request": step.request, "reply": step.reply, "prompt_tokens": step.prompt_tokens,
                 "completion_tokens": step.completion_tokens, "latency_s": step.latency_s}  # plain values: state is checkpointed
-        return {"iteration": state["iteration"] + 1, "kind": kind, "draft": code, "tokens": used, "call": call}
+        return {"iteration": state["iteration"] + 1, "kind": kind, "draft": step.code,
+                "tokens": step.prompt_tokens + step.completion_tokens, "call": call}
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
             task = writer_task(state)
             try:
-                if kind == "generate":
-                    code, used, call = generate_step(p.chat, task, p.seed)
-                else:
-                    code, used, call = refine_step(p.chat, task, state["current_draft"], state["critique"] or "", p.seed)
+                call = (generate_step(p.chat, task, p.seed) if kind == "generate"
+                        else refine_step(p.chat, task, state["current_draft"], state["critique"] or "", p.seed))
+                code = call.code
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
             out = {"iteration": state["iteration"] + 1, "reply_has_code": bool(code.strip()),
-                   "revision_history": [record(state, kind, code, used, call)]}
+                   "revision_history": [record(state, kind, call)]}
             if code.strip():
                 out["current_draft"] = code
             else:  # keep the last draft that had code: a reply in prose is recorded, not promoted

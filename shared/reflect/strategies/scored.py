@@ -78,20 +78,16 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 
 
-Drafted = tuple[str, int, Step]  # (code, tokens of the call, the call's step)
-
-
 def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42,
-               sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
-    """One generator or refiner call at the role's sampling (`sampling[role]`, plus the seed);
-    the code extracted from the reply."""
+               sampling: Mapping[str, dict] = SAMPLING) -> Step:
+    """One generator or refiner call at the role's sampling (`sampling[role]`, plus the seed), as
+    its step, with the code extracted from the reply in `code`."""
     extra = {} if seed is None else {"seed": seed}
     reply = chat(messages, role=role, **sampling[role], **extra)
-    code = extract_code(reply.text, task.entry_point).code
-    return code, reply.prompt_tokens + reply.completion_tokens, model_step(0, role, messages, reply, code)
+    return model_step(0, role, messages, reply, extract_code(reply.text, task.entry_point).code)
 
 
-def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
+def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
     messages = generator_messages(task.prompt(), GENERATOR_SYSTEM)
@@ -99,7 +95,7 @@ def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: M
 
 
 def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = 42,
-                sampling: Mapping[str, dict] = SAMPLING) -> Drafted:
+                sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
     messages = [{"role": "system", "content": REFINER_SYSTEM},
                 {"role": "user", "content": refine_request(task, previous, feedback)}]
@@ -134,10 +130,10 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         try:
             if first_draft is not None and not history:
                 code, used, call = first_draft, 0, None
-            elif not history:
-                code, used, call = generate_step(chat, task, seed, sampling)
             else:
-                code, used, call = refine_step(chat, task, history[-1].output, history[-1].feedback, seed, sampling)
+                call = (generate_step(chat, task, seed, sampling) if not history
+                        else refine_step(chat, task, history[-1].output, history[-1].feedback, seed, sampling))
+                code, used = call.code, call.prompt_tokens + call.completion_tokens
             ev = critique_step(critic, task, code)
         except ModelError as err:
             if code is not None:  # the draft arrived, its critique did not: keep it, unscored
