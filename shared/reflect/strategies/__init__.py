@@ -13,7 +13,6 @@ from .maker_checker import (
 from .objects import MakerChecker, OneShot, ScoredReflection
 from .one_shot import one_shot
 from .scored import (
-    GENERATOR_SYSTEM,
     REFINER_SYSTEM,
     critique_step,
     generate_step,
@@ -23,7 +22,7 @@ from .scored import (
 )
 
 __all__ = [
-    "GENERATOR_PROMPT", "GENERATOR_SYSTEM", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
+    "GENERATOR_PROMPT", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
     "REVIEWER_PROMPT", "ScoredReflection", "critique_step", "generate_step", "keep_last",
     "maker_checker", "one_shot", "refine_request", "refine_step", "scored_reflection",
 ]

@@ -53,7 +53,8 @@ from ..model.llm import ModelError
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict
 from ..tasks.task import Task, course_tasks
 from .base import Configured, execute
-from .scored import GENERATOR_SYSTEM, REFINER_SYSTEM, critique_step, generate_step, refine_step
+from .maker_checker import GENERATOR_PROMPT
+from .scored import REFINER_SYSTEM, critique_step, generate_step, refine_step
 
 GRAPH_NAME = "reflection_code_reviewer"
 PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
@@ -485,7 +486,7 @@ class ReflectionGraph(Configured):
 
     def prompts(self) -> tuple[str, ...]:
         """Lesson 03's generator and refiner prompts, which the graph's nodes send."""
-        return GENERATOR_SYSTEM, REFINER_SYSTEM
+        return GENERATOR_PROMPT, REFINER_SYSTEM
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Invoke the graph on the task and return its Run."""

@@ -109,7 +109,7 @@ class ScoredReflection(Configured):
 
     def prompts(self) -> tuple[str, ...]:
         """The generator's and refiner's prompts, lesson 03's critic's, and the test writer's (self-tests)."""
-        return scored.GENERATOR_SYSTEM, scored.REFINER_SYSTEM, critics.CRITIC_PROMPT, self_tests.WRITE_TESTS_SYSTEM
+        return mc.GENERATOR_PROMPT, scored.REFINER_SYSTEM, critics.CRITIC_PROMPT, self_tests.WRITE_TESTS_SYSTEM
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""

@@ -21,7 +21,6 @@ from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT, generator_messages
 
-GENERATOR_SYSTEM = GENERATOR_PROMPT  # one first-draft prompt for every strategy (lessons 01-03)
 STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
          "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
          "invalid_critic": Stop.INVALID_CRITIC}  # a stop rule's reason as the run's `Stop`
@@ -90,7 +89,7 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
 def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
-    messages = generator_messages(task.prompt(), GENERATOR_SYSTEM)
+    messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
     return draft_call(chat, task, "generator", messages, seed, sampling)
 
 
