@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.llm import response_format_for
-from ..model.sampling import SAMPLING
+from ..model.sampling import SAMPLING, SEED
 from ..records import parse_python
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
@@ -324,7 +324,7 @@ class EvidenceCritic:
 
     chat: Callable | None = field(default=None, repr=False)
     source: str = "self-tests"
-    seed: int | None = 42
+    seed: int | None = SEED
     name: str = "evidence"
     _asserts: dict = field(default_factory=dict, repr=False)  # task id -> asserts
 

@@ -16,7 +16,7 @@ import doctest
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..model.sampling import SAMPLING
+from ..model.sampling import SAMPLING, SEED
 from ..records import Step, Verdict, model_step, parse_python
 from ..tasks.task import Task
 
@@ -70,7 +70,7 @@ def statement_asserts(task: Task, limit: int = 6) -> list[str]:
     return parse_asserts("\n".join(lines), task.entry_point, limit)
 
 
-def write_tests(chat: Callable, task: Task, seed: int | None = 42) -> tuple[list[str], object]:
+def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[list[str], object]:
     """Ask the model for asserts from the statement alone; (asserts, the reply)."""
     messages = [{"role": "system", "content": WRITE_TESTS_SYSTEM},
                 {"role": "user", "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`."}]
@@ -93,7 +93,7 @@ def test_writer_step(index: int, task: Task, asserts: list[str], reply: object) 
 EVIDENCE = ("examples", "self-tests", "examples-or-self-tests")
 
 
-def gather_evidence(chat: Callable, task: Task, source: str, seed: int | None = 42) -> tuple[list[str], object | None]:
+def gather_evidence(chat: Callable, task: Task, source: str, seed: int | None = SEED) -> tuple[list[str], object | None]:
     """The asserts a strategy or critic may judge drafts by, from `source` (one of `EVIDENCE`): the
     statement's examples (no model call), the agent's own tests (one test-writer call), or the examples
     where the statement has some, else its own tests. Returns (asserts, the test writer's reply or None)."""

@@ -50,6 +50,7 @@ from typing import Annotated, Any, Literal, TypedDict
 from ..judging.critics import Evaluation
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
+from ..model.sampling import SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict
 from ..tasks.task import Task, course_tasks
 from .base import Configured, execute
@@ -238,7 +239,7 @@ class GraphParts:
     chat: ChatFn
     critic: Critic
     threshold: float = 8
-    seed: int | None = 42
+    seed: int | None = SEED
     human_review: bool = False
     task: Task | None = None  # a known task (its tests and checks); else one is built from the input
 
@@ -478,7 +479,7 @@ class ReflectionGraph(Configured):
     critic_for: Callable[[ChatFn], Critic]  # builds the critic from the chat function
     max_iterations: int = 3
     threshold: float = 8
-    seed: int | None = 42
+    seed: int | None = SEED
     judge_hidden: bool = True
     name: str = "graph"
     options: dict = field(default_factory=dict)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from ..judging.controller import ScoredAttempt, StopRule, best_so_far, chosen_index
 from ..model.llm import ModelError
-from ..model.sampling import SAMPLING
+from ..model.sampling import SAMPLING, SEED
 from ..records import Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
@@ -77,7 +77,7 @@ def refine_request(task: Task, previous: str, feedback: str) -> str:
             f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
 
 
-def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = 42,
+def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = SEED,
                sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """One generator or refiner call at the role's sampling (`sampling[role]`, plus the seed), as
     its step, with the code extracted from the reply in `code`."""
@@ -86,14 +86,14 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
     return model_step(0, role, messages, reply, extract_code(reply.text, task.entry_point).code)
 
 
-def generate_step(chat: Callable, task: Task, seed: int | None = 42, sampling: Mapping[str, dict] = SAMPLING) -> Step:
+def generate_step(chat: Callable, task: Task, seed: int | None = SEED, sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
     messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
     return draft_call(chat, task, "generator", messages, seed, sampling)
 
 
-def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = 42,
+def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = SEED,
                 sampling: Mapping[str, dict] = SAMPLING) -> Step:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
     messages = [{"role": "system", "content": REFINER_SYSTEM},
@@ -115,7 +115,7 @@ def critic_record(ev, rule: StopRule) -> Step:
     return Step(0, "critic", "model" if calls else "check", "", ev.feedback, prompt, completion, 0.0, verdict)
 
 
-def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = 42,
+def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = SEED,
                       first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING) -> ScoredResult:
     """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
 
