@@ -55,4 +55,4 @@ def test_the_front_figure_is_the_lessons_own_output():
     spec = importlib.util.spec_from_file_location("front_image", ROOT / "tools" / "front_image.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    assert (ROOT / "docs" / "images" / "results_at_a_glance.png").read_bytes() == tool.frontier_png()
+    assert (ROOT / "docs" / "images" / "results_at_a_glance.png").read_bytes() == tool.front_png()
