@@ -223,6 +223,7 @@ def test_the_sign_flip_test_is_exact():
         assert fx.sign_flip_p(diffs) == pytest.approx(brute_p([d for d in diffs if d]) if any(diffs) else 1.0)
     assert fx.sign_flip_p([1.0] * 6) == pytest.approx(2 / 64) and fx.sign_flip_p([1.0] * 5) == pytest.approx(2 / 32)
     assert fx.smallest_detectable(164) == (6, 6 / 164)
+    assert fx.smallest_detectable(164, replicates=2) == (6, 6 / 328)  # half a replicate set each: the same p
     with pytest.raises(ValueError, match="multiples"):
         fx.sign_flip_p([0.123])
 

@@ -303,12 +303,14 @@ def compare(table: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
             "same": sum(x == 0 for x in d), "problems": len(d)}
 
 
-def smallest_detectable(problems: int, alpha: float = 0.05) -> tuple[int, float]:
-    """The fewest problems that, all one way by a whole replicate set (difference 1, the rest 0), reach
-    p < alpha in the primary test, and that as a difference in pass rate over `problems`."""
+def smallest_detectable(problems: int, replicates: int = 1, alpha: float = 0.05) -> tuple[int, float]:
+    """The fewest problems that, all one way by one replicate of `replicates` (a difference of 1/R, the
+    rest 0), reach p < alpha in the primary test, and that as a difference in pass rate over `problems`.
+    The sign-flip test does not depend on the size of the differences, only on their signs' pattern, so
+    the count is the same for every R and the difference shrinks as 1/R."""
     for k in range(1, problems + 1):
-        if sign_flip_p([1.0] * k) < alpha:
-            return k, k / problems
+        if sign_flip_p([1.0 / replicates] * k) < alpha:
+            return k, k / (replicates * problems)
     return problems + 1, float("inf")
 
 
@@ -416,12 +418,12 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
     problems = sorted({r["task_id"] for r in table})
     entered = sorted({r["task_id"] for r in table if r["strategy"] == BLIND
                       and sum(s["role"] == "generator" for s in r["run"]["steps"]) > 1})
-    k, effect = smallest_detectable(len(problems))
+    k, effect = smallest_detectable(len(problems), replicates)
     a = analyse(table)
     lines = [f"{len(problems)} problems, {replicates} replicate(s) of the after-failure phase; {len(entered)} problems' "
              f"first draft failed its evidence (only there can the arms differ)",
-             f"smallest difference the primary test can call at p < 0.05: {k} problems all one way "
-             f"({effect:.1%} of pass rate)", "",
+             f"smallest difference the primary test can call at p < 0.05: {k} problems all one way by one "
+             f"replicate of {replicates} ({effect:.1%} of pass rate)", "",
              f"{'strategy':<22}{'pass':>7}{'tokens/task':>13}{'calls':>7}{'repaired':>10}{'made worse':>12}"
              f"{'draft 1 again':>15}{'errors':>8}{'leaks':>7}"]
     for name, s in a["arms"].items():
