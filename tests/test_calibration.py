@@ -1,10 +1,11 @@
 from reflect.judging.calibration import agreement, base_rate, replay_rule, sweep, uninformative_band
-from reflect.judging.controller import ScoredAttempt, StopRule
+from reflect.judging.controller import Draft, StopRule
+from reflect.records import Stop
 
 
 def hist(*items):
     """items: (score, passed, tokens)"""
-    return [ScoredAttempt(i + 1, f"code {i}", s, "", t, passed=p) for i, (s, p, t) in enumerate(items)]
+    return [Draft(i + 1, f"code {i}", s, "", t, passed=p) for i, (s, p, t) in enumerate(items)]
 
 
 def test_agreement_counts_each_kind():
@@ -17,9 +18,9 @@ def test_agreement_counts_each_kind():
 def test_replay_rule_cuts_where_the_rule_stops():
     h = hist((6, False, 100), (8, True, 120), (9, True, 130))
     cut, reason = replay_rule(h, StopRule(threshold=8, max_iterations=3))
-    assert len(cut) == 2 and reason == "threshold"
+    assert len(cut) == 2 and reason is Stop.ACCEPTED
     cut, reason = replay_rule(h, StopRule(threshold=10, max_iterations=5))
-    assert len(cut) == 3 and reason == "recording ended"
+    assert len(cut) == 3 and reason is None
 
 
 def test_sweep_trades_iterations_for_pass_rate():

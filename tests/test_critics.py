@@ -17,6 +17,7 @@ from reflect.judging.critics import (
     split_tests,
 )
 from reflect.model.llm import ModelError
+from reflect.records import Stop
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
@@ -103,7 +104,7 @@ def test_scored_loop_improves_and_stops_on_threshold():
     vowels = get_task("count_vowels")
     chat = ScriptedChat({"generator": [fenced(FLAWED["count_vowels"])], "refiner": [fenced(CORRECT["count_vowels"])]})
     res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10))
-    assert res.stop_reason == "threshold" and res.best.iteration == 2 and len(res.history) == 2
+    assert res.stop is Stop.ACCEPTED and StopRule().chosen(res).iteration == 2 and len(res.drafts) == 2
     refiner_msg = chat.calls[1].messages[1]["content"]
     assert "Your previous attempt" in refiner_msg and "Critic feedback" in refiner_msg and "do not start over" in refiner_msg
 
@@ -112,11 +113,11 @@ def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
     crit_chat = ScriptedChat({"critic": [crit(8), crit(3)]})
     chat = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [fenced(FLAWED["factorial"])]})
     res = scored_reflection(chat, TASK, LLMCritic(crit_chat), StopRule(threshold=9))
-    assert res.stop_reason == "regression" and res.best.iteration == 1
+    assert res.stop is Stop.REGRESSED and StopRule().chosen(res).iteration == 1 and res.final_code == res.drafts[0]
     err = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]})
     res = scored_reflection(err, TASK, RuleCritic(), StopRule(threshold=11, max_iterations=3))
-    assert res.stop_reason == "provider_error" and res.best.iteration == 1 and "down" in res.error
-    assert res.best.output == CORRECT["factorial"].strip() + "\n" or "calculate_factorial" in res.best.output
+    assert res.stop is Stop.PROVIDER_ERROR and StopRule().chosen(res).iteration == 1 and "down" in res.error
+    assert "calculate_factorial" in res.final_code
 
 
 def test_cached_chat_reuses_temperature_zero_replies_only():
@@ -148,12 +149,13 @@ def test_scored_loop_can_start_from_an_existing_draft_and_ends_cleanly_on_critic
     chat = ScriptedChat({"refiner": [fenced(CORRECT["count_vowels"])]})
     res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10), first_draft=FLAWED["count_vowels"])
     assert [c.role for c in chat.calls] == ["refiner"]  # no generator call
-    assert res.history[0].output == FLAWED["count_vowels"] and res.history[0].tokens == 0
-    assert res.stop_reason == "threshold" and res.best.iteration == 2
+    first = StopRule().drafts(res.steps)[0]
+    assert (first.code, first.tokens, res.steps[0].kind, res.steps[0].role) == (FLAWED["count_vowels"], 0, "input", "given")
+    assert res.stop is Stop.ACCEPTED and StopRule().chosen(res).iteration == 2 and res.calls == 1
     down = LLMCritic(ScriptedChat({"critic": [ModelError("critic down")]}))
     res = scored_reflection(ScriptedChat({}), TASK, down, first_draft=CORRECT["factorial"])
-    assert res.stop_reason == "provider_error" and "critic down" in res.error
-    assert res.best.output == CORRECT["factorial"] and res.best.score is None  # the draft is kept, unscored
+    assert res.stop is Stop.PROVIDER_ERROR and "critic down" in res.error
+    assert res.final_code == CORRECT["factorial"] and res.chosen == "iteration 1, unscored"  # the draft is kept
 
 
 def test_cached_chat_sends_a_request_in_flight_once_whatever_the_threads_do():

@@ -14,6 +14,7 @@ import pytest
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.model.llm import ModelError
+from reflect.records import Stop
 from reflect.strategies.graph import (
     GraphParts,
     ReflectionGraph,
@@ -219,8 +220,8 @@ def test_the_graph_and_lesson_03s_loop_send_the_same_requests_and_keep_the_same_
     out = invoke(graph_chat, Scores(4, 6, 9), threshold=8)
     assert [(c.role, c.messages, c.params) for c in loop_chat.calls] == [(c.role, c.messages, c.params) for c in graph_chat.calls]
     graph_history = [(e["draft"], s["score"]) for e, s in zip(out["revision_history"][::2], out["revision_history"][1::2], strict=True)]
-    assert [(a.output, a.score) for a in loop.history] == graph_history
-    assert loop.stop_reason == "threshold" and out["status"] == "ok"
+    assert [(a.code, a.score) for a in StopRule().drafts(loop.steps)] == graph_history
+    assert loop.stop is Stop.ACCEPTED and out["status"] == "ok"
 
 
 def test_the_graph_is_a_strategy_that_returns_a_run():

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.judging.critique import critique_schema
 from reflect.model.llm import ModelError
 from reflect.model.sampling import SAMPLING
+from reflect.records import Stop
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
@@ -73,24 +75,24 @@ def test_the_llm_critic_asks_for_schema_constrained_json_at_temperature_zero():
 
 
 @pytest.mark.parametrize("scores, threshold, reason, calls, best", [
-    ([8], 8, "threshold", 1, 1),                 # a score equal to the threshold is accepted
-    ([7, 8], 8, "threshold", 2, 2),
+    ([8], 8, "accepted", 1, 1),                 # a score equal to the threshold is accepted
+    ([7, 8], 8, "accepted", 2, 2),
     ([5, 6, 7], 8, "max_iterations", 3, 3),     # exactly max_iterations model calls, never one more
     ([7, 6, 6.5], 10, "converged", 3, 1),       # the best draft, not the last
-    ([8, 6], 9, "regression", 2, 1),            # dropped more than 20%: revert to the best
+    ([8, 6], 9, "regressed", 2, 1),            # dropped more than 20%: revert to the best
     ([4, 5, 6, 7], 10, "max_iterations", 4, 4),
 ])
 def test_stop_reason_model_calls_and_returned_draft(scores, threshold, reason, calls, best):
     max_iterations = 4 if len(scores) == 4 else 3
-    res, chat, critic = run(scores, threshold, max_iterations=max_iterations, regression_drop=0.2 if reason == "regression" else 0.5)
-    assert res.stop_reason == reason
+    res, chat, critic = run(scores, threshold, max_iterations=max_iterations, regression_drop=0.2 if reason == "regressed" else 0.5)
+    assert res.stop.value == reason
     assert len(chat.calls) == calls == critic.calls
-    assert res.best.iteration == best and res.best.output.endswith(f"return {best - 1}\n")
+    assert StopRule().chosen(res).iteration == best and res.final_code.endswith(f"return {best - 1}\n")
 
 
 def test_scores_that_swing_stop_on_oscillation():
     res, chat, _ = run([3, 7, 3, 7], 10, max_iterations=6, regression_drop=0.9, patience=5)
-    assert res.stop_reason == "oscillation" and len(chat.calls) == 4 and res.best.iteration == 2
+    assert res.stop is Stop.OSCILLATING and len(chat.calls) == 4 and StopRule().chosen(res).iteration == 2
 
 
 @pytest.mark.parametrize("fail_at, kept", [(0, 0), (1, 1), (2, 2)])
@@ -98,15 +100,16 @@ def test_a_provider_error_ends_the_loop_with_its_own_reason_and_the_best_draft(f
     chat = ScriptedChat({"generator": [ModelError("down")] if fail_at == 0 else [draft(0)],
                          "refiner": [draft(1), ModelError("down")][: 2] if fail_at == 2 else [ModelError("down")]})
     res = scored_reflection(chat, TASK, ScoreScript([5, 6]), None)
-    assert res.stop_reason == "provider_error" and "down" in res.error
-    assert res.best is not None and len(res.history) == kept
+    assert res.stop is Stop.PROVIDER_ERROR and "down" in res.error
+    drafts = StopRule().drafts(res.steps)
+    assert len(drafts) == kept
     if kept:
-        assert res.best.score == max(a.score for a in res.history)
+        assert StopRule().chosen(res).score == max(a.score for a in drafts)
     else:
-        assert res.best.output == "" and "no draft" in res.best.feedback
+        assert res.final_code == "" and res.chosen == "no draft"
 
 
 def test_a_critic_that_fails_keeps_the_unjudged_draft():
     res = scored_reflection(ScriptedChat({"generator": [draft(0)]}), TASK, ScoreScript([ModelError("critic down")]))
-    assert res.stop_reason == "provider_error"
-    assert res.best.output.endswith("return 0\n") and res.best.score is None and "critic down" in res.best.feedback
+    assert res.stop is Stop.PROVIDER_ERROR and "critic down" in res.error
+    assert res.final_code.endswith("return 0\n") and res.chosen == "iteration 1, unscored"

@@ -4,6 +4,7 @@ import pytest
 
 from reflect.judging.sentinel import starts_with_sentinel, verdict_for
 from reflect.model.llm import ModelError
+from reflect.records import Stop
 from reflect.strategies.maker_checker import (
     GENERATOR_PROMPT,
     REVIEWER_PROMPT,
@@ -33,10 +34,11 @@ class Script(ScriptedChat):
 
 def test_approved_on_first_review():
     s = Script([DRAFT], ["APPROVED"])
-    res = maker_checker(s, "write f")
-    assert (res.approved, res.stop_reason, res.iterations) == (True, "approved", 1)
+    res = maker_checker(s, "write f", task_id="f")
+    assert (res.stop, len(res.drafts), res.strategy, res.task_id) == (Stop.ACCEPTED, 1, "maker-checker", "f")
     assert res.final_code == "def f(x):\n    return x\n"
-    assert [m["content"][:12] for m in res.thread] == ["write f", "[Generator]:", "[Reviewer]: "]
+    assert [m["content"][:12] for m in s.seen[-1].messages[1:]] == ["write f", "[Generator]:"]
+    assert [(st.role, st.verdict and st.verdict.label) for st in res.steps] == [("generator", None), ("reviewer", "approved")]
 
 
 def test_perspective_own_shows_each_role_its_turns_as_assistant_and_the_others_as_user():
@@ -49,7 +51,7 @@ def test_perspective_own_shows_each_role_its_turns_as_assistant_and_the_others_a
     assert s.seen[3].messages[1:] == [{"role": "user", "content": f"write f\n\n{DRAFT}"},
                                       {"role": "assistant", "content": "Handle negatives."},
                                       {"role": "user", "content": DRAFT}]
-    assert res.thread[1]["content"].startswith("[Generator]: ")  # the record stays the textbook thread
+    assert res.steps[1].request == f"write f\n\n{DRAFT}"  # each step records the last message it was sent
 
 
 def test_perspective_shared_is_the_textbook_thread_and_a_wrong_name_is_refused():
@@ -76,42 +78,42 @@ def test_each_agent_sees_its_own_system_prompt_and_the_shared_thread():
 def test_approved_after_revisions_keeps_history():
     s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED\nGood."])
     res = maker_checker(s, "write f")
-    assert res.approved and res.iterations == 2
-    assert "abs" in res.final_code and len(res.drafts) == 2
-    assert [t.verdict.accepted for t in res.reviews] == [False, True]
-    assert res.total_tokens == 4 * 15
+    assert res.stop is Stop.ACCEPTED and len(res.drafts) == 2
+    assert "abs" in res.final_code and "abs" in res.drafts[1]
+    assert [t.verdict.accepted for t in res.judgements] == [False, True]
+    assert res.tokens == 4 * 15
 
 
 def test_never_approved_stops_at_max_iterations_with_last_version():
     s = Script([DRAFT.replace("x\n", f"x + {i}\n") for i in range(4)], ["Fix it."] * 4)
     res = maker_checker(s, "write f", max_iterations=4)
-    assert (res.approved, res.stop_reason, res.iterations) == (False, "max_iterations", 4)
-    assert "x + 3" in res.final_code
-    assert len(res.thread) == 1 + 2 * 4
+    assert (res.stop, len(res.drafts)) == (Stop.MAX_ITERATIONS, 4)
+    assert "x + 3" in res.final_code and res.chosen == "the last draft (maker-checker keeps the last version)"
+    assert len(res.steps) == 2 * 4 and len(s.seen[-1].messages) == 1 + 1 + 2 * 4 - 1  # system, task, 7 turns
 
 
 @pytest.mark.parametrize("review", ["", "   ", "\x00\x01garbled###", "**APPROVED** but no"])
 def test_empty_or_garbled_review_is_not_approval(review):
     s = Script([DRAFT] * 2, [review, "APPROVED"])
     res = maker_checker(s, "write f", max_iterations=2)
-    assert res.reviews[0].verdict.accepted is False
-    assert res.approved and res.iterations == 2
+    assert res.judgements[0].verdict.accepted is False
+    assert res.stop is Stop.ACCEPTED and len(res.drafts) == 2
     if not review.strip():
-        assert res.reviews[0].note == "empty review"
+        assert res.judgements[0].note == "empty review"
 
 
 def test_provider_error_mid_loop_ends_cleanly_and_keeps_the_draft():
     s = Script([DRAFT, ModelError("server down")], ["Fix it."])
     res = maker_checker(s, "write f")
-    assert (res.approved, res.stop_reason) == (False, "provider_error")
+    assert res.stop is Stop.PROVIDER_ERROR
     assert "server down" in res.error and res.final_code.startswith("def f")
     assert len(res.steps) == 2
 
 
 def test_reviewer_error_is_reported_as_such():
     res = maker_checker(Script([DRAFT], [ModelError("429")]), "write f")
-    assert res.stop_reason == "provider_error" and res.error.startswith("reviewer call failed")
-    assert res.final_code.startswith("def f") and res.iterations == 1
+    assert res.stop is Stop.PROVIDER_ERROR and res.error.startswith("reviewer call failed")
+    assert res.final_code.startswith("def f") and len(res.drafts) == 1
 
 
 def test_prose_only_draft_keeps_previous_code_and_notes_it():
@@ -123,8 +125,8 @@ def test_prose_only_draft_keeps_previous_code_and_notes_it():
 def test_token_budget_stops_the_loop():
     s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 100, 10)] * 4)
     res = maker_checker(s, "write f", token_budget=300)
-    assert res.stop_reason == "token_budget" and not res.approved
-    assert res.iterations == 2
+    assert res.stop is Stop.TOKEN_BUDGET
+    assert len(res.drafts) == 2 and len(res.steps) == 3  # the budget was passed by the second draft: no review
 
 
 def test_blank_task_is_a_clear_error():
@@ -136,9 +138,9 @@ def test_blank_task_is_a_clear_error():
 
 def test_other_sentinel_and_reading():
     s = Script([DRAFT], ["CODE_IS_PERFECT"])
-    assert maker_checker(s, "x", is_approved=verdict_for("CODE_IS_PERFECT")).approved
+    assert maker_checker(s, "x", is_approved=verdict_for("CODE_IS_PERFECT")).stop is Stop.ACCEPTED
     s = Script([DRAFT], ["APPROVED? Not yet."])
-    assert maker_checker(s, "x", is_approved=starts_with_sentinel, max_iterations=1).approved  # the naive pitfall
+    assert maker_checker(s, "x", is_approved=starts_with_sentinel, max_iterations=1).stop is Stop.ACCEPTED  # the pitfall
 
 
 def test_trimmed_thread_sends_less_but_keeps_everything():
@@ -146,7 +148,7 @@ def test_trimmed_thread_sends_less_but_keeps_everything():
     res = maker_checker(s, "write f", trim=keep_last(2))
     last_generator = [c.messages for c in s.seen if c.role == "generator"][-1]
     assert len(last_generator) == 1 + 1 + 2  # system, task, last two messages
-    assert len(res.thread) == 7
+    assert len(res.steps) == 6 and res.stop is Stop.ACCEPTED  # every turn is kept, whatever was sent
     with pytest.raises(ValueError):
         keep_last(0)
 
@@ -198,3 +200,10 @@ def test_scripted_chat_counts_words_and_runs_out_loudly():
     assert (r.text, r.prompt_tokens, r.completion_tokens) == ("looks good", 3, 2)
     with pytest.raises(IndexError, match="no more replies for role 'critic'"):
         chat([], role="critic")
+
+
+def test_an_approval_stands_when_its_review_passed_the_budget_and_a_rejection_stops_there():
+    approved = maker_checker(Script([R(DRAFT, 100, 50)], [R("APPROVED", 200, 10)]), "write f", token_budget=300)
+    assert approved.stop is Stop.ACCEPTED
+    rejected = maker_checker(Script([R(DRAFT, 100, 50)] * 2, [R("Fix.", 200, 10)] * 2), "write f", token_budget=300)
+    assert rejected.stop is Stop.TOKEN_BUDGET and len(rejected.steps) == 2

@@ -1,4 +1,4 @@
-"""The committed Reflexion and resampling runs, replayed through today's code on their own recorded
+"""The committed runs of Reflexion, resampling and maker-checker, replayed through today's code on their own recorded
 replies, come out step for step the same: the same requests (each checked against the recorded
 one), verdicts, notes, stop, chosen draft and the reason given. A refactor of the shared parts (the
 best-so-far, the generator's messages, the stop rules) that changed any decision fails here.
@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 
 from reflect.records import Run, Stop
+from reflect.strategies.objects import MakerChecker
 from reflect.strategies.reflexion import Reflexion
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task
 from reflect.testing import RecordedChat
 
 ROOT = Path(__file__).resolve().parents[1]
-CLASSES = {"Reflexion": Reflexion, "Resample": Resample}
+# The scored loop is not here: its critic step keeps the critique as read (score, issues), not the critic's raw
+# reply, so a recorded run cannot answer its critic calls (lessons 03, 03b and 06 replay it from their cassettes).
+CLASSES = {"Reflexion": Reflexion, "Resample": Resample, "MakerChecker": MakerChecker}
 ALL_FILES = sorted((ROOT / "results").glob("0*.jsonl"))
 
 

@@ -126,7 +126,7 @@ def scenarios() -> dict:
     def plain(task, chat):
         first = one_shot(lambda m, role="generator", **p: chat(m, role=role, **p), task)
         loop = maker_checker(lambda m, role: chat(m, role=role), task.prompt(), entry_point=task.entry_point)
-        return {"one_shot": [first.passed, first.code], "maker_checker": [loop.stop_reason, loop.final_code]}
+        return {"one_shot": [first.passed, first.code], "maker_checker": [loop.stop.value, loop.final_code]}
 
     return out | {"feedback arms": arms, "graph": graph, "functions": plain, "reflexion, remembered": remembered,
                   "scored, lenient rule": strategy(ScoredReflection("llm", StopRule(threshold=5, max_iterations=3),

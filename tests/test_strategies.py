@@ -124,12 +124,11 @@ def test_critics_satisfy_the_protocol():
     assert isinstance(RuleCritic(), Critic) and isinstance(LLMCritic(None), Critic)
 
 
-def test_a_loop_result_made_by_hand_adapts_too():
+def test_a_loop_called_as_a_function_returns_a_run_too():
     from reflect.strategies.maker_checker import maker_checker
 
-    res = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial")
-    run = res.to_run("factorial")
-    assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None
+    run = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial", task_id="factorial")
+    assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None and run.task_id == "factorial"
 
 
 def first_request(chat) -> str:

@@ -80,11 +80,12 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Step:
-    """One model call (kind "model") or one check (kind "check") inside a run, in order."""
+    """One model call (kind "model"), one check (kind "check") or a draft handed to the run (kind
+    "input": a first draft it did not make) inside a run, in order."""
 
     index: int
     role: str  # generator | reviewer | critic | refiner | tests | ...
-    kind: str  # "model" or "check"
+    kind: str  # "model", "check" or "input"
     request: str = ""  # what was asked: the last message sent, or what was checked
     reply: str = ""  # the reply text, or the evidence of a check
     prompt_tokens: int = 0
@@ -94,9 +95,14 @@ class Step:
     code: str | None = None  # the draft this step produced, if it produced one
     note: str | None = None  # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
 
+    @property
+    def is_draft(self) -> bool:
+        """Does this step make (or hand the run) a draft? A model or input step with code."""
+        return self.code is not None and self.kind in ("model", "input")
+
     def line(self, width: int = 70) -> str:
         """One printable line: index, role, tokens, verdict (or note) and the start of the reply."""
-        tokens = f"{self.prompt_tokens}+{self.completion_tokens} tok" if self.kind == "model" else "check"
+        tokens = f"{self.prompt_tokens}+{self.completion_tokens} tok" if self.kind == "model" else self.kind
         text = " ".join(self.reply.split())
         text = text if len(text) <= width else text[: width - 3] + "..."
         said = self.verdict.label if self.verdict else self.note
@@ -128,6 +134,21 @@ class Run:
     def calls(self) -> int:
         """Model calls made (checks are not calls)."""
         return sum(s.kind == "model" for s in self.steps)
+
+    @property
+    def accepted(self) -> bool:
+        """Did the run end on a draft its judge accepted (a reviewer's APPROVED, a score at the threshold)?"""
+        return self.stop is Stop.ACCEPTED
+
+    @property
+    def drafts(self) -> list[str]:
+        """The code of every draft the run made (or was given), in order ("" for a reply with no code)."""
+        return [s.code or "" for s in self.steps if s.is_draft]
+
+    @property
+    def judgements(self) -> list[Step]:
+        """The steps that judged a draft (a review, a critique, a check), in order."""
+        return [s for s in self.steps if s.verdict is not None]
 
     @property
     def tokens_by_role(self) -> dict[str, int]:

@@ -1,7 +1,7 @@
 """The judging layer: hidden-test verdicts, critics, critique parsing, sentinels, stop rules and
 calibration. Everything that says whether a draft is good, and when to stop asking."""
 
-from .controller import ScoredAttempt, StopRule, analyze_improvement, best_so_far
+from .controller import Draft, StopRule, analyze_improvement, best_so_far, drafts_of
 from .critics import (
     CachedChat,
     Evaluation,
@@ -16,6 +16,6 @@ from .hidden import Attempt, judge, judge_the_judge, pass_rate
 
 __all__ = [
     "Attempt", "CachedChat", "Critique", "Evaluation", "HybridCritic", "LLMCritic", "ParseFailure", "RuleCritic",
-    "ScoredAttempt", "StopRule", "TestGroundedCritic", "VotingCritic", "analyze_improvement", "best_so_far",
-    "critique_schema", "judge", "judge_the_judge", "parse_critique", "pass_rate",
+    "Draft", "StopRule", "TestGroundedCritic", "VotingCritic", "analyze_improvement", "best_so_far",
+    "critique_schema", "drafts_of", "judge", "judge_the_judge", "parse_critique", "pass_rate",
 ]

@@ -1,20 +1,23 @@
 """Calibrating a scored critic from recorded histories: no new model calls.
 
 - `agreement`: how a critic's accept/reject (score >= threshold) lines up with the hidden tests.
-- `replay_rule`: what a loop would have returned under another stop rule, by cutting a
-  recorded history where that rule stops (attempts after the cut were never needed).
+- `replay_rule`: what a loop would have returned under another stop rule, by cutting its
+  recorded drafts (`StopRule.drafts(run.steps)`) where that rule stops (drafts after the cut were
+  never needed).
 - `sweep`: `replay_rule` over many histories and thresholds: average iterations, final pass
   rate, tokens, for the threshold table and plot.
 - `uninformative_band`: the scores whose share of passing drafts is close to the base rate
   (`base_rate`), where the score adds little to knowing nothing.
-Each attempt must carry its hidden-test verdict in `attempt.passed`.
+Each draft must carry its hidden-test verdict in `draft.passed`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .controller import ScoredAttempt, StopRule, best_so_far
+from ..records import Stop
+from .controller import Draft, StopRule
 
 
 @dataclass(frozen=True)
@@ -47,30 +50,30 @@ def agreement(pairs: list[tuple[float | None, bool]], threshold: float) -> Agree
     return Agreement(ta, fa, tr, fr, un)
 
 
-def replay_rule(history: list[ScoredAttempt], rule: StopRule) -> tuple[list[ScoredAttempt], str]:
+def replay_rule(history: Sequence[Draft], rule: StopRule) -> tuple[list[Draft], Stop | None]:
     """The prefix of a recorded history that `rule` would have produced, and its stop reason.
 
     A history that ends before the rule would stop (the recording used a laxer rule) is
-    returned whole with reason "recording ended"."""
+    returned whole with reason None."""
     for k in range(1, len(history) + 1):
-        reason = rule.decide(history[:k])
+        reason = rule.decide_drafts(history[:k])
         if reason:
-            return history[:k], reason
-    return list(history), "recording ended"
+            return list(history[:k]), reason
+    return list(history), None
 
 
-def sweep(histories: list[list[ScoredAttempt]], thresholds: list[float], max_iterations: int = 3) -> list[dict]:
+def sweep(histories: Sequence[Sequence[Draft]], thresholds: list[float], max_iterations: int = 3) -> list[dict]:
     """One row per threshold: avg iterations, final pass rate (best-so-far attempt), avg tokens."""
     rows = []
     for t in thresholds:
         rule = StopRule(threshold=t, max_iterations=max_iterations)
-        cut = [replay_rule(h, rule)[0] for h in histories if h]
+        cut = [replay_rule(h, rule) for h in histories if h]
         n = len(cut) or 1
         rows.append({
             "threshold": t,
-            "avg_iterations": sum(len(c) for c in cut) / n,
-            "pass_rate": sum(bool(best_so_far(c).passed) for c in cut) / n,
-            "avg_tokens": sum(sum(a.tokens for a in c) for c in cut) / n,
+            "avg_iterations": sum(len(c) for c, _ in cut) / n,
+            "pass_rate": sum(bool(rule.choose(c, stop).passed) for c, stop in cut) / n,
+            "avg_tokens": sum(sum(a.tokens for a in c) for c, _ in cut) / n,
         })
     return rows
 

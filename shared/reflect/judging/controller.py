@@ -1,87 +1,138 @@
-"""When a scored reflection loop stops, and which attempt it returns.
+"""When a loop stops, and which draft it returns: one rule over a run's steps.
 
-`StopRule.decide(history)` looks at the attempts so far and says whether to stop and why:
-the score reached the threshold; the iteration budget is spent; no improvement over the
-best score in `patience` rounds (convergence); a draft came back to an earlier one or the
-scores swing up and down (oscillation); or the score dropped more than `regression_drop`
-(20%) below the best (regression, which also reverts to the best attempt).
-`best_so_far(history)` returns the highest-scoring attempt, not the last.
+`StopRule.decide(steps)` reads the drafts off a run's steps (`drafts_of`: each step that made or
+was given a draft, with the steps after it that judged it) and says whether to stop and why, as a
+`Stop`: the draft was accepted; the iteration budget is spent; no improvement over the best score
+in `patience` rounds (converged); a draft came back to an earlier one or the scores swing up and
+down (oscillating); or the score dropped more than `regression_drop` (20%) below the best
+(regressed, which also reverts to the best draft). `StopRule.choose(steps, stop)` is the draft
+the run returns: the accepted one, else the best so far (`best_index`), not the last.
+
+Who accepts a draft is the rule's `accept_by`: "threshold" (a scored critic: the score reaches the
+threshold, so a recorded run can be replayed under another threshold) or "judge" (the last judge's
+own decision, with no check failing: a reviewer's APPROVED, Reflexion's evaluator and tests).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
-from ..records import Step
+from ..records import Step, Stop
 
 
-@dataclass
-class ScoredAttempt:
-    """One attempt of a scored loop: the draft, its score and feedback, its tokens, and the steps a run
-    records for it (the call that wrote the draft, the critique of it)."""
+@dataclass(frozen=True)
+class Draft:
+    """One draft of a run and how it was judged, read off the run's steps (`drafts_of`): a view for
+    the stop rule and for tables, never built by a loop."""
 
-    iteration: int
-    output: str
-    score: float | None  # None: the critic's reply could not be used
-    feedback: str
-    tokens: int = 0
-    steps: tuple[Step, ...] = ()
-    accepted: bool | None = None  # the judge's own decision, where it makes one (Reflexion's); None: the threshold decides
+    iteration: int  # 1 for the first draft
+    code: str
+    score: float | None  # the last judge's score; None: no usable score
+    feedback: str = ""  # the last judge's text (a critique, a review), the refiner's input
+    tokens: int = 0  # the tokens of every model call from this draft up to the next one
+    accepted: bool | None = None  # the judges' own decision (accept_by "judge"); None: the threshold decides
     passed: bool | None = None  # the hidden tests' verdict, where a lesson judged the draft (for calibration)
+
+
+def drafts_of(steps: Sequence[Step], accept_by: str = "threshold", unscored: float | None = None) -> list[Draft]:
+    """The drafts of a run, in order, each with its judges' verdicts (see `Draft`). Under
+    `accept_by="judge"` a draft is accepted when the last verdict on it accepts it and no check
+    step rejected it; `unscored` is the score a draft with no usable score counts as."""
+    starts = [i for i, s in enumerate(steps) if s.is_draft]
+    out = []
+    for n, (i, end) in enumerate(zip(starts, [*starts[1:], len(steps)][: len(starts)], strict=True), 1):
+        judged = [s for s in steps[i + 1:end] if s.verdict is not None]
+        last = judged[-1] if judged else None
+        score = last.verdict.score if last else None
+        accepted = None
+        if accept_by == "judge":
+            accepted = bool(last) and last.verdict.accepted is True and all(
+                s.verdict.accepted is True for s in judged if s.kind == "check")
+        tokens = sum(s.prompt_tokens + s.completion_tokens for s in steps[i:end])
+        out.append(Draft(n, steps[i].code or "", unscored if score is None else score, last.reply if last else "",
+                         tokens, accepted))
+    return out
 
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a scored loop stops: threshold, budget, convergence, oscillation, regression.
+    """When a loop stops: acceptance, budget, convergence, oscillation, regression (module docstring).
 
-    An attempt whose judge decided acceptance itself (`ScoredAttempt.accepted`, Reflexion's evaluator
-    and tests) is accepted or not by that decision, whatever its score. `oscillation_window=0` turns
-    the oscillation rule off (Reflexion notes a repeated draft and goes on, since its next prompt differs)."""
+    `oscillation_window=0` turns the oscillation rule off (Reflexion notes a repeated draft and goes
+    on, since its next prompt differs; maker-checker sends the draft back to the reviewer)."""
 
     threshold: float = 8
     max_iterations: int = 3
     patience: int = 2
     regression_drop: float = 0.2
     oscillation_window: int = 4
+    accept_by: str = field(default="threshold", repr=False)  # "threshold" or "judge" (module docstring)
+    unscored: float | None = field(default=None, repr=False)  # the score an unusable verdict counts as
 
     def accepts(self, score: float | None) -> bool | None:
         """Does this score reach the threshold? None for no score: an unusable critique accepts nothing
         and rejects nothing."""
         return None if score is None else score >= self.threshold
 
-    def decide(self, history: list[ScoredAttempt]) -> str | None:
-        """The reason to stop now, or None to go on."""
+    def drafts(self, steps: Sequence[Step]) -> list[Draft]:
+        """The run's drafts as this rule reads them (`drafts_of` with its `accept_by` and `unscored`)."""
+        return drafts_of(steps, self.accept_by, self.unscored)
+
+    def decide(self, steps: Sequence[Step]) -> Stop | None:
+        """Why the run stops now (a `Stop`), or None to go on."""
+        return self.decide_drafts(self.drafts(steps))
+
+    def decide_drafts(self, history: Sequence[Draft]) -> Stop | None:
+        """`decide` on drafts already read (a recorded history, a table's made-up scores)."""
+        stop = self._reason(history)
+        if stop not in (None, Stop.ACCEPTED) and self.accept_by == "threshold" and all(d.score is None for d in history):
+            return Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
+        return stop
+
+    def _reason(self, history: Sequence[Draft]) -> Stop | None:
         if not history:
             return None
         last = history[-1]
         scores = [a.score for a in history if a.score is not None]
         if last.accepted if last.accepted is not None else self.accepts(last.score):
-            return "threshold"
+            return Stop.ACCEPTED
         if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
-            return "regression"
+            return Stop.REGRESSED
         if self.oscillation_window and _repeats_earlier_draft(history):
-            return "oscillation"
+            return Stop.OSCILLATING
         if self.oscillation_window and len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
-            return "oscillation"
+            return Stop.OSCILLATING
         if len(history) > self.patience and scores:
             best_before = max((a.score for a in history[: -self.patience] if a.score is not None), default=None)
             recent = [a.score for a in history[-self.patience:] if a.score is not None]
             if best_before is not None and (not recent or max(recent) <= best_before):
-                return "converged"
+                return Stop.CONVERGED
         if len(history) >= self.max_iterations:
-            return "max_iterations"
+            return Stop.MAX_ITERATIONS
         return None
+
+    def choose(self, history: Sequence[Draft], stop: Stop | None) -> Draft | None:
+        """The draft a run returns when `stop` ended it: the accepted one (the last), else the best so
+        far (`best_index`); None for no draft."""
+        if stop is Stop.ACCEPTED and history:
+            return history[-1]
+        i = best_index([a.score for a in history])
+        return None if i is None else history[i]
+
+    def chosen(self, run) -> Draft | None:
+        """The draft a finished run returned, as this rule reads it (`choose` on its drafts and stop)."""
+        return self.choose(self.drafts(run.steps), run.stop)
 
 
 def _normalise(code: str) -> str:
     return "\n".join(line.rstrip() for line in code.strip().splitlines() if line.strip())
 
 
-def _repeats_earlier_draft(history: list[ScoredAttempt]) -> bool:
-    last = _normalise(history[-1].output)
-    return bool(last) and any(_normalise(a.output) == last for a in history[:-1])
+def _repeats_earlier_draft(history: Sequence[Draft]) -> bool:
+    last = _normalise(history[-1].code)
+    return bool(last) and any(_normalise(a.code) == last for a in history[:-1])
 
 
 def _swings(scores: list[float]) -> bool:
@@ -106,21 +157,13 @@ def best_index(scores: Sequence[float | None]) -> int | None:
     return max(scored, key=lambda i: (scores[i], -i)) if scored else len(scores) - 1
 
 
-def chosen_index(history: list[ScoredAttempt], reason: str | None) -> int | None:
-    """The attempt a loop returns when `reason` stopped it: the accepted one (the last) when the rule
-    accepted, else the best so far (`best_index`)."""
-    if reason == "threshold":
-        return len(history) - 1
-    return best_index([a.score for a in history])
-
-
-def best_so_far(history: list[ScoredAttempt]) -> ScoredAttempt | None:
+def best_so_far(history: Sequence[Draft]) -> Draft | None:
     """The highest-scoring attempt (the earliest among equals); unscored attempts only if nothing is scored."""
     i = best_index([a.score for a in history])
     return None if i is None else history[i]
 
 
-def analyze_improvement(history: list[ScoredAttempt]) -> dict:
+def analyze_improvement(history: Sequence[Draft]) -> dict:
     """initial, final and best score, improvement (final - initial), iterations, score progression."""
     scores = [a.score for a in history]
     known = [s for s in scores if s is not None]

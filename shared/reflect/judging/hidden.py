@@ -51,15 +51,15 @@ def pass_rate(attempts: list[Attempt]) -> float:
     return sum(a.passed for a in attempts) / len(attempts) if attempts else 0.0
 
 
-def judge_the_judge(task: Task, result) -> list[tuple[int, bool, bool]]:
-    """For each review in a maker-checker result: (iteration, reviewer approved, hidden tests passed)
-    on the draft that review judged."""
-    rows, draft = [], ""
-    for i, step in enumerate(result.steps):
-        if step.role == "generator":
-            draft = step.code or ""
-        else:
-            rows.append((result.iteration_of(i), bool(step.verdict.accepted), judge(task, draft).passed))
+def judge_the_judge(task: Task, run) -> list[tuple[int, bool, bool]]:
+    """For each verdict in a run (a maker-checker `Run`'s reviews): (iteration, the judge accepted,
+    hidden tests passed) on the draft that verdict judged."""
+    rows, draft, iteration = [], "", 0
+    for step in run.steps:
+        if step.is_draft:
+            draft, iteration = step.code or "", iteration + 1
+        elif step.verdict is not None:
+            rows.append((iteration, bool(step.verdict.accepted), judge(task, draft).passed))
     return rows
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-Verdict = Callable[[str], bool]
+ApprovalRule = Callable[[str], bool]  # review text -> approved?
 _MARKUP = re.compile(r"^[\s*_`#>~\-]+|[\s*_`~]+$")
 
 
@@ -39,6 +39,6 @@ def strict_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
     return False
 
 
-def verdict_for(sentinel: str, reading: Callable[[str, str], bool] = strict_sentinel) -> Verdict:
-    """A one-argument verdict function for another sentinel, e.g. verdict_for("CODE_IS_PERFECT")."""
+def verdict_for(sentinel: str, reading: Callable[[str, str], bool] = strict_sentinel) -> ApprovalRule:
+    """A one-argument approval rule for another sentinel, e.g. verdict_for("CODE_IS_PERFECT")."""
     return lambda review: reading(review, sentinel)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..strategies.maker_checker import LoopResult
+from ..records import Run
 
 
-def context_growth(results: dict[str, LoopResult], title: str = "The shared thread grows every turn"):
+def context_growth(results: dict[str, Run], title: str = "The shared thread grows every turn"):
     """Prompt tokens per call over the turns of one or more loops."""
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
     for label, res in results.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import html
 
-from ..strategies.maker_checker import LoopResult
+from ..records import Run
 
 
 def draft_diff(before: str, after: str) -> str:
@@ -20,10 +20,19 @@ def draft_diff(before: str, after: str) -> str:
     return "\n".join(lines)
 
 
-def render_turn(result: LoopResult, i: int) -> str:
+def iterations(run: Run) -> list[int]:
+    """The iteration of each step: a draft starts one, and the steps after it (its review) share it."""
+    out, n = [], 0
+    for step in run.steps:
+        n += step.is_draft
+        out.append(n)
+    return out
+
+
+def render_turn(result: Run, i: int) -> str:
     """Turn i of a loop as text: who spoke, tokens, the message, and for drafts the diff to the previous one."""
     turn = result.steps[i]
-    head = f"turn {i + 1}/{len(result.steps)} · iteration {result.iteration_of(i)} · {turn.role} · " \
+    head = f"turn {i + 1}/{len(result.steps)} · iteration {iterations(result)[i]} · {turn.role} · " \
            f"{turn.prompt_tokens} prompt + {turn.completion_tokens} completion tokens"
     if turn.role == "reviewer":
         head += f" · verdict: {'APPROVED' if turn.verdict.accepted else 'not approved'}"
@@ -50,18 +59,18 @@ def _interactive(children: list, what: str):
     return Interactive(children)
 
 
-def thread_overview(result: LoopResult) -> str:
+def thread_overview(result: Run) -> str:
     """Every turn of a loop on one line: the static view printed above the stepper."""
-    lines = []
+    lines, its = [], iterations(result)
     for i, t in enumerate(result.steps):
         verdict = f" · {'APPROVED' if t.verdict.accepted else 'not approved'}" if t.role == "reviewer" else ""
         first = (t.reply.strip().splitlines() or ["(empty)"])[0]
-        lines.append(f"turn {i + 1} · iteration {result.iteration_of(i)} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
+        lines.append(f"turn {i + 1} · iteration {its[i]} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
                      f"{verdict} · {first[:60]}")
     return "\n".join(lines)
 
 
-def thread_stepper(result: LoopResult):
+def thread_stepper(result: Run):
     """A slider that steps through the shared thread turn by turn, with draft diffs.
 
     Prints `thread_overview(result)` first: what a reader without a kernel sees."""

@@ -1,4 +1,4 @@
-"""Reflection loops. Each returns a result object with its full history; none prints.
+"""Lesson 02's loop, maker-checker: it returns a `Run` with every turn as a step; it never prints.
 
 `maker_checker` is the pattern as it is usually taught: a Code Generator and a Code Reviewer
 alternate on one shared conversation thread; each sees its own system prompt plus the shared
@@ -11,16 +11,15 @@ the loop with everything kept instead of losing the run.
 `perspective="own"` is the fix for the textbook thread's role confusion: each role sees its own
 turns as `assistant` and the other role's as `user`, without name prefixes (LangGraph's
 reflection tutorial hands the critique back as a human turn; AutoGen maps the other agent's
-messages to `user`). The shared thread in the result stays the textbook one either way.
+messages to `user`). Each step records the last message its role was sent, and the reply as written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from ..judging.sentinel import Verdict as ApprovalRule
-from ..judging.sentinel import strict_sentinel
+from ..judging.controller import StopRule
+from ..judging.sentinel import ApprovalRule, strict_sentinel
 from ..model.llm import ModelError
 from ..records import ChatFn, ReplyLike, Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
@@ -64,54 +63,6 @@ def role_view(thread: list[dict], authors: list[str], role: str) -> list[dict]:
     return view
 
 
-@dataclass
-class LoopResult:
-    """What maker_checker returns: approval, stop reason, the last draft, one `Step` per turn and the thread.
-
-    Step i is message i + 1 of the thread (message 0 is the task). The roles alternate, so step i
-    belongs to iteration i // 2 + 1 (`iteration_of`)."""
-
-    task: str
-    approved: bool
-    stop_reason: str  # approved | max_iterations | token_budget | provider_error
-    final_code: str
-    iterations: int
-    steps: list[Step] = field(default_factory=list)
-    thread: list[dict] = field(default_factory=list)
-    error: str | None = None
-
-    @staticmethod
-    def iteration_of(i: int) -> int:
-        """The iteration of step i: a generator turn and its review share one."""
-        return i // 2 + 1
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt + completion tokens of every turn."""
-        return sum(s.prompt_tokens + s.completion_tokens for s in self.steps)
-
-    @property
-    def drafts(self) -> list[str]:
-        """The code of every generator turn, in order."""
-        return [s.code or "" for s in self.steps if s.role == "generator"]
-
-    @property
-    def reviews(self) -> list[Step]:
-        """The reviewer turns, in order: each one's `verdict.accepted` is its APPROVED (or not)."""
-        return [s for s in self.steps if s.role == "reviewer"]
-
-    @property
-    def stop(self) -> Stop:
-        """The stop reason as a `Stop`."""
-        return {"approved": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "token_budget": Stop.TOKEN_BUDGET,
-                "provider_error": Stop.PROVIDER_ERROR}[self.stop_reason]
-
-    def to_run(self, task_id: str, strategy: str = "maker-checker") -> Run:
-        """The loop as a `Run`: the last draft (maker-checker keeps the last version), its steps as they are."""
-        return Run(strategy, task_id, self.final_code, self.stop, tuple(self.steps),
-                   "the last draft (maker-checker keeps the last version)", error=self.error)
-
-
 def maker_checker(
     chat: ChatFn,
     task: str,
@@ -124,13 +75,19 @@ def maker_checker(
     entry_point: str | None = None,
     trim: Callable[[list[dict]], list[dict]] | None = None,
     perspective: str = "shared",
-) -> LoopResult:
+    task_id: str = "task",
+    name: str = "maker-checker",
+) -> Run:
     """Run the generator/reviewer loop on one shared thread (see module docstring).
 
     `chat(messages, role=...)` makes one model call. `trim`, if given, maps the shared thread
-    to the messages actually sent (the full thread is kept in the result either way).
+    to the messages actually sent (every turn is kept as a step either way).
     `perspective` is "shared" (the textbook: every turn an assistant message with a name
     prefix) or "own" (each role sees its own turns as assistant, the other's as user).
+    Returns a `Run` named `name` for `task_id`: one step per turn (a generator's draft, a review
+    whose verdict is its APPROVED or not), the last draft with code as the final code, and why it
+    stopped (`StopRule.decide` with the reviewer as the judge; the token budget is checked after
+    each call).
     """
     if perspective not in PERSPECTIVES:
         raise ValueError(f"perspective must be one of {PERSPECTIVES}, got {perspective!r}")
@@ -153,14 +110,17 @@ def maker_checker(
         used += reply.prompt_tokens + reply.completion_tokens
         return messages, reply
 
-    def result(approved: bool, reason: str, iteration: int, error: str | None = None) -> LoopResult:
-        return LoopResult(task, approved, reason, code, iteration, steps, thread, error)
+    rule = StopRule(max_iterations=max_iterations, accept_by="judge", oscillation_window=0)
 
-    for iteration in range(1, max_iterations + 1):
+    def result(stop: Stop, error: str | None = None) -> Run:
+        return Run(name, task_id, code, stop, tuple(steps), "the last draft (maker-checker keeps the last version)",
+                   error=error)
+
+    while True:
         try:
             sent, gen = call("generator", generator_prompt)
         except ModelError as err:
-            return result(False, "provider_error", iteration - 1, f"generator call failed: {err}")
+            return result(Stop.PROVIDER_ERROR, f"generator call failed: {err}")
         extraction = extract_code(gen.text, entry_point)
         code = extraction.code if extraction.found else code  # keep the last real draft
         thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
@@ -168,11 +128,11 @@ def maker_checker(
         steps.append(model_step(len(steps), "generator", sent, gen, extraction.code,
                                 note=None if extraction.found else extraction.reason))
         if token_budget is not None and used >= token_budget:
-            return result(False, "token_budget", iteration)
+            return result(Stop.TOKEN_BUDGET)
         try:
             sent, review = call("reviewer", reviewer_prompt)
         except ModelError as err:
-            return result(False, "provider_error", iteration, f"reviewer call failed: {err}")
+            return result(Stop.PROVIDER_ERROR, f"reviewer call failed: {err}")
         text = review.text or ""
         ok = bool(text.strip()) and is_approved(text)
         thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})
@@ -180,11 +140,11 @@ def maker_checker(
         steps.append(model_step(len(steps), "reviewer", sent, review,
                                 verdict=Verdict("approved" if ok else "not approved", ok),
                                 note=None if text.strip() else "empty review"))
-        if ok:
-            return result(True, "approved", iteration)
-        if token_budget is not None and used >= token_budget:
-            return result(False, "token_budget", iteration)
-    return result(False, "max_iterations", max_iterations)
+        stop = rule.decide(steps)
+        if stop is not Stop.ACCEPTED and token_budget is not None and used >= token_budget:
+            stop = Stop.TOKEN_BUDGET  # spent: no further round, even where the iterations would allow one
+        if stop:
+            return result(stop)
 
 
 def keep_last(n: int) -> Callable[[list[dict]], list[dict]]:

@@ -4,8 +4,8 @@ Each wraps the loop a lesson writes (lesson 01's one-shot, lesson 02's maker-che
 lesson 03's scored reflection) without changing a single request it sends (the sampling a
 lesson states, temperature, seed and token cap, is a field of the object), and turns its
 result into a `Run` (reflect.records): the same fields for every strategy, so runs can be
-compared, printed and stored side by side. A result a lesson made by calling a loop function
-directly gives its own steps, stop and chosen draft (`LoopResult.to_run`, `ScoredResult.steps`).
+compared, printed and stored side by side; the loop functions a lesson calls directly
+(`maker_checker`, `scored_reflection`) return the same `Run`.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class MakerChecker(Configured):
                                 lambda role: self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens)
         return execute(self, task, lambda: maker_checker(
             sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options,
-        ).to_run(task.id, self.name))
+            task_id=task.id, name=self.name))
 
 
 @dataclass
@@ -115,11 +115,8 @@ class ScoredReflection(Configured):
         """Run the loop and return its Run."""
         critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
 
-        def body() -> Run:
-            res = scored_reflection(chat, task, critic, self.rule, seed=self.seed, sampling=self.sampling)
-            return Run(self.name, task.id, res.best.output, res.stop, res.steps, res.chosen, error=res.error)
-
-        return execute(self, task, body)
+        return execute(self, task, lambda: scored_reflection(chat, task, critic, self.rule, seed=self.seed,
+                                                             sampling=self.sampling, name=self.name))
 
 
 CRITIC_KINDS = ("llm", "examples", "self-tests")

@@ -36,7 +36,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..judging.controller import ScoredAttempt, StopRule, chosen_index
+from ..judging.controller import Draft, StopRule
 from ..judging.critics import Tally
 from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
@@ -47,7 +47,6 @@ from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .base import Configured, execute
 from .maker_checker import GENERATOR_PROMPT, generator_messages
-from .scored import STOPS
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
@@ -172,26 +171,24 @@ class Reflexion(Configured):
     def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
                   steps: list[Step]) -> Run:
         last_code, used = None, sum(s.prompt_tokens + s.completion_tokens for s in steps)
-        history: list[ScoredAttempt] = []  # each attempt: its code, score (an unusable one as 0), cost, acceptance
-        chosen: int | None = None  # the attempt returned: the accepted one, or the best so far
+        rule = self.rule
+        chosen: Draft | None = None  # the attempt returned: the accepted one, or the best so far
         stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
             try:
-                before = used
                 code, evidence, judgement, used = self._one(task, chat, asserts, reflections, last_code, attempt, steps, used)
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
-            mark_repeat(steps, [a.output for a in history], code)
-            score = judgement.score if judgement.score is not None else 0.0
-            history.append(ScoredAttempt(attempt, code, score, "", used - before,
-                                         accepted=judgement.verdict == "pass" and evidence.all_passed))
-            reason = self.rule.decide(history)
-            chosen = chosen_index(history, reason)
-            if reason == "threshold":
+            history = rule.drafts(steps)  # each attempt: its code, score (an unusable one as 0), cost, acceptance
+            mark_repeat(steps, [a.code for a in history[:-1]], code)
+            reason = rule.decide(steps)
+            chosen = rule.choose(history, reason)
+            score = history[-1].score
+            if reason is Stop.ACCEPTED:
                 self._remember(key, attempt, "", score, True, code)
             if reason:
-                stop = STOPS[reason]
+                stop = reason
                 break
             if self.token_budget is not None and used + max(a.tokens for a in history) > self.token_budget:
                 stop = Stop.TOKEN_BUDGET  # the costliest attempt so far would not fit: stop before spending it
@@ -205,7 +202,6 @@ class Reflexion(Configured):
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
             used += spent
-            history[-1].tokens += spent
             reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
         if chosen is None:
@@ -214,8 +210,7 @@ class Reflexion(Configured):
                Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
                Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget"
                }.get(stop, "the best so far")
-        best = history[chosen]
-        return Run(self.name, task.id, best.output, stop, tuple(steps), f"attempt {best.iteration}, score {best.score:g}: {why}",
+        return Run(self.name, task.id, chosen.code, stop, tuple(steps), f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
                    error=error)
 
     @property
@@ -224,7 +219,7 @@ class Reflexion(Configured):
         own tests pass, a drop of over 20% below the best, no better score in `patience` attempts, or
         `max_attempts`; no oscillation rule (a repeated attempt is noted, and the next prompt differs)."""
         return StopRule(threshold=1.0, max_iterations=self.max_attempts, patience=self.patience, regression_drop=0.2,
-                        oscillation_window=0)
+                        oscillation_window=0, accept_by="judge", unscored=0.0)
 
     def _remember(self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str) -> None:
         """Store one attempt in episodic memory: its reflection (empty for an accepted attempt), its

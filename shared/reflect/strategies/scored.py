@@ -11,64 +11,20 @@ the last; a regression stops early and reverts to the best.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from ..judging.controller import ScoredAttempt, StopRule, best_so_far, chosen_index
+from ..judging.controller import Draft, StopRule
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
-from ..records import Step, Stop, Verdict, model_step
+from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 from ..tasks.task import Task
 from .maker_checker import GENERATOR_PROMPT, generator_messages
 
-STOPS = {"threshold": Stop.ACCEPTED, "max_iterations": Stop.MAX_ITERATIONS, "converged": Stop.CONVERGED,
-         "oscillation": Stop.OSCILLATING, "regression": Stop.REGRESSED, "provider_error": Stop.PROVIDER_ERROR,
-         "invalid_critic": Stop.INVALID_CRITIC}  # a stop rule's reason as the run's `Stop`
 REFINER_SYSTEM = (
     "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
     "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
 )
-
-
-@dataclass
-class ScoredResult:
-    """A scored loop's outcome: the best attempt, every attempt, and why it stopped.
-
-    `best` is never None: when a provider error came before any draft, it is an empty
-    attempt (iteration 0, no score) whose feedback names the error. `steps` are the run's records,
-    in order: each attempt's call and critique (`ScoredAttempt.steps`), numbered."""
-
-    task_id: str
-    best: ScoredAttempt
-    history: list[ScoredAttempt] = field(default_factory=list)
-    stop_reason: str = ""  # threshold | max_iterations | converged | oscillation | regression | provider_error | invalid_critic
-    error: str | None = None
-    rule: StopRule = field(default_factory=StopRule)  # the rule that stopped it, whose threshold accepts a score
-
-    @property
-    def tokens(self) -> int:
-        """Tokens of every attempt, critic included."""
-        return sum(a.tokens for a in self.history)
-
-    @property
-    def steps(self) -> tuple[Step, ...]:
-        """Every attempt's steps, numbered in order."""
-        return tuple(replace(s, index=i) for i, s in enumerate(s for a in self.history for s in a.steps))
-
-    @property
-    def stop(self) -> Stop:
-        """The stop reason as a `Stop`; a loop in which no critique was ever usable stopped on an invalid critic."""
-        stop = STOPS[self.stop_reason]
-        if stop is not Stop.PROVIDER_ERROR and self.history and all(a.score is None for a in self.history):
-            return Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
-        return stop
-
-    @property
-    def chosen(self) -> str:
-        """Which draft is returned, and why."""
-        best = self.best
-        return (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
-                else f"iteration {best.iteration}, unscored" if best.iteration else "no draft")
 
 
 def refine_request(task: Task, previous: str, feedback: str) -> str:
@@ -115,34 +71,49 @@ def critic_record(ev, rule: StopRule) -> Step:
     return Step(0, "critic", "model" if calls else "check", "", ev.feedback, prompt, completion, 0.0, verdict)
 
 
+def given_step(code: str) -> Step:
+    """The step that hands a run a draft it did not make (`first_draft`): no call, no tokens."""
+    return Step(0, "given", "input", code=code, note="the first draft, given")
+
+
+def chosen_text(best: Draft | None) -> str:
+    """Which draft a scored loop returns, and why."""
+    if best is None:
+        return "no draft"
+    return (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
+            else f"iteration {best.iteration}, unscored")
+
+
 def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = SEED,
-                      first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING) -> ScoredResult:
-    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring).
+                      first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING,
+                      name: str = "scored") -> Run:
+    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring); the
+    `Run` returns the best draft (`StopRule.choose`).
 
     `first_draft` starts from an existing draft (e.g. lesson 01's) instead of calling the
-    generator, so several critics can be compared on the same first drafts; its generation
-    tokens are not counted here."""
+    generator, so several critics can be compared on the same first drafts: it is the run's first
+    step, a given one (kind "input", no tokens)."""
     rule = rule or StopRule()
-    history: list[ScoredAttempt] = []
+    steps: list[Step] = [given_step(first_draft)] if first_draft is not None else []
+
+    def end(stop: Stop, error: str | None = None) -> Run:
+        best = rule.choose(rule.drafts(steps), stop)
+        numbered = tuple(replace(s, index=i) for i, s in enumerate(steps))
+        return Run(name, task.id, best.code if best else "", stop, numbered, chosen_text(best), error=error)
+
     while True:
-        code = None
         try:
-            if first_draft is not None and not history:
-                code, used, call = first_draft, 0, None
-            else:
-                call = (generate_step(chat, task, seed, sampling) if not history
-                        else refine_step(chat, task, history[-1].output, history[-1].feedback, seed, sampling))
-                code, used = call.code, call.prompt_tokens + call.completion_tokens
-            ev = critique_step(critic, task, code)
+            if not steps:
+                steps.append(generate_step(chat, task, seed, sampling))
+            elif steps[-1].verdict is not None:  # the last draft has been judged: revise it
+                last = rule.drafts(steps)[-1]
+                steps.append(refine_step(chat, task, last.code, last.feedback, seed, sampling))
+            ev = critique_step(critic, task, steps[-1].code)
         except ModelError as err:
-            if code is not None:  # the draft arrived, its critique did not: keep it, unscored
-                history.append(ScoredAttempt(len(history) + 1, code, None, f"not judged: {err}", used, (call,) if call else ()))
-            best = best_so_far(history) or ScoredAttempt(0, "", None, f"no draft: {err}")
-            return ScoredResult(task.id, best, history, "provider_error", str(err), rule)
-        history.append(ScoredAttempt(len(history) + 1, code, ev.score, ev.feedback, used + ev.tokens,
-                                     (*((call,) if call else ()), critic_record(ev, rule))))
+            return end(Stop.PROVIDER_ERROR, str(err))
+        steps.append(critic_record(ev, rule))
         if ev.score is None and ev.detail.get("permanent"):  # e.g. no evidence for this task: revising cannot help
-            return ScoredResult(task.id, best_so_far(history), history, "invalid_critic", rule=rule)
-        reason = rule.decide(history)
-        if reason:
-            return ScoredResult(task.id, history[chosen_index(history, reason)], history, reason, rule=rule)
+            return end(Stop.INVALID_CRITIC)
+        stop = rule.decide(steps)
+        if stop:
+            return end(stop)

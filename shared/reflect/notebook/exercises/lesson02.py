@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ...judging.hidden import judge_the_judge
-from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, LoopResult, maker_checker
+from ...records import Run, Stop
+from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, maker_checker
 from ...tasks.task import Task, course_tasks, get_task
 from ...testing import FakeReply, ScriptedChat
 from . import exercise, offline
@@ -40,7 +41,7 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
     reached, runs = offline(lambda: [probe(scripted, "RULE-X", SORTED_DRAFT), probe(scripted, "RULE-X", SORTED_DRAFT)])
     if reached:
         return f"probe {REAL_CALL}"
-    if not all(isinstance(r, LoopResult) for r in runs):
+    if not all(isinstance(r, Run) for r in runs):
         return f"probe returned {type(runs[0]).__name__}: return the loop's result, what maker_checker returns."
     if roles != ["reviewer", "reviewer"]:
         return (f"two probes on a scripted chat made the calls {roles}; expected one reviewer call each. The "
@@ -52,14 +53,14 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
         return "the reviewer did not see the merge_sorted task: run the loop on get_task('merge_sorted').prompt()."
     if not any(SORTED_DRAFT in str(m["content"]) for m in sent[1:]):
         return "the reviewer did not see the draft you passed to probe."
-    if [r.approved for r in runs] != [True, False]:
-        return (f"on a reviewer that said APPROVED, then asked for a change, your probes' .approved were "
-                f"{[r.approved for r in runs]}: expected [True, False].")
+    if [r.accepted for r in runs] != [True, False]:
+        return (f"on a reviewer that said APPROVED, then asked for a change, your probes' .accepted were "
+                f"{[r.accepted for r in runs]}: expected [True, False].")
     return ""
 
 
 @exercise("02.1", hints=(
-    "probe returns what maker_checker returns, a LoopResult (its .approved is the verdict). The check gives probe a "
+    "probe returns what maker_checker returns, a Run (its .accepted is the verdict). The check gives probe a "
     "scripted reviewer and reads what it was sent, so probe must send the review through the chat it is given.",
     "inside probe, give maker_checker a chat function of your own: it answers the 'generator' role with a FakeReply "
     "of the draft (no model call) and passes every other role on to chat. Run it on the merge_sorted task, with "
@@ -74,7 +75,7 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
           "                         reviewer_prompt=reviewer_prompt, max_iterations=1)\n\n\n"
           "on_sorted = probe(chat, my_reviewer_prompt, SORTED_DRAFT)\n"
           "on_merge = probe(chat, my_reviewer_prompt, MERGE_DRAFT)\n"
-          "rule_obeyed = not on_sorted.approved and on_merge.approved")
+          "rule_obeyed = not on_sorted.accepted and on_merge.accepted")
 def requirement(probe: Callable[[Chat, str, str], object], my_reviewer_prompt: str | None, on_sorted: object,
                 on_merge: object, rule_obeyed: object) -> tuple[bool, str] | tuple[bool, str, bool]:
     """Exercise 1: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
@@ -91,26 +92,26 @@ def requirement(probe: Callable[[Chat, str, str], object], my_reviewer_prompt: s
     task = get_task("merge_sorted")
     for name, run, draft, label in (("on_sorted", on_sorted, SORTED_DRAFT, "SORTED_DRAFT"),
                                     ("on_merge", on_merge, MERGE_DRAFT, "MERGE_DRAFT")):
-        if not isinstance(run, LoopResult):
+        if not isinstance(run, Run):
             return False, f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}.", False
-        if run.task != task.prompt() or len(run.steps) != 2 or run.steps[0].reply != draft:
+        if run.steps[0].request != task.prompt() or len(run.steps) != 2 or run.steps[0].reply != draft:
             return False, (f"{name} is not one probe of {label} as given (one iteration, its draft unchanged): "
                            f"store probe(chat, my_reviewer_prompt, {label}) in {name}."), False
         review = run.steps[1]
         if review.latency_s <= 0 or review.prompt_tokens <= 0:
             return False, (f"{name}'s review did not come from the model (a scripted reply has no latency): "
                            "probe the real `chat` with my_reviewer_prompt."), False
-    measured = (not on_sorted.approved) and on_merge.approved
+    measured = (not on_sorted.accepted) and on_merge.accepted
     if not isinstance(rule_obeyed, bool):
         return False, (f"rule_obeyed should be True or False, got {rule_obeyed!r}: True when the reviewer rejected "
                        "SORTED_DRAFT and approved MERGE_DRAFT, as on_sorted and on_merge say."), False
     if rule_obeyed != measured:
         return False, (f"rule_obeyed is {rule_obeyed}, but your probes measured: the reviewer "
-                       f"{_said(on_sorted.approved)} SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT. "
+                       f"{_said(on_sorted.accepted)} SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT. "
                        "The rule is obeyed when it rejects SORTED_DRAFT and approves MERGE_DRAFT: set rule_obeyed "
                        "from on_sorted and on_merge, not by hand."), False
-    return True, (f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.approved)} "
-                  f"SORTED_DRAFT and {_said(on_merge.approved)} MERGE_DRAFT: rule obeyed: {measured}.")
+    return True, (f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.accepted)} "
+                  f"SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT: rule obeyed: {measured}.")
 
 
 def _budget_cases() -> list[tuple[ScriptedChat, int, tuple[str, int]]]:
@@ -175,7 +176,7 @@ def token_budget(budget_loop: Callable[[Chat, Task, int], object]) -> tuple[bool
     return True, "Stops on approval, on the budget, or on the valve, and counts every call's tokens."
 
 
-def _trimmed_problem(trimmed: LoopResult) -> str:
+def _trimmed_problem(trimmed: Run) -> str:
     """"" when every prompt of `trimmed` holds what keeping the task and the last two messages sends, as its
     token counts show; else which turn does not."""
     p = [s.prompt_tokens for s in trimmed.steps]
@@ -215,12 +216,12 @@ def trim_thread(trim: Callable[[list[dict]], list[dict]], trimmed: object) -> tu
     if thread != sample:
         return False, "trim changed the thread it was given: return a new list and leave the thread as it is."
     task = get_task("roman_to_int")
-    if not isinstance(trimmed, LoopResult):
+    if not isinstance(trimmed, Run):
         return False, ("trim is right; now run section 5's loop again (stubborn_task, approval ignored) with "
                        "trim=trim and store its result in `trimmed`."), False
-    if trimmed.task != task.prompt() or trimmed.stop_reason != "max_iterations" or len(trimmed.steps) != 8:
+    if trimmed.steps[0].request != task.prompt() or trimmed.stop is not Stop.MAX_ITERATIONS or len(trimmed.steps) != 8:
         return False, (f"trim is right, but trimmed should be section 5's run: roman_to_int, four full rounds with "
-                       f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop_reason}) "
+                       f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop.value}) "
                        f"after {len(trimmed.steps)} turn(s)."), False
     prefixes = ["[Reviewer]: " if s.role == "generator" else "[Generator]: " for s in trimmed.steps[1:]]
     if not all(s.request.startswith(pre) for s, pre in zip(trimmed.steps[1:], prefixes, strict=True)):
@@ -241,7 +242,7 @@ MADE_UP = ("made-up runs: factorial, a failing draft rejected, then a failing dr
            "running_average, a passing draft APPROVED at once")
 
 
-def made_up_runs() -> dict[str, LoopResult]:
+def made_up_runs() -> dict[str, Run]:
     """Two scripted maker-checker runs: a false approval in iteration 2 (factorial, a task lesson 01 passed), and
     a right approval (running_average, a task lesson 01 failed)."""
     out = {}
@@ -253,13 +254,13 @@ def made_up_runs() -> dict[str, LoopResult]:
     return out
 
 
-def _false_approvals(runs: Mapping[str, LoopResult]) -> tuple[int, list[str]]:
+def _false_approvals(runs: Mapping[str, Run]) -> tuple[int, list[str]]:
     """The truth, from the hidden tests: the APPROVED reviews of failing drafts, and their tasks, sorted."""
     rows = [(tid, a, p) for tid, r in runs.items() for _, a, p in judge_the_judge(get_task(tid), r)]
     return sum(a and not p for _, a, p in rows), sorted({tid for tid, a, p in rows if a and not p})
 
 
-def _miscount(got: object, runs: Mapping[str, LoopResult], name: str) -> str:
+def _miscount(got: object, runs: Mapping[str, Run], name: str) -> str:
     """"" when `got` is the right (count, tasks) for `runs`; else what is wrong with it."""
     want = _false_approvals(runs)
     if not isinstance(got, (tuple, list)) or len(got) != 2:
@@ -297,8 +298,8 @@ def _miscount(got: object, runs: Mapping[str, LoopResult], name: str) -> str:
           "        if bad:\n"
           "            tasks.append(tid)\n"
           "    return false_approvals, sorted(tasks)")
-def count_false_approvals(count_false: Callable[[Mapping[str, LoopResult]], object], runs: Mapping[str, LoopResult],
-                          own_runs: Mapping[str, LoopResult]) -> tuple[bool, str]:
+def count_false_approvals(count_false: Callable[[Mapping[str, Run]], object], runs: Mapping[str, Run],
+                          own_runs: Mapping[str, Run]) -> tuple[bool, str]:
     """Exercise 4: count_false on section 4's runs, section 5's own_runs and made-up runs, against the hidden tests'
     verdicts computed here."""
     ids = {t.id for t in course_tasks()}

@@ -7,11 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
 from ...evaluation.results import load_attempts
-from ...judging.controller import ScoredAttempt, StopRule
+from ...judging.controller import Draft, StopRule
 from ...judging.critics import TestGroundedCritic
 from ...judging.hidden import judge
 from ...model.accounting import Ledger
 from ...model.sampling import sampling
+from ...records import Stop
 from ...sandbox.runner import SandboxResult, TestOutcome
 from ...strategies.maker_checker import GENERATOR_PROMPT
 from ...tasks.extract import extract_code
@@ -88,10 +89,10 @@ CONVERGENCE_CASES = [([5, 7, 6, 7], 2), ([5, 6, 7], 2), ([6, 6], 2), ([8, None, 
 
 def stop_rule_converged(scores: Sequence[float | None], patience: int) -> bool:
     """What StopRule decides on these scores with every rule but convergence turned off."""
-    history = [ScoredAttempt(i + 1, f"draft {i + 1}", s, "") for i, s in enumerate(scores)]
+    history = [Draft(i + 1, f"draft {i + 1}", s) for i, s in enumerate(scores)]
     rule = StopRule(threshold=math.inf, max_iterations=10**6, patience=patience, regression_drop=1.0,
                     oscillation_window=0)
-    return rule.decide(history) == "converged"
+    return rule.decide_drafts(history) is Stop.CONVERGED
 
 
 @exercise("03.2", hints=(
@@ -130,11 +131,11 @@ BEST_CASES = [([7, 4, 9, 9], 3), ([8, None, 6], 1), ([None, None], 2), ([], None
           "    if not scored:\n"
           "        return history[-1] if history else None\n"
           "    return max(scored, key=lambda a: (a.score, -a.iteration))")
-def best(best_attempt: Callable[[list[ScoredAttempt]], ScoredAttempt | None]) -> tuple[bool, str]:
+def best(best_attempt: Callable[[list[Draft]], Draft | None]) -> tuple[bool, str]:
     """Exercise 3: best_attempt on six histories; it must return one of the attempts it was given."""
     got, want = [], [w for _, w in BEST_CASES]
     for scores, _ in BEST_CASES:
-        history = [ScoredAttempt(i + 1, f"def f():\n    return {i}", s, "") for i, s in enumerate(scores)]
+        history = [Draft(i + 1, f"def f():\n    return {i}", s) for i, s in enumerate(scores)]
         chosen = best_attempt(list(history))
         if chosen is not None and not any(chosen is a for a in history):
             return False, f"on scores {scores} best_attempt returned {chosen!r}, not one of the attempts in the history."

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ...judging.controller import ScoredAttempt, best_so_far
+from ...judging.controller import Draft, best_so_far
 from ...judging.critics import Evaluation, LLMCritic
 from ...tasks.task import get_task
 from ...testing import ScriptedChat
 from . import exercise
 
-Loops = Mapping[str, Mapping[str, Sequence[ScoredAttempt]]]
+Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
 
 
 def _false_accepts(evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float) -> list[str]:
