@@ -22,7 +22,7 @@ from pathlib import Path
 from reflect import connect
 from reflect.bench import task_sample
 from reflect.evaluation.runner import run_bench
-from reflect.judging import CachedChat
+from reflect.model.cache import CachedChat
 from reflect.strategies.reflexion import memory_experiment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,6 @@ from reflect.judging.controller import StopRule
 from reflect.judging.critics import (
     MEDICAL_CRITERIA,
     TEXT_CRITIC_PROMPT,
-    CachedChat,
     HybridCritic,
     LLMCritic,
     RuleCritic,
@@ -16,6 +15,7 @@ from reflect.judging.critics import (
     VotingCritic,
     split_tests,
 )
+from reflect.model.cache import CachedChat
 from reflect.model.llm import ModelError
 from reflect.records import Stop
 from reflect.strategies.scored import scored_reflection

@@ -21,13 +21,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "ConfigError": "model.config", "Settings": "model.config",
+    "CachedChat": "model.cache", "ConfigError": "model.config", "Settings": "model.config",
     "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "model.llm",
     "response_format_for": "model.llm", "Ledger": "model.accounting", "ReplayMiss": "model.replay",
     "Run": "records", "Step": "records", "Stop": "records", "Verdict": "records",
 }
 __all__ = [
-    "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Run", "Settings", "Step", "Stop",
+    "CachedChat", "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Run", "Settings", "Step", "Stop",
     "Verdict", "connect", "response_format_for",
 ]
 
@@ -43,6 +43,7 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:  # for editors and type checkers; never run
     from .model.accounting import Ledger
+    from .model.cache import CachedChat
     from .model.config import ConfigError, Settings
     from .model.llm import Connection, ModelError, Reply, connect, response_format_for
     from .model.replay import ReplayMiss

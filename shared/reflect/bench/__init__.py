@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..evaluation import report
 from ..evaluation.runner import current_rows, run_bench
-from ..judging.critics import CachedChat
+from ..model.cache import CachedChat
 from ..model.config import repo_root
 from ..strategies.catalog import LESSON_06, catalog, strategies
 from ..tasks.task import Task, course_tasks, humaneval_tasks

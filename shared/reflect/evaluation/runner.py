@@ -14,7 +14,7 @@ every request the strategy sent is checked, and it must stay empty).
 
 Strategy names must be unique: they are the key. Jobs run task by task (every strategy on the
 first task, then the second...), so strategies that share their first request through
-`reflect.judging.CachedChat` ask it once, and `concurrency` threads keep a server's parallel
+`reflect.model.cache.CachedChat` ask it once, and `concurrency` threads keep a server's parallel
 slots busy.
 """
 

@@ -3,7 +3,6 @@ calibration. Everything that says whether a draft is good, and when to stop aski
 
 from .controller import Draft, StopRule, analyze_improvement, best_so_far, drafts_of
 from .critics import (
-    CachedChat,
     Evaluation,
     HybridCritic,
     LLMCritic,
@@ -15,7 +14,7 @@ from .critique import Critique, ParseFailure, critique_schema, parse_critique
 from .hidden import Attempt, judge, judge_the_judge, pass_rate
 
 __all__ = [
-    "Attempt", "CachedChat", "Critique", "Evaluation", "HybridCritic", "LLMCritic", "ParseFailure", "RuleCritic",
+    "Attempt", "Critique", "Evaluation", "HybridCritic", "LLMCritic", "ParseFailure", "RuleCritic",
     "Draft", "StopRule", "TestGroundedCritic", "VotingCritic", "analyze_improvement", "best_so_far",
     "critique_schema", "drafts_of", "judge", "judge_the_judge", "parse_critique", "pass_rate",
 ]

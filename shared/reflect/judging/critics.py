@@ -20,9 +20,7 @@ criteria for that domain (e.g. `MEDICAL_CRITERIA`).
 from __future__ import annotations
 
 import ast
-import json
 import statistics
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,57 +54,6 @@ MEDICAL_CRITERIA = (
     "no invented statistics, studies or doses", "no diagnosis of the reader",
     "plain language a patient understands", "accurate general information only",
 )
-
-
-@dataclass
-class CachedChat:
-    """Wraps a chat function; identical temperature-0 requests are answered once and reused.
-
-    With `seeded=True`, sampled requests that carry a `seed` are reused too: on llama.cpp the
-    same request with the same seed gives the same reply (hosted APIs promise this only on a
-    best-effort basis). `hits` counts the reused answers. Token counts of a reused reply are
-    those of the original call, so an evaluator's reported cost is what it would cost alone.
-
-    Safe from several threads: a request already in flight is waited for, not sent twice, so
-    the number of model calls (and `hits`) does not depend on how the threads interleave."""
-
-    chat: Callable
-    seeded: bool = False
-    hits: int = 0
-    _memo: dict = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def __call__(self, messages: list[dict], role: str = "critic", **params):
-        deterministic = params.get("temperature", 1) == 0 or (self.seeded and params.get("seed") is not None)
-        if not deterministic:
-            return self.chat(messages, role=role, **params)
-        key = json.dumps([messages, role, params], sort_keys=True, default=str)
-        with self._lock:
-            entry = self._memo.get(key)
-            if entry is None:
-                entry = self._memo[key] = [threading.Lock(), None]
-                entry[0].acquire()  # this thread asks the model; others wait for its reply
-                owner = True
-            else:
-                owner = False
-                self.hits += 1
-        if owner:
-            try:
-                entry[1] = self.chat(messages, role=role, **params)
-            except BaseException:
-                with self._lock:
-                    del self._memo[key]  # a failed call is not cached: the next caller tries again
-                raise
-            finally:
-                entry[0].release()
-            return entry[1]
-        with entry[0]:
-            pass
-        if entry[1] is None:  # the owner's call failed
-            with self._lock:
-                self.hits -= 1
-            return self(messages, role=role, **params)
-        return entry[1]
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """A live request cache shared by every lesson: a deterministic request sent before is answered
-from disk instead of the model.
+from disk instead of the model; and `CachedChat`, an in-memory one around any chat function (a
+lesson's critics, a benchmark's strategies): the same deterministic request is asked once.
 
     python -m reflect.model.cache stats   # entries and size, per model file
     python -m reflect.model.cache clear   # delete every entry (`make clear-cache`)
@@ -33,6 +34,7 @@ import json
 import shutil
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,6 +157,58 @@ def main() -> None:
     for name, entries, size in rows:
         print(f"{name}: {entries} replies, {size / 1e6:.1f} MB")
     print(f"{root}: {sum(r[1] for r in rows)} replies in all")
+
+
+@dataclass
+class CachedChat:
+    """Wraps a chat function; identical temperature-0 requests are answered once and reused.
+
+    With `seeded=True`, sampled requests that carry a `seed` are reused too: on llama.cpp the
+    same request with the same seed gives the same reply (hosted APIs promise this only on a
+    best-effort basis). `hits` counts the reused answers. Token counts of a reused reply are
+    those of the original call, so an evaluator's reported cost is what it would cost alone.
+
+    Safe from several threads: a request already in flight is waited for, not sent twice, so
+    the number of model calls (and `hits`) does not depend on how the threads interleave."""
+
+    chat: Callable
+    seeded: bool = False
+    hits: int = 0
+    _memo: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __call__(self, messages: list[dict], role: str = "critic", **params):
+        deterministic = params.get("temperature", 1) == 0 or (self.seeded and params.get("seed") is not None)
+        if not deterministic:
+            return self.chat(messages, role=role, **params)
+        key = json.dumps([messages, role, params], sort_keys=True, default=str)
+        with self._lock:
+            entry = self._memo.get(key)
+            if entry is None:
+                entry = self._memo[key] = [threading.Lock(), None]
+                entry[0].acquire()  # this thread asks the model; others wait for its reply
+                owner = True
+            else:
+                owner = False
+                self.hits += 1
+        if owner:
+            try:
+                entry[1] = self.chat(messages, role=role, **params)
+            except BaseException:
+                with self._lock:
+                    del self._memo[key]  # a failed call is not cached: the next caller tries again
+                raise
+            finally:
+                entry[0].release()
+            return entry[1]
+        with entry[0]:
+            pass
+        if entry[1] is None:  # the owner's call failed
+            with self._lock:
+                self.hits -= 1
+            return self(messages, role=role, **params)
+        return entry[1]
+
 
 
 if __name__ == "__main__":
