@@ -182,7 +182,7 @@ class Reflexion(Configured):
                 break
             history = rule.drafts(steps)  # each attempt: its code, score (an unusable one as 0), cost, acceptance
             mark_repeat(steps, [a.code for a in history[:-1]], code)
-            reason = rule.decide(steps)
+            reason = rule.decide_drafts(history)  # the drafts just read: decide(steps) would read them again
             chosen = rule.choose(history, reason)
             score = history[-1].score
             if reason is Stop.ACCEPTED:
