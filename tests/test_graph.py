@@ -14,11 +14,10 @@ import pytest
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.model.llm import ModelError
-from reflect.records import Stop
+from reflect.records import Run, Stop
 from reflect.strategies.graph import (
     GraphParts,
     ReflectionGraph,
-    as_run,
     build_graph,
     derive_requirements,
     fresh_thread,
@@ -67,22 +66,25 @@ def invoke(chat, critic, max_iterations=3, text=None, **parts):
 
 
 def kinds(state):
-    return [e["kind"] for e in state["revision_history"]]
+    return [s["role"] for s in state["steps"]]
+
+
+def run_of(state) -> Run:
+    return Run.from_dict(state["run"])
 
 
 def test_a_first_draft_that_is_accepted_never_enters_refine():
     chat, critic = chat_for(0), Scores(9)
     out = invoke(chat, critic)
     assert out["status"] == "ok" and out["final_output"]["accepted"] is True and out["iteration"] == 1
-    assert kinds(out) == ["generate", "critique"] and [c.role for c in chat.calls] == ["generator"]
+    assert kinds(out) == ["generator", "critic"] and [c.role for c in chat.calls] == ["generator"]
 
 
 def test_one_revision_then_accepted_keeps_both_attempts():
     chat, critic = chat_for(1), Scores(5, 9)
     out = invoke(chat, critic)
-    assert kinds(out) == ["generate", "critique", "refine", "critique"]
-    assert [e["draft"] for e in out["revision_history"] if "draft" in e] == [
-        code(1), code(2)]
+    assert kinds(out) == ["generator", "critic", "refiner", "critic"]
+    assert run_of(out).drafts == [code(1), code(2)]
     assert out["final_output"] == {"status": "ok", "accepted": True, "accepted_by": "critic", "iterations": 2,
                                    "final_code": code(2), "final_critique": "feedback 9", "checks_passed": True,
                                    "review": None, "errors": []}
@@ -105,7 +107,7 @@ def test_blank_input_reaches_handle_failure_without_a_model_call(text):
     out = invoke(chat, critic, text=text)
     assert out["status"] == "failed" and chat.calls == [] and critic.calls == 0
     assert out["final_output"]["errors"] == ["blank input: give the graph a task to write code for"]
-    assert as_run(out, "blank").stop.value == "blank_input"
+    assert run_of(out).stop.value == "blank_input"
 
 
 def test_malformed_critic_output_is_invalid_recorded_and_routes_to_needs_review():
@@ -137,7 +139,7 @@ def test_iteration_counts_drafts_only_and_never_exceeds_the_budget():
 @pytest.mark.parametrize("scores, text", [((9,), None), ((5, 5, 5), None), ((None,), None), ((), "")])
 def test_the_final_state_always_has_the_fields_a_caller_reads(scores, text):
     out = invoke(chat_for(2), Scores(*scores), text=text)
-    for key in ("status", "final_output", "current_draft", "critique_status", "revision_history"):
+    for key in ("status", "final_output", "current_draft", "critique_status", "steps", "run"):
         assert key in out, key
     assert set(out["final_output"]) == {"status", "accepted", "accepted_by", "iterations", "final_code", "final_critique",
                                         "checks_passed", "review", "errors"}
@@ -214,12 +216,22 @@ def test_a_review_paused_in_one_process_is_resumed_from_sqlite_in_another(tmp_pa
     assert out["final"]["final_code"] == code(2)
 
 
+def test_the_graphs_stop_rule_is_acceptance_or_budget_only():
+    """A drop of over 20% (6 then 4) and a draft that comes back (the refiner repeats draft 1) end lesson 03's
+    loop; the graph's rule has no regression, convergence or oscillation stop, so it goes on to the third draft."""
+    chat = ScriptedChat({"generator": [draft(1)], "refiner": [draft(1), draft(3)]})
+    out = invoke(chat, Scores(6, 4, 9))
+    assert run_of(out).drafts == [code(1), code(1), code(3)] and run_of(out).stop is Stop.ACCEPTED
+    loop = scored_reflection(ScriptedChat({"generator": [draft(1)], "refiner": [draft(1)]}), TASK, Scores(6, 4), StopRule())
+    assert loop.stop is Stop.REGRESSED
+
+
 def test_the_graph_and_lesson_03s_loop_send_the_same_requests_and_keep_the_same_history():
     loop_chat, graph_chat = chat_for(2), chat_for(2)
     loop = scored_reflection(loop_chat, TASK, Scores(4, 6, 9), StopRule(threshold=8, max_iterations=3))
     out = invoke(graph_chat, Scores(4, 6, 9), threshold=8)
     assert [(c.role, c.messages, c.params) for c in loop_chat.calls] == [(c.role, c.messages, c.params) for c in graph_chat.calls]
-    graph_history = [(e["draft"], s["score"]) for e, s in zip(out["revision_history"][::2], out["revision_history"][1::2], strict=True)]
+    graph_history = [(a.code, a.score) for a in StopRule().drafts(run_of(out).steps)]
     assert [(a.code, a.score) for a in StopRule().drafts(loop.steps)] == graph_history
     assert loop.stop is Stop.ACCEPTED and out["status"] == "ok"
 
@@ -239,17 +251,17 @@ def test_a_reply_with_no_code_is_recorded_and_goes_to_review_not_to_the_critic()
     assert out["reply_has_code"] is False and out["final_output"]["final_code"] == ""
     assert out["errors"][0].startswith("no code in the generate reply at iteration 1: I would write a loop")
     assert out["final_output"]["review"]["reason"] == "the last reply held no code"
-    assert as_run(out, "t").stop.value == "no_code"
+    assert run_of(out).stop.value == "no_code"
 
 
 def test_an_empty_refinement_also_goes_to_review_with_the_error():
     chat, critic = ScriptedChat({"generator": [draft(1)], "refiner": ["Sorry, I cannot improve it."]}), Scores(5)
     out = invoke(chat, critic)
-    assert critic.calls == 1 and kinds(out) == ["generate", "critique", "refine"] and out["status"] == "needs_review"
+    assert critic.calls == 1 and kinds(out) == ["generator", "critic", "refiner"] and out["status"] == "needs_review"
     assert out["errors"][0].startswith("no code in the refine reply at iteration 2")
-    assert out["revision_history"][-1]["draft"] == ""  # the prose reply is recorded ...
+    assert out["steps"][-1]["code"] == ""  # the prose reply is recorded ...
     assert out["current_draft"] == out["final_output"]["final_code"] == code(1)  # ... and the last real draft kept
-    assert out["final_output"]["review"]["reason"] == "the last reply held no code" and as_run(out, "t").stop.value == "no_code"
+    assert out["final_output"]["review"]["reason"] == "the last reply held no code" and run_of(out).stop.value == "no_code"
 
 
 def test_an_acceptance_that_a_rule_check_contradicts_goes_to_review():
@@ -257,7 +269,7 @@ def test_an_acceptance_that_a_rule_check_contradicts_goes_to_review():
     out = invoke(ScriptedChat({"generator": [no_docstring]}), Scores(9))
     assert out["critique_status"] == "accepted" and out["status"] == "needs_review"
     assert out["final_output"]["accepted"] is False and out["final_output"]["checks_passed"] is False
-    assert "has no docstring" in out["final_output"]["review"]["reason"] and as_run(out, "t").stop.value == "check_failed"
+    assert "has no docstring" in out["final_output"]["review"]["reason"] and run_of(out).stop.value == "check_failed"
 
 
 def test_an_ad_hoc_task_is_held_only_to_the_checks_it_has_a_defined_function():
@@ -354,7 +366,7 @@ def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
     assert bad["status"] == "needs_review" and bad["final_output"]["accepted"] is False and "__interrupt__" in bad
     assert "has no docstring" in bad["errors"][-1] and bad["final_output"]["review"]["decision_error"] == bad["errors"][-1]
     assert bad["current_draft"] == code(2)  # a refused edit replaces no draft: it is recorded, not promoted
-    assert bad["revision_history"][-1]["kind"] == "human_edit" and bad["revision_history"][-1]["refused"] is True
+    assert bad["steps"][-1]["note"] == "human_edit (refused)" and bad["steps"][-1]["code"].endswith("return 120\n")
 
 
 @pytest.mark.parametrize("decision, status, error", [
@@ -381,8 +393,8 @@ def test_a_reused_thread_accumulates_its_lists_but_the_output_reads_only_this_ru
     first = graph.invoke(start_state(TASK.prompt(), 3), config)
     second = graph.invoke(start_state(TASK.prompt(), 3), config)
     assert first["status"] == "needs_review" and second["status"] == "ok"
-    assert len(second["revision_history"]) == 3 and len(second["errors"]) == 2  # the thread keeps the first run's
-    assert second["final_output"]["errors"] == [] and [s.role for s in as_run(second, "t").steps] == ["generator", "critic"]
+    assert len(second["steps"]) == 3 and len(second["errors"]) == 2  # the thread keeps the first run's
+    assert second["final_output"]["errors"] == [] and [s.role for s in run_of(second).steps] == ["generator", "critic"]
 
 
 def test_fresh_threads_never_repeat():
@@ -478,7 +490,7 @@ def test_a_rejection_is_its_own_outcome_not_an_undecided_review():
     assert out["status"] == "rejected" and out["final_output"]["status"] == "rejected"
     assert out["final_output"]["accepted"] is False and out["final_output"]["review"]["decision"] == "reject"
     assert out["final_output"]["errors"][-1] == "rejected by a human"
-    run = as_run(out, "t")
+    run = run_of(out)
     assert run.steps[-1].note == "human_reject" and "rejected by a human" in run.chosen and "rejected by a human" in run.error
 
 

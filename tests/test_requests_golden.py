@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from reflect.records import Run
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply
 from tests.reference_solutions import CORRECT
@@ -106,7 +107,7 @@ def scenarios() -> dict:
             state = rg.build_graph(rg.GraphParts(chat, critic, threshold=threshold, task=task)).invoke(
                 rg.start_state(task.prompt(), 3), rg.run_config(3))
             out[type(critic).__name__] = {"final_output": state.get("final_output"), "status": state.get("status"),
-                                          "history": state.get("revision_history")}
+                                          "run": outcome(Run.from_dict(state["run"]))}
         return out
 
     def remembered(task, chat):

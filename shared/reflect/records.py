@@ -109,6 +109,10 @@ class Step:
         verdict = f" [{said}]" if said else ""
         return f"{self.index:>2} {self.role:<9} {tokens:>13}{verdict} {text}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The step as plain values (a graph's state keeps its steps so)."""
+        return asdict(self)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
         """The inverse of `asdict` (a verdict that is not a dict of Verdict's fields is a TypeError)."""

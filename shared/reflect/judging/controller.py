@@ -39,7 +39,8 @@ class Draft:
 def drafts_of(steps: Sequence[Step], accept_by: str = "threshold", unscored: float | None = None) -> list[Draft]:
     """The drafts of a run, in order, each with its judges' verdicts (see `Draft`). Under
     `accept_by="judge"` a draft is accepted when the last verdict on it accepts it and no check
-    step rejected it; `unscored` is the score a draft with no usable score counts as."""
+    step rejected it, and `accepted` is None when that verdict decided nothing (an unusable
+    critique); `unscored` is the score a draft with no usable score counts as."""
     starts = [i for i, s in enumerate(steps) if s.is_draft]
     out = []
     for n, (i, end) in enumerate(zip(starts, [*starts[1:], len(steps)][: len(starts)], strict=True), 1):
@@ -47,7 +48,7 @@ def drafts_of(steps: Sequence[Step], accept_by: str = "threshold", unscored: flo
         last = judged[-1] if judged else None
         score = last.verdict.score if last else None
         accepted = None
-        if accept_by == "judge":
+        if accept_by == "judge" and not (last and last.verdict.accepted is None):  # None: the judge decided nothing
             accepted = bool(last) and last.verdict.accepted is True and all(
                 s.verdict.accepted is True for s in judged if s.kind == "check")
         tokens = sum(s.prompt_tokens + s.completion_tokens for s in steps[i:end])
@@ -61,7 +62,10 @@ class StopRule:
     """When a loop stops: acceptance, budget, convergence, oscillation, regression (module docstring).
 
     `oscillation_window=0` turns the oscillation rule off (Reflexion notes a repeated draft and goes
-    on, since its next prompt differs; maker-checker sends the draft back to the reviewer)."""
+    on, since its next prompt differs; maker-checker sends the draft back to the reviewer),
+    `patience=0` the convergence rule, `regression_drop=1` the regression rule (no score falls
+    100% below the best). Under `accept_by="judge"`, a judge that decided nothing usable stops
+    the run (`INVALID_CRITIC`): the graph sends such a run to a person."""
 
     threshold: float = 8
     max_iterations: int = 3
@@ -96,6 +100,8 @@ class StopRule:
             return None
         last = history[-1]
         scores = [a.score for a in history if a.score is not None]
+        if self.accept_by == "judge" and last.accepted is None:
+            return Stop.INVALID_CRITIC
         if last.accepted if last.accepted is not None else self.accepts(last.score):
             return Stop.ACCEPTED
         if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
@@ -104,7 +110,7 @@ class StopRule:
             return Stop.OSCILLATING
         if self.oscillation_window and len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
             return Stop.OSCILLATING
-        if len(history) > self.patience and scores:
+        if self.patience and len(history) > self.patience and scores:
             best_before = max((a.score for a in history[: -self.patience] if a.score is not None), default=None)
             recent = [a.score for a in history[-self.patience:] if a.score is not None]
             if best_before is not None and (not recent or max(recent) <= best_before):

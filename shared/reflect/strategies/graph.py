@@ -32,10 +32,16 @@ next decision on the same thread is carried out. A rejection ends the run `rejec
 decided run never reads as an undecided one. The output says who accepted the code, and an
 approval keeps the critic's last verdict among its errors when the critic had not accepted.
 
+The record: every node that calls the model, judges a draft or takes a person's decision appends
+its `Step` to `state["steps"]`, as the dict `Step.to_dict` makes of it (plain values, which a
+checkpointer stores without registering the package's classes), and the router after a critique
+asks lesson 03's `StopRule` about those steps. The node that ends a run puts its `Run` in
+`state["run"]`, also as a dict (`Run.from_dict` reads it back; `ReflectionGraph.run` returns it).
+
 A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
 lists of the earlier run (their reducers add). `fresh_thread()` gives each run its own thread;
-`prepare_task` also notes where this run's entries start, so the output and `as_run` read only
-this run's history and errors even on a reused thread.
+`prepare_task` also notes where this run's entries start, so the output and the run read only
+this run's steps and errors even on a reused thread.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypedDict
 
+from ..judging.controller import StopRule
 from ..judging.critics import Evaluation
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
@@ -64,6 +71,10 @@ DECISIONS = ("approve", "edit", "reject")
 REVIEW_KEYS = ("human_decision", "decision_error", "override")  # one run's review, in its metadata
 NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
+ACCEPTS = {"accepted": True, "needs_revision": False, "invalid": None}  # a status as a Verdict's `accepted`
+REVIEW_REASONS = {Stop.NO_CODE: "the last reply held no code", Stop.INVALID_CRITIC: "the critic's output could not be used",
+                  Stop.CHECK_FAILED: "the critic accepted a draft that fails a rule check: ",
+                  Stop.MAX_ITERATIONS: "max_iterations reached before acceptance"}
 
 
 class ReviewState(TypedDict, total=False):
@@ -77,7 +88,7 @@ class ReviewState(TypedDict, total=False):
     critique_status: CritiqueStatus | None
     iteration: int
     max_iterations: int
-    revision_history: Annotated[list[dict], operator.add]
+    steps: Annotated[list[dict], operator.add]  # each a Step, as `Step.to_dict` makes it
     errors: Annotated[list[str], operator.add]
     status: Literal["ok", "needs_review", "rejected", "failed"] | None
     final_output: dict | None
@@ -85,7 +96,8 @@ class ReviewState(TypedDict, total=False):
     raw_critic_output: str | dict | None
     static_check_results: dict | None
     review_reason: str | None
-    run_start: dict  # where this run's entries start in revision_history and errors (a reused thread)
+    run: dict | None  # the Run, as `Run.to_dict` makes it, once the run has ended
+    run_start: dict  # where this run's entries start in steps and errors (a reused thread)
 
 
 _EXPLICIT = re.compile(r"^\s*requirements?\s*:?\s*$", re.I | re.M)
@@ -203,25 +215,67 @@ def final_output(state: dict) -> dict:
             "review": review, "errors": kept if accepted_by else this_run(state, "errors")}
 
 
+def steps_of(state: dict) -> list[Step]:
+    """This run's steps, as `Step`s."""
+    return [Step.from_dict(d) for d in this_run(state, "steps")]
+
+
 def critic_objection(state: dict) -> list[str]:
     """The critic's last verdict on this run's current draft, when it was not an acceptance (needs_revision
     or invalid), as one error line; none when the critic accepted it or never judged it."""
-    critiques = [e for e in this_run(state, "revision_history") if e.get("kind") == "critique"]
-    if not critiques or critiques[-1]["status"] == "accepted":
+    critiques = [s for s in steps_of(state) if s.role == "critic"]
+    if not critiques or critiques[-1].verdict.accepted:
         return []
-    first = next((line.strip() for line in (critiques[-1].get("critique") or "").splitlines() if line.strip()), "")
-    return [f"approved over the critic's last verdict: {critiques[-1]['status']}" + (f" ({first.rstrip(':')})" if first else "")]
+    status = "invalid" if critiques[-1].verdict.accepted is None else "needs_revision"
+    first = next((line.strip() for line in critiques[-1].reply.splitlines() if line.strip()), "")
+    return [f"approved over the critic's last verdict: {status}" + (f" ({first.rstrip(':')})" if first else "")]
+
+
+def review_rule(state: dict) -> StopRule:
+    """The graph's stop rule: lesson 03's `StopRule` with the critic as the judge (`normalise` has
+    applied the threshold), the run's `max_iterations`, and no convergence, regression or
+    oscillation rule: the graph stops on an acceptance, an unusable critique or the budget."""
+    return StopRule(max_iterations=state["max_iterations"], patience=0, regression_drop=1.0, oscillation_window=0,
+                    accept_by="judge")
+
+
+def review_stop(state: dict) -> Stop:
+    """Why a run goes to a person: no code, an unusable critique, an acceptance a rule check
+    contradicts, or the budget (the stop rule on this run's steps)."""
+    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
+        return Stop.NO_CODE
+    stop = review_rule(state).decide(steps_of(state))
+    return Stop.CHECK_FAILED if stop is Stop.ACCEPTED else stop or Stop.MAX_ITERATIONS
 
 
 def review_reason(state: dict) -> str:
-    """Why a run needs a person: no code, an unusable critique, a check the critic overlooked, or the budget."""
-    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
-        return "the last reply held no code"
-    if state.get("critique_status") == "invalid":
-        return "the critic's output could not be used"
-    if state.get("critique_status") == "accepted":
-        return "the critic accepted a draft that fails a rule check: " + "; ".join(failed_checks(state.get("static_check_results")))
-    return "max_iterations reached before acceptance"
+    """Why a run needs a person, in words (`review_stop`, and the failing checks)."""
+    stop = review_stop(state)
+    checks = "; ".join(failed_checks(state.get("static_check_results"))) if stop is Stop.CHECK_FAILED else ""
+    return REVIEW_REASONS[stop] + checks
+
+
+def critic_step(index: int, status: CritiqueStatus, text: str, score: float | None = None,
+                usage: tuple[int, int, int] = (0, 0, 0)) -> Step:
+    """A critique as a step: its status as a `Verdict` (accepted, needs_revision or invalid, with the
+    score), its text as the reply; a model step when the critic called a model."""
+    prompt, completion, calls = usage
+    verdict = Verdict(status + ("" if score is None else f" (score {score:g})"), ACCEPTS[status], score,
+                      reason=text if status == "invalid" else "")
+    return Step(index, "critic", "model" if calls else "check", "", text, prompt, completion, 0.0, verdict)
+
+
+def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> dict:
+    """The Run of a run that ends here, as a dict for the state: the current draft, this run's
+    steps, the stop, which draft it returns and the errors."""
+    human = state.get("metadata", {}).get("human_decision") if state.get("status") in ("ok", "rejected") else None
+    last = f"iteration {state.get('iteration', 0)}"
+    chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
+              else f"the latest draft, {last}, rejected by a human" if human == "reject"
+              else f"the latest draft, {last} (the graph keeps the last draft that held code)")
+    errors = "; ".join(this_run(state, "errors")) or None
+    run = Run(name, task_id, state.get("current_draft") or "", stop, tuple(steps_of(state)), chosen, error=errors)
+    return run.to_dict()
 
 
 _THREADS = itertools.count(1)
@@ -242,6 +296,7 @@ class GraphParts:
     seed: int | None = SEED
     human_review: bool = False
     task: Task | None = None  # a known task (its tests and checks); else one is built from the input
+    name: str = "graph"  # the strategy's name in the Run
 
 
 def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
@@ -263,8 +318,8 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def prepare_task(state: dict) -> dict:
         text = (state.get("input") or "").strip()
         carried = {k: v for k, v in (state.get("metadata") or {}).items() if k not in REVIEW_KEYS}  # not an earlier run's review
-        start = {"run_start": {"revision_history": len(state.get("revision_history", [])),
-                               "errors": len(state.get("errors", []))}, "review_reason": None}
+        start = {"run_start": {"steps": len(state.get("steps", [])), "errors": len(state.get("errors", []))},
+                 "review_reason": None, "run": None}
         if not text:
             return start | {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
                             "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
@@ -280,11 +335,9 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                         "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
                         "current_draft": None, "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None}
 
-    def record(state: dict, kind: str, step: Step) -> dict:
-        call = {"role": step.role, "request": step.request, "reply": step.reply, "prompt_tokens": step.prompt_tokens,
-                "completion_tokens": step.completion_tokens, "latency_s": step.latency_s}  # plain values: state is checkpointed
-        return {"iteration": state["iteration"] + 1, "kind": kind, "draft": step.code,
-                "tokens": step.prompt_tokens + step.completion_tokens, "call": call}
+    def ended(state: dict, stop: Stop) -> dict:
+        """The Run of a run that ends here, for `state["run"]` (`closing_run`)."""
+        return closing_run(state, stop, p.task.id if p.task else task_for(state.get("input") or " ").id, p.name)
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
@@ -296,7 +349,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
             out = {"iteration": state["iteration"] + 1, "reply_has_code": bool(code.strip()),
-                   "revision_history": [record(state, kind, call)]}
+                   "steps": [replace(call, index=len(this_run(state, "steps"))).to_dict()]}
             if code.strip():
                 out["current_draft"] = code
             else:  # keep the last draft that had code: a reply in prose is recorded, not promoted
@@ -313,20 +366,19 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         except ModelError as err:
             ev = Evaluation(None, f"the critic's model failed: {err}")
         status, text, raw = normalise(ev, p.threshold)
-        checks = static_checks(task, code)
-        entry = {"iteration": state["iteration"], "kind": "critique", "critique": text, "status": status,
-                 "score": ev.score, "tokens": ev.tokens, "usage": list(ev.detail.get("usage", (0, 0, 0))),
-                 "checks_passed": checks["passed"]}
+        step = critic_step(len(this_run(state, "steps")), status, text, ev.score, ev.detail.get("usage", (0, 0, 0)))
         out = {"critique": text, "critique_status": status, "raw_critic_output": raw,
-               "static_check_results": checks, "revision_history": [entry]}
+               "static_check_results": static_checks(task, code), "steps": [step.to_dict()]}
         if status == "invalid":
             out["errors"] = [f"invalid critic output at iteration {state['iteration']}: {text[:200]}"]
         return out
 
     def finalize(state: dict) -> dict:
-        return {"status": "ok", "final_output": final_output({**state, "status": "ok"})}
+        upd = {"status": "ok"}
+        return upd | {"final_output": final_output({**state, **upd}), "run": ended({**state, **upd}, Stop.ACCEPTED)}
 
     def mark_needs_review(state: dict) -> dict:
+        stop = review_stop(state)
         reason = review_reason(state)
         again = state.get("review_reason") is not None  # back here after a refused decision: the reason is recorded
         noted = [] if again else [reason]
@@ -342,12 +394,14 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                                   "iteration": state.get("iteration"), "refused": refused})
             decided = human_decision(state, decision, task_of(state))
             upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
-        merged = {key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "revision_history")}  # as the reducers add
-        return upd | {"final_output": final_output({**state, **upd, **merged})}
+        merged = {key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")}  # as the reducers add
+        after = {**state, **upd, **merged}
+        return upd | {"final_output": final_output(after), "run": ended(after, Stop.ACCEPTED if upd["status"] == "ok" else stop)}
 
     def handle_failure(state: dict) -> dict:
         upd = {"status": "failed"}
-        return upd | {"final_output": final_output({**state, **upd})}
+        stop = Stop.PROVIDER_ERROR if (state.get("input") or "").strip() else Stop.BLANK_INPUT
+        return upd | {"final_output": final_output({**state, **upd}), "run": ended({**state, **upd}, stop)}
 
     return {"prepare_task": prepare_task, "generate_initial_draft": draft_node("generate"),
             "critique_draft": critique_draft, "refine_draft": draft_node("refine"), "finalize": finalize,
@@ -372,7 +426,7 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
     action = str(decision.get("action") or "").strip().lower()
     override = str(decision.get("override") or "").strip() or None
     meta = {**state.get("metadata", {}), "human_decision": action, "decision_error": None, "override": None}
-    draft, it = state.get("current_draft") or "", state.get("iteration", 0)
+    draft = state.get("current_draft") or ""
     upd: dict = {"metadata": meta}
 
     def stays_in_review(problem: str) -> dict:
@@ -382,22 +436,19 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
     if action not in DECISIONS:
         return stays_in_review(f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}")
     if action == "reject":
-        return upd | {"status": "rejected", "errors": ["rejected by a human"],
-                      "revision_history": [{"iteration": it, "kind": "human_reject", "draft": draft}]}
+        return upd | {"status": "rejected", "errors": ["rejected by a human"], "steps": [human_step(state, action, draft)]}
     code = str(decision.get("code") or "") if action == "edit" else draft
     if not code.strip():
         return stays_in_review("an edit needs code: resume with {'action': 'edit', 'code': '...'}" if action == "edit"
                                else NO_DRAFT)
     checks = static_checks(task, code)
     failed = failed_checks(checks)
-    entry = {"iteration": it, "kind": f"human_{action}", "draft": code, "checks_passed": checks["passed"],
-             "override": None if checks["passed"] else override}
     what = "the approved draft" if action == "approve" else "the edit"
     if not checks["passed"] and not override:
         return stays_in_review(f"{what} fails a rule check: {'; '.join(failed)} "
                                "(to accept it anyway, decide with an 'override' that gives the reason)") \
-            | {"revision_history": [entry | {"refused": True}]}
-    upd |= {"current_draft": code, "static_check_results": checks, "revision_history": [entry]}
+            | {"steps": [human_step(state, action, code, refused=True)]}
+    upd |= {"current_draft": code, "static_check_results": checks, "steps": [human_step(state, action, code)]}
     verb = "approved" if action == "approve" else "edited"
     if checks["passed"]:
         verdict = "the rule checks pass"
@@ -405,6 +456,12 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
         meta["override"] = override
         verdict = f"over failing rule checks: {'; '.join(failed)}; the reason given: {override}"
     return upd | {"status": "ok", "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}"}
+
+
+def human_step(state: dict, action: str, code: str, refused: bool = False) -> dict:
+    """A person's decision as a step (a check, not a model call), with the code it concerns."""
+    note = f"human_{action}" + (" (refused)" if refused else "")
+    return Step(len(this_run(state, "steps")), "human", "check", "", note, code=code, note=note).to_dict()
 
 
 def after_prepare(state: dict) -> str:
@@ -421,13 +478,13 @@ def after_draft(state: dict) -> str:
 
 
 def after_critique(state: dict) -> str:
-    """accepted (and no rule check failed) -> finalize; needs_revision and budget left -> refine_draft;
-    else mark_needs_review (the budget, an invalid critique, or an acceptance a rule check contradicts)."""
-    if state.get("critique_status") == "accepted":
-        return "mark_needs_review" if failed_checks(state.get("static_check_results")) else "finalize"
-    if state.get("critique_status") == "needs_revision" and state["iteration"] < state["max_iterations"]:
+    """The stop rule on this run's steps (`review_rule`): no stop -> refine_draft; accepted, and no
+    rule check failed -> finalize; else mark_needs_review (the budget, an invalid critique, or an
+    acceptance a rule check contradicts)."""
+    stop = review_rule(state).decide(steps_of(state))
+    if stop is None:
         return "refine_draft"
-    return "mark_needs_review"
+    return "finalize" if stop is Stop.ACCEPTED and not failed_checks(state.get("static_check_results")) else "mark_needs_review"
 
 
 def after_review(state: dict) -> str:
@@ -469,7 +526,7 @@ def start_state(text: str, max_iterations: int = 3, requirements: list[str] | No
                 metadata: dict | None = None) -> dict:
     """The input state for one run."""
     return {"input": text, "max_iterations": max_iterations, "requirements": list(requirements or []),
-            "metadata": dict(metadata or {}), "revision_history": [], "errors": []}
+            "metadata": dict(metadata or {}), "steps": [], "errors": []}
 
 
 @dataclass
@@ -492,54 +549,8 @@ class ReflectionGraph(Configured):
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Invoke the graph on the task and return its Run."""
         def body() -> Run:
-            graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task))
-            return as_run(graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations)),
-                          task.id, self.name)
+            graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task, name=self.name))
+            state = graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations))
+            return Run.from_dict(state["run"])
 
         return execute(self, task, body)
-
-
-def stop_of(state: dict) -> Stop:
-    """The Stop reason of a final graph state. A run a human rejected keeps the reason it went to
-    review (its steps end with the human's "human_reject", and its error says so)."""
-    if not (state.get("input") or "").strip():
-        return Stop.BLANK_INPUT
-    if state.get("status") == "ok":
-        return Stop.ACCEPTED
-    if state.get("status") == "failed":
-        return Stop.PROVIDER_ERROR
-    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
-        return Stop.NO_CODE
-    if state.get("critique_status") == "invalid":
-        return Stop.INVALID_CRITIC
-    if state.get("critique_status") == "accepted":
-        return Stop.CHECK_FAILED
-    return Stop.MAX_ITERATIONS
-
-
-def as_run(state: dict, task_id: str, strategy: str = "graph", wall_s: float = 0.0) -> Run:
-    """A final graph state as a Run (one Step per model call or check of this run, in order)."""
-    steps: list[Step] = []
-    for entry in this_run(state, "revision_history"):
-        call = entry.get("call") or {}
-        if entry["kind"] in ("generate", "refine") and call:
-            steps.append(Step(len(steps), call["role"], "model", call["request"], call["reply"], call["prompt_tokens"],
-                              call["completion_tokens"], call["latency_s"], code=entry["draft"]))
-        elif entry["kind"] == "critique":
-            prompt, completion, calls = (entry.get("usage") or [0, 0, 0])[:3]
-            score, status = entry.get("score"), entry["status"]
-            verdict = Verdict(status + ("" if score is None else f" (score {score:g})"),
-                              None if status == "invalid" else status == "accepted", score,
-                              reason=entry["critique"] if status == "invalid" else "")
-            steps.append(Step(len(steps), "critic", "model" if calls else "check", "", entry["critique"], prompt,
-                              completion, 0.0, verdict))
-        elif entry["kind"].startswith("human_"):
-            note = entry["kind"] + (" (refused)" if entry.get("refused") else "")
-            steps.append(Step(len(steps), "human", "check", "", note, code=entry["draft"], note=note))
-    errors = this_run(state, "errors")
-    human = state.get("metadata", {}).get("human_decision") if state.get("status") in ("ok", "rejected") else None
-    chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
-              else f"the latest draft, iteration {state.get('iteration', 0)}, rejected by a human" if human == "reject"
-              else f"the latest draft, iteration {state.get('iteration', 0)} (the graph keeps the last draft that held code)")
-    return Run(strategy, task_id, state.get("current_draft") or "", stop_of(state), tuple(steps), chosen, wall_s,
-               "; ".join(errors) or None)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...judging.critics import Evaluation, LLMCritic
+from ...records import Step
 from ...strategies import graph as rg
 from ...tasks.task import Task, get_task
 from ...testing import ScriptedChat
@@ -43,17 +44,24 @@ class _Scores:
 
 # ---- exercise 1: route on a token budget ----
 
-_HISTORY = [{"kind": "generate", "tokens": 300}, {"kind": "critique", "tokens": 250}]
-_BUDGET_CASES = [  # (state, token_budget, the route), spent = 550 where there is history
-    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 1000, "refine_draft"),
-    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 550, "mark_needs_review"),
-    ({"critique_status": "accepted", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 100, "finalize"),
-    ({"critique_status": "needs_revision", "iteration": 3, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
-    ({"critique_status": "invalid", "iteration": 1, "max_iterations": 3, "revision_history": []}, 10_000, "mark_needs_review"),
-    ({"critique_status": "needs_revision", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY}, 500, "mark_needs_review"),
-    ({"critique_status": "accepted", "iteration": 1, "max_iterations": 3, "revision_history": _HISTORY,
-      "static_check_results": {"checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}]}},
-     100, "mark_needs_review"),
+def _judged(*statuses: str) -> list[dict]:
+    """A run's steps: per status, a draft (300 tokens) and the critic's verdict on it (250 tokens)."""
+    steps = []
+    for status in statuses:
+        steps += [Step(len(steps), "generator", "model", prompt_tokens=100, completion_tokens=200, code=GOOD).to_dict(),
+                  rg.critic_step(len(steps) + 1, status, "a critique", None, (200, 50, 1)).to_dict()]
+    return steps
+
+
+_FAILING = {"checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}]}
+_BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, extra state, the route): 550 tokens a draft
+    ("needs_revision", 1, 1000, {}, "refine_draft"),
+    ("needs_revision", 1, 550, {}, "mark_needs_review"),
+    ("accepted", 1, 100, {}, "finalize"),
+    ("needs_revision", 3, 10_000, {}, "mark_needs_review"),
+    ("invalid", 1, 10_000, {}, "mark_needs_review"),
+    ("needs_revision", 1, 500, {}, "mark_needs_review"),
+    ("accepted", 1, 100, {"static_check_results": _FAILING}, "mark_needs_review"),
 ]
 _CASE_NAMES = ["needs changes, 550 of 1000 spent", "needs changes, 550 of 550 spent", "accepted, 550 of 100 spent",
                "needs changes, the last draft", "an invalid critique", "needs changes, 550 of 500 spent",
@@ -61,20 +69,22 @@ _CASE_NAMES = ["needs changes, 550 of 1000 spent", "needs changes, 550 of 550 sp
 
 
 @exercise("04.1", hints=(
-    "add up entry.get('tokens', 0) over state['revision_history']: drafts and critiques both count.",
+    "add up step['prompt_tokens'] + step['completion_tokens'] over state['steps']: drafts and critiques both count.",
     "only a run that needs changes is cut short: an accepted draft goes where rg.after_critique sends it "
     "(to finalize, or to review when a rule check fails), whatever it cost; "
     "for everything else, return what rg.after_critique(state) returns.",
 ), answer="def route_with_budget(state, token_budget):\n"
-          "    spent = sum(entry.get('tokens', 0) for entry in state.get('revision_history', []))\n"
+          "    spent = sum(s['prompt_tokens'] + s['completion_tokens'] for s in state.get('steps', []))\n"
           "    if state.get('critique_status') == 'needs_revision' and spent >= token_budget:\n"
           "        return 'mark_needs_review'\n"
           "    return rg.after_critique(state)")
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
     """Exercise 1: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
     wrong = []
-    for (state, budget, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
-        got = route_with_budget({**state, "revision_history": list(state["revision_history"])}, budget)
+    for (status, drafts, budget, extra, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
+        state = {"critique_status": status, "iteration": drafts, "max_iterations": 3,
+                 "steps": _judged(*[*["needs_revision"] * (drafts - 1), status])} | extra
+        got = route_with_budget(state, budget)
         if got != want:
             wrong.append(f"{name}: expected {want!r}, got {got!r}")
     if wrong:
@@ -129,7 +139,7 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
     task = get_task("factorial")
     probe = tests_gate({"input": task.prompt(), "metadata": {"task_id": task.id}, "current_draft": BROKEN, "iteration": 1,
-                        "max_iterations": 3, "revision_history": [], "errors": []})
+                        "max_iterations": 3, "steps": [], "errors": []})
     if not isinstance(probe, dict):
         return False, f"tests_gate returned {probe!r}: a node returns a dict of the fields it changes."
     chat = ScriptedChat({"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]})
