@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
-# The local runtime (model file, server manager) reads the settings and the client starts it, so
-# the settings (model.config) are a layer of their own below the runtime, and the client above it.
-LAYERS = ["records", "model.config", "testing", "runtime", "model", "sandbox", "tasks", "judging", "memory",
+# The local runtime (model file, server manager, connect) reads the settings and hands the client the
+# function that starts the server: the client (model) sits below it and never imports it.
+LAYERS = ["records", "testing", "model", "runtime", "sandbox", "tasks", "judging", "memory",
           "strategies", "evaluation", "notebook", "bench"]
 
 
 def layer_of(module: str) -> int:
     """Layer index of a dotted module inside reflect, by its longest listed prefix ('model.llm' -> the
-    model layer, 'model.config' -> its own); the package root is the top."""
+    model layer); the package root is the top."""
     parts = module.split(".")
     for n in range(len(parts), 0, -1):
         if ".".join(parts[:n]) in LAYERS:
@@ -69,8 +69,8 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
     (target, _), = imports_of(fake / "model" / "x.py")
     assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
-    # the settings sit below the runtime, which sits below the client that starts it
-    assert layer_of("model.config") < layer_of("runtime.manager") < layer_of("model.llm") < layer_of("tasks.extract")
+    # the client sits below the runtime that starts its local server
+    assert layer_of("model.config") == layer_of("model.llm") < layer_of("runtime.manager") < layer_of("tasks.extract")
 
 
 def test_import_reflect_loads_no_heavy_library():

@@ -3,9 +3,10 @@
 Folders are layers; a lower one never imports a higher one (tests/test_layers.py checks it):
 
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
-  model/       the client: settings (below the runtime), connect() and chat with accounting, replay, cache
   testing      ScriptedChat and FakeReply, scripted stand-ins for a model
-  runtime/     the local model: its file, the one shared server per user, the fallback build
+  model/       the client: settings, the connection and chat with accounting, replay, cache
+  runtime/     the local model: its file, the one shared server per user, the fallback build, and
+               connect(), the client with the local server it starts
   sandbox/     run model-written code in a separate process; the verdict is decided outside it
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "CachedChat": "model.cache", "ConfigError": "model.config", "Settings": "model.config",
-    "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "model.llm",
+    "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "runtime.connect",
     "response_format_for": "model.llm", "Ledger": "model.accounting", "ReplayMiss": "model.replay",
     "Run": "records", "Step": "records", "Stop": "records", "Verdict": "records",
 }
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # for editors and type checkers; never run
     from .model.accounting import Ledger
     from .model.cache import CachedChat
     from .model.config import ConfigError, Settings
-    from .model.llm import Connection, ModelError, Reply, connect, response_format_for
+    from .model.llm import Connection, ModelError, Reply, response_format_for
     from .model.replay import ReplayMiss
     from .records import Run, Step, Stop, Verdict
+    from .runtime.connect import connect

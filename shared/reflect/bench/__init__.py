@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = strategies(tuple(n.strip() for n in args.strategies.split(",") if n.strip()), args.k, args.iterations)
     tasks = task_sample(args.tasks, args.limit, args.seed)
     out = args.out or repo_root() / "results" / f"bench_{args.tasks}.jsonl"
-    from ..model.llm import connect
+    from ..runtime.connect import connect
 
     conn = connect()
     workers = args.concurrency or conn.workers

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or repo_root() / DEFAULT_OUT
     tasks = humaneval_tasks()[: args.limit]
     if not args.report:
-        from ..model.llm import connect
+        from ..runtime.connect import connect
 
         conn = connect()
         meta = {"model": conn.model, "concurrency": args.concurrency}

@@ -18,6 +18,7 @@ many independent items with COURSE_WORKERS threads (the local server has as many
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ class Connection:
     transport: CourseTransport | None = field(default=None, repr=False)
     recorder: Recorder | None = field(default=None, repr=False)
     settings: Settings | None = field(default=None, repr=False)
+    local: Callable[[Settings], Any] | None = field(default=None, repr=False)  # starts the local server
 
     def __iter__(self):  # client, model = connect(...)
         yield self.client
@@ -205,9 +207,9 @@ class Connection:
         )
 
     def _reconnect_local(self) -> None:
-        from ..runtime.manager import ensure_server
-
-        state = ensure_server(self.settings)
+        if self.local is None:
+            raise ModelError(self._explain("the server is unreachable and this connection cannot start one"))
+        state = self.local(self.settings)
         self.base_url = state.base_url
         self.client.base_url = state.base_url
         self.client.api_key = state.key
@@ -258,11 +260,14 @@ def connect(
     settings: Settings | None = None,
     transport: httpx.BaseTransport | None = None,
     quiet: bool = False,
+    local: Callable[[Settings], Any] | None = None,
 ) -> Connection:
     """Return a ready connection to the configured model and print one banner line.
 
     `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
-    `transport` replaces the HTTP transport (tests use httpx.MockTransport).
+    `transport` replaces the HTTP transport (tests use httpx.MockTransport). `local` starts the
+    local server and returns its state (base_url, alias, key, model_path): `reflect.connect`
+    passes the course's runtime (`reflect.runtime.manager.ensure_server`).
     """
     require_supported_platform()  # every lesson's first model cell: the WSL2 message, not a later failure
     settings = settings or Settings.from_env()
@@ -281,9 +286,9 @@ def connect(
             "http://replay.invalid/v1", "unknown", live, {})
         api_key = "replay-needs-no-key"
     elif live == "local":
-        from ..runtime.manager import ensure_server
-
-        state = ensure_server(settings)
+        if local is None:
+            raise ConfigError("The local backend needs the course's runtime: use `from reflect import connect`.")
+        state = local(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key
         if settings.cache and transport is None:
             from .config import cache_dir
@@ -307,7 +312,7 @@ def connect(
     conn = Connection(
         client=client, model=model, backend=settings.backend, live_backend=live, base_url=base_url,
         notebook=notebook, role_models=role_models, transport=course_transport, recorder=recorder,
-        settings=settings,
+        settings=settings, local=local,
     )
     if not quiet:
         print(conn.banner())

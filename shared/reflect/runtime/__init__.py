@@ -5,6 +5,8 @@
                   (`python -m reflect.runtime.manager stop`, what `make stop-model` runs)
   server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
   fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
+  connect         `connect()`: the client (`reflect.model.llm`) with this runtime as its local server
 
-It reads the settings (`reflect.model.config`) and the client (`reflect.model.llm.connect`) starts it.
+It sits above the client: it reads the settings (`reflect.model.config`) and hands the client the
+function that starts the server; the client never imports it.
 """
