@@ -60,12 +60,14 @@ MEDICAL_CRITERIA = (
 class Evaluation:
     """A critic's verdict: score 1-10 (None if unusable), feedback for the refiner, tokens spent.
 
-    `detail["usage"]`, where a critic called a model: (prompt tokens, completion tokens, calls)."""
+    `detail["usage"]`, where a critic called a model: (prompt tokens, completion tokens, calls).
+    `permanent`: an unusable verdict that another draft would not change (no evidence for the task)."""
 
     score: float | None  # 1-10; None when the critic's reply could not be used
     feedback: str
     tokens: int = 0
     detail: dict = field(default_factory=dict)
+    permanent: bool = False
 
 
 def _tokens(reply) -> int:
@@ -267,7 +269,7 @@ class EvidenceCritic:
     test-writer call, on the first evaluation, then reused: build one critic per task).
 
     No asserts is no evidence: the score is None (unusable), with the reason, never a guess, and
-    `detail["permanent"]` tells a loop that another draft would not change that."""
+    `permanent` tells a loop that another draft would not change that."""
 
     chat: Callable | None = field(default=None, repr=False)
     source: str = "self-tests"
@@ -293,7 +295,7 @@ class EvidenceCritic:
         asserts, usage = self.asserts(task)
         if not asserts:
             return Evaluation(None, f"No evidence: the {self.source} gave no usable assert.", usage[0] + usage[1],
-                              {"usage": usage, "permanent": True})  # a loop cannot revise its way to evidence
+                              {"usage": usage}, permanent=True)  # a loop cannot revise its way to evidence
         res = run_self_tests(task, code, asserts)
         score = 1 + 9 * len(res.passed) / len(asserts)
         return Evaluation(round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res})

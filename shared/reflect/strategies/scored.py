@@ -112,7 +112,7 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         except ModelError as err:
             return end(Stop.PROVIDER_ERROR, str(err))
         steps.append(critic_record(ev, rule))
-        if ev.score is None and ev.detail.get("permanent"):  # e.g. no evidence for this task: revising cannot help
+        if ev.score is None and ev.permanent:  # e.g. no evidence for this task: revising cannot help
             return end(Stop.INVALID_CRITIC)
         stop = rule.decide(steps)
         if stop:
