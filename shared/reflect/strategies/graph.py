@@ -256,13 +256,14 @@ def review_reason(state: dict) -> str:
 
 
 def critic_step(index: int, status: CritiqueStatus, text: str, score: float | None = None,
-                usage: tuple[int, int, int] = (0, 0, 0)) -> Step:
+                usage: tuple[int, int, int] = (0, 0, 0), role: str = "critic") -> Step:
     """A critique as a step: its status as a `Verdict` (accepted, needs_revision or invalid, with the
-    score), its text as the reply; a model step when the critic called a model."""
+    score), its text as the reply; a model step when the critic called a model, else a check (a
+    judge that runs code, such as lesson 04's test gate with `role="tests"`)."""
     prompt, completion, calls = usage
     verdict = Verdict(status + ("" if score is None else f" (score {score:g})"), ACCEPTS[status], score,
                       reason=text if status == "invalid" else "")
-    return Step(index, "critic", "model" if calls else "check", "", text, prompt, completion, 0.0, verdict)
+    return Step(index, role, "model" if calls else "check", "", text, prompt, completion, 0.0, verdict)
 
 
 def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> dict:

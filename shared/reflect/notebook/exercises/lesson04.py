@@ -104,8 +104,10 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
         route = rg.after_draft(state)
         return "tests_gate" if route == "critique_draft" else route
 
-    def after_gate(state: dict) -> str:  # every visible test passed: the critic decides; else route as after a critique
-        return "critique_draft" if (state.get("static_check_results") or {}).get("visible_score") == 10 else rg.after_critique(state)
+    def after_gate(state: dict) -> str:  # the gate's verdict rejected the draft: route as after a critique; else the critic
+        last = rg.steps_of(state)[-1]
+        rejected = last.role == "tests" and last.verdict is not None and not last.verdict.accepted
+        return rg.after_critique(state) if rejected else "critique_draft"
 
     builder = StateGraph(rg.ReviewState)
     for name, fn in {**rg.build_nodes(parts), "tests_gate": gate}.items():
@@ -124,16 +126,15 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
 @exercise("04.2", hints=(
     "TestGroundedCritic().evaluate(task, code) returns an Evaluation: .score is 10 when every visible test passes, "
     "and .feedback quotes the failing calls.",
-    "when the score is below 10, return critique_status 'needs_revision', the evaluation's feedback as 'critique' "
-    "(that is what the refiner reads) and {'visible_score': score}; when it is 10, return only "
-    "{'static_check_results': {'visible_score': 10.0}}.",
+    "record the verdict as a step: rg.critic_step(len(rg.this_run(state, 'steps')), status, ev.feedback, ev.score, "
+    "role='tests').to_dict(), with status 'accepted' at a score of 10 and 'needs_revision' below; return it in "
+    "'steps' (a list), and the feedback as 'critique' (what the refiner reads).",
 ), answer="def tests_gate(state):\n"
           "    task = get_task(state['metadata']['task_id'])\n"
           "    ev = TestGroundedCritic().evaluate(task, state['current_draft'] or '')\n"
-          "    if ev.score < 10:\n"
-          "        return {'critique_status': 'needs_revision', 'critique': ev.feedback,\n"
-          "                'static_check_results': {'visible_score': ev.score}}\n"
-          "    return {'static_check_results': {'visible_score': ev.score}}")
+          "    status = 'accepted' if ev.score == 10 else 'needs_revision'\n"
+          "    step = rg.critic_step(len(rg.this_run(state, 'steps')), status, ev.feedback, ev.score, role='tests')\n"
+          "    return {'critique': ev.feedback, 'steps': [step.to_dict()]}")
 def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
     then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
@@ -142,6 +143,10 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
                         "max_iterations": 3, "steps": [], "errors": []})
     if not isinstance(probe, dict):
         return False, f"tests_gate returned {probe!r}: a node returns a dict of the fields it changes."
+    recorded = [Step.from_dict(d) for d in probe.get("steps") or []]
+    if len(recorded) != 1 or recorded[0].role != "tests" or recorded[0].verdict is None:
+        return False, ("on a broken draft, tests_gate should return one step in 'steps': the tests' verdict "
+                       "(rg.critic_step(..., role='tests').to_dict()), which the router and the run's record read.")
     chat = ScriptedChat({"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]})
     critic = _Scores(9)
     out = gated_graph(tests_gate, rg.GraphParts(chat, critic, task=task)).invoke(
@@ -165,11 +170,11 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     if not refiner or 'parse_duration("45s")' not in refiner[0].messages[-1]["content"]:
         return False, ("the refiner's request quotes another task's tests: read the task from "
                        "state['metadata']['task_id'].")
-    score = (probe.get("static_check_results") or {}).get("visible_score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or score >= 10:
-        return False, (f"the graph ran as it should, but on a draft that fails a visible test tests_gate returned "
-                       f"static_check_results {probe.get('static_check_results')!r}: put the evaluation's score there as "
-                       "'visible_score' (below 10 for that draft), so the state records what the tests said."), False
+    verdict = recorded[0].verdict
+    if verdict.accepted is not False or verdict.score is None or verdict.score >= 10:
+        return False, (f"the graph ran as it should, but on a draft that fails a visible test the step tests_gate "
+                       f"recorded says {verdict.label!r}: record it as 'needs_revision' with the evaluation's score "
+                       "(below 10 for that draft), so the run's record says what the tests said."), False
     return True, ("The broken draft went back to the refiner with the failing call and never reached the critic; "
                   "the fixed one did, and was accepted (and on a second task, the refiner read that task's failing call).")
 
