@@ -58,6 +58,7 @@ test-notebooks: install
 
 lint: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py
+	$(BIN)/ruff format --check shared tests tools
 
 notebooks: install
 	$(PY) tools/build_exercises.py

@@ -3,7 +3,8 @@
 
     python3 course.py lab       set up, then JupyterLab at the repository root, open on lesson 00 (--no-browser)
     python3 course.py run       set up, then every lesson live and headless into build/run/ (--only 01)
-    python3 course.py test      set up, then ruff, the tests, and every notebook in replay (what CI runs)
+    python3 course.py test      set up, then ruff (check, and format on the package, tests and tools), the
+                                tests, and every notebook in replay (what CI runs)
     python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model)
     python3 course.py lock      (maintainers) regenerate requirements/lock.txt (--upgrade to move pins)
 
@@ -32,6 +33,7 @@ OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
 XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
 LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py"]
+FORMATTED = ["shared", "tests", "tools"]  # `ruff format` (lines of at most 100 characters, pyproject.toml)
 
 
 def windows_message() -> str:
@@ -146,6 +148,7 @@ def run_lessons(only: str | None) -> None:
 def test() -> None:
     py = setup()
     run(py, "-m", "ruff", "check", *LINTED)
+    run(py, "-m", "ruff", "format", "--check", *FORMATTED)
     run(py, "-m", "pytest", "-q", *XDIST, "tests")
     run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "--nbval",
         "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "notebooks", "solutions",

@@ -21,8 +21,15 @@ def _close_cassettes():
 @pytest.fixture
 def course_env(tmp_path, monkeypatch):
     """No key, no .env from the developer's checkout, private cache/state/cassette folders."""
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "COURSE_BACKEND", "COURSE_MODEL", "COURSE_MODEL_PATH",
-                "COURSE_RECORD_FROM", "COURSE_MODEL_CRITIC"):
+    for var in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "COURSE_BACKEND",
+        "COURSE_MODEL",
+        "COURSE_MODEL_PATH",
+        "COURSE_RECORD_FROM",
+        "COURSE_MODEL_CRITIC",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
@@ -51,13 +58,27 @@ class FakeModel:
         if isinstance(item, httpx.Response):
             return item
         prompt = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
-        return httpx.Response(200, json={
-            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": len(item.split()),
-                      "total_tokens": prompt + len(item.split())},
-        })
+        return httpx.Response(
+            200,
+            json={
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": item},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": len(item.split()),
+                    "total_tokens": prompt + len(item.split()),
+                },
+            },
+        )
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self)

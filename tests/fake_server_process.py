@@ -52,10 +52,15 @@ class EchoEngine(serve.Engine):
                 if self.path == "/health":
                     self.reply(200, {"status": "ok"})
                 elif self.authorized() and self.path == "/props":
-                    self.reply(200, {"model_path": s.model, "total_slots": s.slots, "engine": engine.name})
+                    self.reply(
+                        200, {"model_path": s.model, "total_slots": s.slots, "engine": engine.name}
+                    )
                 elif self.path == "/metrics":
-                    self.reply(200, f"llamacpp:prompt_tokens_total {engine.tokens}\nllamacpp:requests_processing 0\n",
-                               "text/plain")
+                    self.reply(
+                        200,
+                        f"llamacpp:prompt_tokens_total {engine.tokens}\nllamacpp:requests_processing 0\n",
+                        "text/plain",
+                    )
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
@@ -66,10 +71,23 @@ class EchoEngine(serve.Engine):
                     return
                 engine.tokens += 2
                 text = body["messages"][-1]["content"]
-                self.reply(200, {"id": "x", "object": "chat.completion", "created": 0, "model": s.alias,
-                                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                              "finish_reason": "stop"}],
-                                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                self.reply(
+                    200,
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": s.alias,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    },
+                )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", s.port), Handler)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -81,7 +99,9 @@ class EchoEngine(serve.Engine):
 
 def main() -> None:
     args = serve.parse()
-    code = serve.supervise(EchoEngine(args.engine), serve.settings_from(args), args.idle_minutes, args.state_file)
+    code = serve.supervise(
+        EchoEngine(args.engine), serve.settings_from(args), args.idle_minutes, args.state_file
+    )
     raise SystemExit(code)
 
 

@@ -21,7 +21,7 @@ from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
 TASK = get_task("factorial")
-DRAFT = "```python\ndef calculate_factorial(n):\n    \"\"\"n!\"\"\"\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```"
+DRAFT = '```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```'
 
 
 class AlwaysSix:
@@ -33,20 +33,28 @@ class AlwaysSix:
 
 def graph(db: str, chat):
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
-    return build_graph(GraphParts(chat, AlwaysSix(), human_review=True, task=TASK), checkpointer=saver)
+    return build_graph(
+        GraphParts(chat, AlwaysSix(), human_review=True, task=TASK), checkpointer=saver
+    )
 
 
 def main() -> None:
     mode, db, thread = sys.argv[1:4]
     config = run_config(2, thread)
     if mode == "pause":
-        chat = ScriptedChat({"generator": [DRAFT], "refiner": [DRAFT.replace("return 1", "return 2")]})
+        chat = ScriptedChat(
+            {"generator": [DRAFT], "refiner": [DRAFT.replace("return 1", "return 2")]}
+        )
         out = graph(db, chat).invoke(start_state(TASK.prompt(), 2), config)
         print(json.dumps({"paused": "__interrupt__" in out, "calls": len(chat.calls)}))
     else:
         chat = ScriptedChat({})  # any model call raises IndexError
         out = graph(db, chat).invoke(Command(resume={"action": "approve"}), config)
-        print(json.dumps({"status": out["status"], "final": out["final_output"], "calls": len(chat.calls)}))
+        print(
+            json.dumps(
+                {"status": out["status"], "final": out["final_output"], "calls": len(chat.calls)}
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def calculate_factorial(n: int) -> int:
         result *= i
     return result
 ''',
-    "merge_sorted": '''
+    "merge_sorted": """
 def merge_sorted_lists(list1, list2):
     i = j = 0
     out = []
@@ -25,8 +25,8 @@ def merge_sorted_lists(list1, list2):
         else:
             out.append(list2[j]); j += 1
     return out + list1[i:] + list2[j:]
-''',
-    "fibonacci": '''
+""",
+    "fibonacci": """
 def fibonacci(n):
     if n < 0:
         raise ValueError("negative")
@@ -34,21 +34,21 @@ def fibonacci(n):
     for _ in range(n):
         a, b = b, a + b
     return a
-''',
-    "palindrome": '''
+""",
+    "palindrome": """
 def is_palindrome(text):
     chars = [c.lower() for c in text if c.isalnum()]
     return chars == chars[::-1]
-''',
-    "second_largest": '''
+""",
+    "second_largest": """
 def second_largest(numbers):
     distinct = set(numbers)
     if len(distinct) < 2:
         raise ValueError("need two distinct values")
     distinct.remove(max(distinct))
     return max(distinct)
-''',
-    "flatten": '''
+""",
+    "flatten": """
 def flatten(nested):
     out = []
     for item in nested:
@@ -57,16 +57,16 @@ def flatten(nested):
         else:
             out.append(item)
     return out
-''',
-    "word_count": '''
+""",
+    "word_count": """
 import re
 def word_count(text):
     counts = {}
     for w in re.findall(r"[a-z0-9]+(?:'[a-z0-9]+)*", text.lower()):
         counts[w] = counts.get(w, 0) + 1
     return counts
-''',
-    "binary_search": '''
+""",
+    "binary_search": """
 def binary_search(items, target):
     lo, hi = 0, len(items) - 1
     while lo <= hi:
@@ -78,14 +78,14 @@ def binary_search(items, target):
         else:
             hi = mid - 1
     return -1
-''',
-    "chunk_list": '''
+""",
+    "chunk_list": """
 def chunk_list(items, size):
     if size <= 0:
         raise ValueError("size must be positive")
     return [items[i:i + size] for i in range(0, len(items), size)]
-''',
-    "roman_to_int": '''
+""",
+    "roman_to_int": """
 def roman_to_int(numeral):
     values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
     s = numeral.upper()
@@ -96,39 +96,39 @@ def roman_to_int(numeral):
         v = values[c]
         total += -v if i + 1 < len(s) and values[s[i + 1]] > v else v
     return total
-''',
-    "running_average": '''
+""",
+    "running_average": """
 def running_average(numbers):
     out, total = [], 0
     for i, x in enumerate(numbers, 1):
         total += x
         out.append(total / i)
     return out
-''',
-    "rotate_list": '''
+""",
+    "rotate_list": """
 def rotate_list(items, k):
     if not items:
         return []
     k %= len(items)
     return items[-k:] + items[:-k] if k else list(items)
-''',
-    "median": '''
+""",
+    "median": """
 def median(numbers):
     if not numbers:
         raise ValueError("empty")
     s = sorted(numbers)
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-''',
-    "unique": '''
+""",
+    "unique": """
 def unique_in_order(items):
     seen, out = set(), []
     for x in items:
         if x not in seen:
             seen.add(x); out.append(x)
     return out
-''',
-    "caesar": '''
+""",
+    "caesar": """
 def caesar_cipher(text, shift):
     out = []
     for c in text:
@@ -139,16 +139,16 @@ def caesar_cipher(text, shift):
         else:
             out.append(c)
     return "".join(out)
-''',
-    "transpose": '''
+""",
+    "transpose": """
 def transpose(matrix):
     if not matrix:
         return []
     if len({len(r) for r in matrix}) != 1:
         raise ValueError("ragged")
     return [list(col) for col in zip(*matrix)]
-''',
-    "parse_duration": '''
+""",
+    "parse_duration": """
 import re
 def parse_duration(text):
     m = re.fullmatch(r"\\s*(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?\\s*", text)
@@ -156,11 +156,11 @@ def parse_duration(text):
         raise ValueError(f"bad duration: {text!r}")
     h, mi, s = (int(g) if g else 0 for g in m.groups())
     return h * 3600 + mi * 60 + s
-''',
-    "count_vowels": '''
+""",
+    "count_vowels": """
 def count_vowels(text):
     return sum(1 for c in text.lower() if c in "aeiou")
-''',
+""",
 }
 
 FLAWED = {

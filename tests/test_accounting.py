@@ -13,8 +13,15 @@ def test_summary_per_role_and_total():
     led.add(CallRecord("critic", 200, 10, 1.0, "local", "m"))
     led.add(CallRecord("generator", 300, 40, 3.0, "local", "m"))
     rows = {r["role"]: r for r in led.summary()}
-    assert rows["generator"] == {"role": "generator", "calls": 2, "prompt_tokens": 400, "completion_tokens": 90,
-                                 "total_tokens": 490, "latency_s": 5.0, "cost_usd": 0.0}
+    assert rows["generator"] == {
+        "role": "generator",
+        "calls": 2,
+        "prompt_tokens": 400,
+        "completion_tokens": 90,
+        "total_tokens": 490,
+        "latency_s": 5.0,
+        "cost_usd": 0.0,
+    }
     assert rows["total"]["total_tokens"] == 700 and led.total_tokens == 700
     assert list(rows) == ["generator", "critic", "total"]
     assert led.since(2).records == led.records[2:]
@@ -35,10 +42,20 @@ def test_model_time_sums_every_call_and_rounds_to_minutes():
     ledger.add(CallRecord("critic", 500, 34, 120.3, "local", "m"))
     assert ledger.model_time() == "2 model calls, 1,734 tokens, 321 s of model time (about 5 min)"
     assert Ledger().model_time() == "0 model calls, 0 tokens, 0 s of model time (under a minute)"
-    assert ledger.since(1).model_time() == "1 model call, 534 tokens, 120 s of model time (about 2 min)"
+    assert (
+        ledger.since(1).model_time()
+        == "1 model call, 534 tokens, 120 s of model time (about 2 min)"
+    )
 
 
 def test_a_call_answered_from_the_cache_spends_no_model_time_and_is_counted():
-    ledger = Ledger([CallRecord("generator", 1000, 200, 200.0, "local", "m"),
-                     CallRecord("generator", 1000, 200, 200.0, "local", "m", cached=True)])
-    assert ledger.model_time() == "2 model calls (1 answered from the cache, 1,200 tokens), 2,400 tokens, 200 s of model time (about 3 min)"
+    ledger = Ledger(
+        [
+            CallRecord("generator", 1000, 200, 200.0, "local", "m"),
+            CallRecord("generator", 1000, 200, 200.0, "local", "m", cached=True),
+        ]
+    )
+    assert (
+        ledger.model_time()
+        == "2 model calls (1 answered from the cache, 1,200 tokens), 2,400 tokens, 200 s of model time (about 3 min)"
+    )

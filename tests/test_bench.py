@@ -39,13 +39,19 @@ def test_an_interrupted_run_resumes_without_redoing_finished_work(tmp_path):
     first = [Fake("a", fail_on=TASKS[1].id), Fake("b")]
     with pytest.raises(KeyboardInterrupt):
         run_bench(first, TASKS, chat=None, path=out, progress=False)
-    assert [(r["strategy"], r["task_id"]) for r in load_rows(out)] == [("a", TASKS[0].id), ("b", TASKS[0].id)]
+    assert [(r["strategy"], r["task_id"]) for r in load_rows(out)] == [
+        ("a", TASKS[0].id),
+        ("b", TASKS[0].id),
+    ]
     again = [Fake("a"), Fake("b")]
     runs = run_bench(again, TASKS, chat=None, path=out, progress=False)
     assert again[0].ran == [t.id for t in TASKS[1:]] and again[1].ran == [t.id for t in TASKS[1:]]
     assert [(r.strategy, r.task_id) for r in runs] == [(s, t.id) for s in "ab" for t in TASKS]
     assert len(load_rows(out)) == 6
-    assert run_bench(again, TASKS, chat=None, path=out, progress=False) == runs and len(again[0].ran) == 2
+    assert (
+        run_bench(again, TASKS, chat=None, path=out, progress=False) == runs
+        and len(again[0].ran) == 2
+    )
 
 
 def test_a_cut_off_last_line_is_skipped_and_run_again(tmp_path):
@@ -67,7 +73,11 @@ def test_a_changed_strategy_is_run_again_and_names_must_be_unique(tmp_path):
     changed = Fake("a", setting=2)
     runs = run_bench([changed], TASKS, chat=None, path=out, progress=False)
     assert changed.ran == [t.id for t in TASKS] and {r.final_code for r in runs} == {"# a 2"}
-    assert json.loads(out.read_text().splitlines()[0])["config"] == {"type": "Fake", "name": "a", "setting": 1}
+    assert json.loads(out.read_text().splitlines()[0])["config"] == {
+        "type": "Fake",
+        "name": "a",
+        "setting": 1,
+    }
     with pytest.raises(ValueError, match="unique"):
         run_bench([Fake("a"), Fake("a", setting=3)], TASKS, chat=None, path=out, progress=False)
 
@@ -77,17 +87,32 @@ def test_a_report_reads_the_current_setups_latest_line_of_each_run(tmp_path):
     run_bench([Fake("a", setting=1), Fake("b")], TASKS[:2], chat=None, path=out, progress=False)
     run_bench([Fake("a", setting=2)], [TASKS[2], TASKS[0]], chat=None, path=out, progress=False)
     lines = out.read_text().splitlines()
-    out.write_text("\n".join([*lines, lines[0].replace("# a 1", "# a 1, again")]) + "\n")  # a later line, same setup
+    out.write_text(
+        "\n".join([*lines, lines[0].replace("# a 1", "# a 1, again")]) + "\n"
+    )  # a later line, same setup
 
     def seen(rows):
         return [(r["strategy"], r["task_id"], r["run"]["final_code"]) for r in rows]
 
-    assert seen(current_rows(out, [Fake("a", setting=1), Fake("b")])) == [  # the given setups; file's task order
-        ("a", t0, "# a 1, again"), ("a", t1, "# a 1"), ("b", t0, "# b 0"), ("b", t1, "# b 0")]
-    assert seen(current_rows(out, [Fake("a", setting=2)], [t2, t1, t0])) == [("a", t2, "# a 2"), ("a", t0, "# a 2")]
+    assert seen(
+        current_rows(out, [Fake("a", setting=1), Fake("b")])
+    ) == [  # the given setups; file's task order
+        ("a", t0, "# a 1, again"),
+        ("a", t1, "# a 1"),
+        ("b", t0, "# b 0"),
+        ("b", t1, "# b 0"),
+    ]
+    assert seen(current_rows(out, [Fake("a", setting=2)], [t2, t1, t0])) == [
+        ("a", t2, "# a 2"),
+        ("a", t0, "# a 2"),
+    ]
     assert seen(current_rows(out, [Fake("b"), Fake("a", setting=2)], [t1])) == [("b", t1, "# b 0")]
-    assert seen(current_rows(out)) == [("a", t0, "# a 1, again"), ("a", t1, "# a 1"),  # a's last line is setting 1
-                                       ("b", t0, "# b 0"), ("b", t1, "# b 0")]
+    assert seen(current_rows(out)) == [
+        ("a", t0, "# a 1, again"),
+        ("a", t1, "# a 1"),  # a's last line is setting 1
+        ("b", t0, "# b 0"),
+        ("b", t1, "# b 0"),
+    ]
     out.write_text("\n".join(lines) + "\n")  # without it, a's last line is setting 2
     assert seen(current_rows(out))[:2] == [("a", t0, "# a 2"), ("a", t2, "# a 2")]
     assert current_rows(tmp_path / "none.jsonl") == []
@@ -103,5 +128,7 @@ def test_no_more_runs_in_flight_than_the_concurrency(tmp_path):
                 return super().run(task, chat)
 
     tasks = course_tasks()[:8]
-    runs = run_bench([Slow("s")], tasks, chat=None, path=tmp_path / "r.jsonl", concurrency=3, progress=False)
+    runs = run_bench(
+        [Slow("s")], tasks, chat=None, path=tmp_path / "r.jsonl", concurrency=3, progress=False
+    )
     assert flight.peak == 3 and [r.task_id for r in runs] == [t.id for t in tasks]

@@ -20,10 +20,20 @@ ASK = [{"role": "user", "content": "write f"}]
 
 def connection(fake, cache: ResponseCache | None) -> Connection:
     transport = CourseTransport(fake.transport(), None, cache)
-    client = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0,
-                           http_client=httpx.Client(transport=transport))
-    return Connection(client=client, model="qwen", backend="local", live_backend="local",
-                      base_url="http://127.0.0.1:9/v1", transport=transport)
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://127.0.0.1:9/v1",
+        max_retries=0,
+        http_client=httpx.Client(transport=transport),
+    )
+    return Connection(
+        client=client,
+        model="qwen",
+        backend="local",
+        live_backend="local",
+        base_url="http://127.0.0.1:9/v1",
+        transport=transport,
+    )
 
 
 @pytest.fixture
@@ -37,17 +47,23 @@ def test_a_repeated_deterministic_request_is_answered_from_the_cache_and_counted
     first = conn.chat(ASK, temperature=0, seed=42, max_tokens=64)
     again = conn.chat(ASK, temperature=0, seed=42, max_tokens=64)
     assert len(fake.requests) == 1 and again.text == first.text == "def f(): return 1"
-    assert (again.prompt_tokens, again.completion_tokens) == (first.prompt_tokens, first.completion_tokens)
+    assert (again.prompt_tokens, again.completion_tokens) == (
+        first.prompt_tokens,
+        first.completion_tokens,
+    )
     assert [r.cached for r in conn.ledger.records] == [False, True] and cache.hits == 1
     assert "2 model calls (1 answered from the cache, 6 tokens)" in conn.ledger.model_time()
 
 
-@pytest.mark.parametrize("changed", [
-    {"messages": [{"role": "user", "content": "write f "}]},
-    {"max_tokens": 65},
-    {"seed": 43},
-    {"messages": [{"role": "system", "content": "be brief"}, *ASK]},
-])
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"messages": [{"role": "user", "content": "write f "}]},
+        {"max_tokens": 65},
+        {"seed": 43},
+        {"messages": [{"role": "system", "content": "be brief"}, *ASK]},
+    ],
+)
 def test_any_changed_byte_is_a_miss(fake_model, cache, changed):
     fake = fake_model(["one", "two"])
     conn = connection(fake, cache)
@@ -60,15 +76,20 @@ def test_another_model_file_never_gets_this_ones_replies(fake_model, tmp_path):
     a, b = (ResponseCache(tmp_path / "responses", name) for name in ("model-a", "model-b"))
     connection(fake_model(["from a"]), a).chat(ASK, temperature=0)
     other = fake_model(["from b"])
-    assert connection(other, b).chat(ASK, temperature=0).text == "from b" and len(other.requests) == 1
+    assert (
+        connection(other, b).chat(ASK, temperature=0).text == "from b" and len(other.requests) == 1
+    )
 
 
-@pytest.mark.parametrize("params, cached", [
-    ({"temperature": 0.7}, False),  # sampled: a new answer each time
-    ({}, False),  # no temperature: the server's default samples
-    ({"temperature": 0.7, "seed": 7}, True),  # a fixed seed: the same answer each time
-    ({"temperature": 0}, True),
-])
+@pytest.mark.parametrize(
+    "params, cached",
+    [
+        ({"temperature": 0.7}, False),  # sampled: a new answer each time
+        ({}, False),  # no temperature: the server's default samples
+        ({"temperature": 0.7, "seed": 7}, True),  # a fixed seed: the same answer each time
+        ({"temperature": 0}, True),
+    ],
+)
 def test_only_deterministic_requests_are_cached(fake_model, cache, params, cached):
     fake = fake_model(["one", "two"])
     conn = connection(fake, cache)
@@ -76,7 +97,11 @@ def test_only_deterministic_requests_are_cached(fake_model, cache, params, cache
     second = conn.chat(ASK, **params)
     assert (second.text == "one") is cached and len(fake.requests) == (1 if cached else 2)
     assert stats(cache.root) == ([("model-a", 1, stats(cache.root)[0][2])] if cached else [])
-    assert deterministic({"temperature": 0.0}) and not deterministic({"temperature": 0.2}) and not deterministic("x")
+    assert (
+        deterministic({"temperature": 0.0})
+        and not deterministic({"temperature": 0.2})
+        and not deterministic("x")
+    )
 
 
 def test_a_corrupt_entry_is_ignored_with_a_warning_and_never_answers(fake_model, cache):
@@ -84,14 +109,19 @@ def test_a_corrupt_entry_is_ignored_with_a_warning_and_never_answers(fake_model,
     conn = connection(fake, cache)
     conn.chat(ASK, temperature=0)
     (entry,) = cache.folder.glob("*.json")
-    for broken in ("{not json", json.dumps({**json.loads(entry.read_text()), "response": "truncated {"}),
-                   json.dumps({**json.loads(entry.read_text()), "request": "another request"})):
+    for broken in (
+        "{not json",
+        json.dumps({**json.loads(entry.read_text()), "response": "truncated {"}),
+        json.dumps({**json.loads(entry.read_text()), "request": "another request"}),
+    ):
         entry.write_text(broken)
         with pytest.warns(UserWarning, match="corrupt cache entry"):
             reply = conn.chat(ASK, temperature=0)
         assert reply.text.startswith("right") and not conn.ledger.records[-1].cached
         fake.script.append("right again")
-    assert len(fake.requests) == 4 and json.loads(entry.read_text())["format"] == 1  # rewritten whole
+    assert (
+        len(fake.requests) == 4 and json.loads(entry.read_text())["format"] == 1
+    )  # rewritten whole
 
 
 def test_a_reply_that_came_back_beside_another_request_is_not_stored(fake_model, cache):
@@ -127,7 +157,11 @@ def test_replay_never_reads_the_cache(fake_model, cache, tmp_path):
     transport = CourseTransport(fake_model([]).transport(), rec.open(), cache)
     from reflect.model.replay import ReplayMiss
 
-    sent = json.loads(next(cache.folder.glob("*.json")).read_text())["request"]  # the cached request, byte for byte
+    sent = json.loads(next(cache.folder.glob("*.json")).read_text())[
+        "request"
+    ]  # the cached request, byte for byte
     assert cache.get(sent.encode()) is not None
     with pytest.raises(ReplayMiss):
-        transport.handle_request(httpx.Request("POST", "http://x/v1/chat/completions", content=sent.encode()))
+        transport.handle_request(
+            httpx.Request("POST", "http://x/v1/chat/completions", content=sent.encode())
+        )

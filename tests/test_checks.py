@@ -32,7 +32,9 @@ def test_docstring_and_type_hints():
     assert checks.has_type_hints(GOOD, "calculate_factorial").passed
     r = checks.has_type_hints("def f(x, y: int) -> int:\n    return x\n", "f")
     assert not r.passed and r.reason == "parameters without type hints: x"
-    assert "no return type hint" in checks.has_type_hints("def f(x: int):\n    return x\n", "f").reason
+    assert (
+        "no return type hint" in checks.has_type_hints("def f(x: int):\n    return x\n", "f").reason
+    )
 
 
 def test_forbidden_calls():
@@ -44,7 +46,9 @@ def test_forbidden_calls():
 
 def test_raises_required_exception():
     assert checks.raises_exception(GOOD, "calculate_factorial", "ValueError").passed
-    assert not checks.raises_exception("def calculate_factorial(n):\n    return 1\n", "calculate_factorial", "ValueError").passed
+    assert not checks.raises_exception(
+        "def calculate_factorial(n):\n    return 1\n", "calculate_factorial", "ValueError"
+    ).passed
 
 
 def test_dangerous_calls():
@@ -54,9 +58,16 @@ def test_dangerous_calls():
 
 def test_run_checks_from_a_task_spec():
     results = get_task("factorial").static_checks(GOOD)
-    assert [r.name for r in results] == ["parses", "has_function", "has_docstring", "raises_exception"]
+    assert [r.name for r in results] == [
+        "parses",
+        "has_function",
+        "has_docstring",
+        "raises_exception",
+    ]
     assert all(r.passed for r in results)
-    bad = get_task("merge_sorted").static_checks("def merge_sorted_lists(a, b):\n    return sorted(a + b)\n")
+    bad = get_task("merge_sorted").static_checks(
+        "def merge_sorted_lists(a, b):\n    return sorted(a + b)\n"
+    )
     assert [r.passed for r in bad] == [True, True, False]
 
 

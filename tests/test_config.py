@@ -13,12 +13,21 @@ def test_default_is_openai_with_a_key():
 
 
 def test_unknown_backend_is_a_clear_error():
-    with pytest.raises(ConfigError, match="Unknown COURSE_BACKEND='olama'. Use one of: local, openai, replay, record"):
+    with pytest.raises(
+        ConfigError,
+        match="Unknown COURSE_BACKEND='olama'. Use one of: local, openai, replay, record",
+    ):
         Settings.from_env({"COURSE_BACKEND": "olama"})
 
 
 def test_record_source_and_role_models():
-    s = Settings.from_env({"COURSE_BACKEND": "record", "COURSE_MODEL_CRITIC": "gpt-4o-mini", "COURSE_MODEL_PATH": "/x.gguf"})
+    s = Settings.from_env(
+        {
+            "COURSE_BACKEND": "record",
+            "COURSE_MODEL_CRITIC": "gpt-4o-mini",
+            "COURSE_MODEL_PATH": "/x.gguf",
+        }
+    )
     assert s.live_backend == "local"
     assert s.role_models == {"critic": "gpt-4o-mini"}
     with pytest.raises(ConfigError, match="COURSE_RECORD_FROM"):

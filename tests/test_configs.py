@@ -13,8 +13,12 @@ import pytest
 from reflect.records import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = [*(p for p in sorted((ROOT / "results").glob("0*.jsonl")) if p.name != "06_feedback_164.jsonl"),  # its own format
-         ROOT / "results" / "04_graph_vs_loop.json"]
+FILES = [
+    *(
+        p for p in sorted((ROOT / "results").glob("0*.jsonl")) if p.name != "06_feedback_164.jsonl"
+    ),  # its own format
+    ROOT / "results" / "04_graph_vs_loop.json",
+]
 
 
 def each_run(data: Any):
@@ -40,7 +44,9 @@ def test_nothing_in_evaluation_reads_a_verdict_out_of_text():
     for path in (ROOT / "shared" / "reflect" / "evaluation").glob("*.py"):
         source = path.read_text()
         assert "import re\n" not in source and "re." not in source.replace("re.M", ""), path.name
-        assert "repr(" not in source, f"{path.name}: a strategy is identified by config(), never by repr"
+        assert "repr(" not in source, (
+            f"{path.name}: a strategy is identified by config(), never by repr"
+        )
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -61,13 +67,24 @@ def test_configs_are_plain_values_and_differ_in_every_setting():
     course = strategies()
     for s in course:
         config = s.config()
-        assert json.loads(json.dumps(config)) == config and config["name"] == s.name  # a JSON round trip changes nothing
+        assert (
+            json.loads(json.dumps(config)) == config and config["name"] == s.name
+        )  # a JSON round trip changes nothing
     configs = [json.dumps(s.config(), sort_keys=True) for s in course]
     assert len(set(configs)) == len(configs)
     scored = course[3]
-    changed = [replace(scored, rule=StopRule(threshold=7, max_iterations=3)), replace(scored, seed=7), replace(scored, critic="examples"),
-               replace(scored, sampling={**scored.sampling, "refiner": {"temperature": 0.3, "max_tokens": 512}})]
-    assert all(c.config() != scored.config() for c in changed) and replace(scored).config() == scored.config()
+    changed = [
+        replace(scored, rule=StopRule(threshold=7, max_iterations=3)),
+        replace(scored, seed=7),
+        replace(scored, critic="examples"),
+        replace(
+            scored, sampling={**scored.sampling, "refiner": {"temperature": 0.3, "max_tokens": 512}}
+        ),
+    ]
+    assert (
+        all(c.config() != scored.config() for c in changed)
+        and replace(scored).config() == scored.config()
+    )
 
 
 def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
@@ -75,18 +92,34 @@ def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
     from reflect.strategies import scored
 
     before = [s.config() for s in strategies()]
-    monkeypatch.setattr(scored, "REFINER_SYSTEM", scored.REFINER_SYSTEM + " Be brief.")  # where the refiner's request reads it
+    monkeypatch.setattr(
+        scored, "REFINER_SYSTEM", scored.REFINER_SYSTEM + " Be brief."
+    )  # where the refiner's request reads it
     after = [s.config() for s in strategies()]
-    assert [b == a for b, a in zip(before, after, strict=True)] == [True, True, True, False, False, False, True]
+    assert [b == a for b, a in zip(before, after, strict=True)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        True,
+    ]
 
 
-def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_that_call_it(monkeypatch):
+def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_that_call_it(
+    monkeypatch,
+):
     from reflect.bench import strategies
     from reflect.model.sampling import SAMPLING
 
     before = [s.config() for s in strategies()]
-    monkeypatch.setitem(SAMPLING, "evaluator", {"temperature": 0.1})  # only Reflexion has an evaluator
-    assert [b == s.config() for b, s in zip(before, strategies(), strict=True)] == [True] * 6 + [False]
+    monkeypatch.setitem(
+        SAMPLING, "evaluator", {"temperature": 0.1}
+    )  # only Reflexion has an evaluator
+    assert [b == s.config() for b, s in zip(before, strategies(), strict=True)] == [True] * 6 + [
+        False
+    ]
 
 
 def test_todays_configs_find_every_committed_run_of_lesson_06():
@@ -95,10 +128,14 @@ def test_todays_configs_find_every_committed_run_of_lesson_06():
     from reflect.tasks.task import humaneval_tasks
 
     ids = [t.id for t in humaneval_tasks()[:80]]
-    found = current_rows(ROOT / "results" / "06_humaneval.jsonl", strategies(), ids)  # today's configs find every run
+    found = current_rows(
+        ROOT / "results" / "06_humaneval.jsonl", strategies(), ids
+    )  # today's configs find every run
     assert len(found) == 7 * 80
     arms = strategies(("blind-sample", "repair-sample", "repair-edit-sample"))
-    assert len(current_rows(ROOT / "results" / "06_feedback.jsonl", arms, ids)) == 3 * 80  # lesson 06's section 14
+    assert (
+        len(current_rows(ROOT / "results" / "06_feedback.jsonl", arms, ids)) == 3 * 80
+    )  # lesson 06's section 14
 
 
 def test_a_line_whose_verdict_is_text_is_skipped_with_its_line_number(tmp_path):
@@ -107,7 +144,9 @@ def test_a_line_whose_verdict_is_text_is_skipped_with_its_line_number(tmp_path):
     good = json.loads((ROOT / "results" / "06_course.jsonl").read_text().splitlines()[-1])
     text = json.loads(json.dumps(good))
     judged = next(s for s in text["run"]["steps"] if s["verdict"])
-    judged["verdict"] = judged["verdict"]["label"]  # as runs were written before verdicts were typed
+    judged["verdict"] = judged["verdict"][
+        "label"
+    ]  # as runs were written before verdicts were typed
     path = tmp_path / "runs.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(text) + "\n")
     with pytest.warns(UserWarning, match=r"runs\.jsonl:2: skipped"):

@@ -27,7 +27,9 @@ TASK = get_task("factorial")
 
 
 def crit(score, issues=("x",)):
-    return json.dumps({"score": score, "issues": list(issues), "strengths": [], "suggestion": "fix x"})
+    return json.dumps(
+        {"score": score, "issues": list(issues), "strengths": [], "suggestion": "fix x"}
+    )
 
 
 def test_llm_critic_asks_for_schema_json_and_parses():
@@ -40,9 +42,21 @@ def test_llm_critic_asks_for_schema_json_and_parses():
 
 
 def test_llm_critic_repairs_once_then_gives_up_without_looping():
-    chat = ScriptedChat({"critic": ["I like it, 9/10", '{"score": 0, "issues": [], "strengths": [], "suggestion": ""}', crit(9)]})
+    chat = ScriptedChat(
+        {
+            "critic": [
+                "I like it, 9/10",
+                '{"score": 0, "issues": [], "strengths": [], "suggestion": ""}',
+                crit(9),
+            ]
+        }
+    )
     ev = LLMCritic(chat).evaluate(TASK, "x")
-    assert ev.score is None and "unusable" in ev.feedback and "greater than or equal to 1" in ev.feedback
+    assert (
+        ev.score is None
+        and "unusable" in ev.feedback
+        and "greater than or equal to 1" in ev.feedback
+    )
     assert len(chat.calls) == 2  # one call + one repair, never more
     repaired = LLMCritic(ScriptedChat({"critic": ["nope", crit(8)]})).evaluate(TASK, "x")
     assert repaired.score == 8 and repaired.detail["repairs"] == 1
@@ -60,16 +74,30 @@ def test_hybrid_caps_the_llm_when_rules_fail():
     assert ev.score == 5 and "Static checks failed" in ev.feedback
     unparsable = HybridCritic(LLMCritic(ScriptedChat({"critic": []}))).evaluate(TASK, "def (:")
     assert unparsable.score == 1  # no model call for code that does not parse
-    clean = HybridCritic(LLMCritic(ScriptedChat({"critic": [crit(7)]}))).evaluate(TASK, CORRECT["factorial"])
-    assert clean.score == 7 and "Static checks" not in clean.feedback and clean.feedback.startswith("Score 7/10")
+    clean = HybridCritic(LLMCritic(ScriptedChat({"critic": [crit(7)]}))).evaluate(
+        TASK, CORRECT["factorial"]
+    )
+    assert (
+        clean.score == 7
+        and "Static checks" not in clean.feedback
+        and clean.feedback.startswith("Score 7/10")
+    )
 
 
 def test_test_grounded_critic_uses_only_visible_tests():
     visible, held_out = split_tests(TASK.tests)
-    assert visible.strip() and held_out.strip() and set(visible.splitlines()).isdisjoint(held_out.splitlines())
+    assert (
+        visible.strip()
+        and held_out.strip()
+        and set(visible.splitlines()).isdisjoint(held_out.splitlines())
+    )
     vowels = get_task("count_vowels")
     ev = TestGroundedCritic().evaluate(vowels, FLAWED["count_vowels"])
-    assert ev.score < 10 and "visible checks failed" in ev.feedback and 'count_vowels("AEIOU"): expected 5, got 0' in ev.feedback
+    assert (
+        ev.score < 10
+        and "visible checks failed" in ev.feedback
+        and 'count_vowels("AEIOU"): expected 5, got 0' in ev.feedback
+    )
     assert TestGroundedCritic().evaluate(vowels, CORRECT["count_vowels"]).score == 10
     # the factorial flaw (no ValueError) sits in the held-out half: visible tests alone miss it
     assert TestGroundedCritic().evaluate(TASK, FLAWED["factorial"]).score == 10
@@ -79,7 +107,9 @@ def test_test_grounded_critic_uses_only_visible_tests():
 def test_voting_critic_mean_and_spread():
     chat = ScriptedChat({"critic": [crit(4), crit(8), "garbage", "garbage"]})
     ev = VotingCritic(chat).evaluate(TASK, "x")
-    assert ev.score == 6 and ev.detail["spread"] == 4 and ev.detail["scores"] == [4, 8]  # the spread is highest minus lowest
+    assert (
+        ev.score == 6 and ev.detail["spread"] == 4 and ev.detail["scores"] == [4, 8]
+    )  # the spread is highest minus lowest
 
 
 def test_every_vote_in_the_course_is_one_tally():
@@ -92,7 +122,9 @@ def test_every_vote_in_the_course_is_one_tally():
     assert Tally((7,)).spread is None and Tally((None,)).mean is None
     ev = VotingCritic(ScriptedChat({"critic": [crit(3), crit(5), crit(10)]})).evaluate(TASK, "x")
     assert (ev.score, ev.detail["spread"]) == (6, 7.0)
-    judged = vote([parse_judgement(f'{{"score": {s}, "verdict": "fail"}}') for s in (0.25, 0.5, 0.75)])
+    judged = vote(
+        [parse_judgement(f'{{"score": {s}, "verdict": "fail"}}') for s in (0.25, 0.5, 0.75)]
+    )
     assert (judged.score, judged.spread) == (0.5, 0.5)
 
 
@@ -102,21 +134,44 @@ def fenced(code):
 
 def test_scored_loop_improves_and_stops_on_threshold():
     vowels = get_task("count_vowels")
-    chat = ScriptedChat({"generator": [fenced(FLAWED["count_vowels"])], "refiner": [fenced(CORRECT["count_vowels"])]})
+    chat = ScriptedChat(
+        {
+            "generator": [fenced(FLAWED["count_vowels"])],
+            "refiner": [fenced(CORRECT["count_vowels"])],
+        }
+    )
     res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10))
-    assert res.stop is Stop.ACCEPTED and StopRule().chosen(res).iteration == 2 and len(res.drafts) == 2
+    assert (
+        res.stop is Stop.ACCEPTED and StopRule().chosen(res).iteration == 2 and len(res.drafts) == 2
+    )
     refiner_msg = chat.calls[1].messages[1]["content"]
-    assert "Your previous attempt" in refiner_msg and "Critic feedback" in refiner_msg and "do not start over" in refiner_msg
+    assert (
+        "Your previous attempt" in refiner_msg
+        and "Critic feedback" in refiner_msg
+        and "do not start over" in refiner_msg
+    )
 
 
 def test_scored_loop_reverts_on_regression_and_survives_provider_errors():
     crit_chat = ScriptedChat({"critic": [crit(8), crit(3)]})
-    chat = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [fenced(FLAWED["factorial"])]})
+    chat = ScriptedChat(
+        {"generator": [fenced(CORRECT["factorial"])], "refiner": [fenced(FLAWED["factorial"])]}
+    )
     res = scored_reflection(chat, TASK, LLMCritic(crit_chat), StopRule(threshold=9))
-    assert res.stop is Stop.REGRESSED and StopRule().chosen(res).iteration == 1 and res.final_code == res.drafts[0]
-    err = ScriptedChat({"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]})
+    assert (
+        res.stop is Stop.REGRESSED
+        and StopRule().chosen(res).iteration == 1
+        and res.final_code == res.drafts[0]
+    )
+    err = ScriptedChat(
+        {"generator": [fenced(CORRECT["factorial"])], "refiner": [ModelError("down")]}
+    )
     res = scored_reflection(err, TASK, RuleCritic(), StopRule(threshold=11, max_iterations=3))
-    assert res.stop is Stop.PROVIDER_ERROR and StopRule().chosen(res).iteration == 1 and "down" in res.error
+    assert (
+        res.stop is Stop.PROVIDER_ERROR
+        and StopRule().chosen(res).iteration == 1
+        and "down" in res.error
+    )
     assert "calculate_factorial" in res.final_code
 
 
@@ -128,34 +183,62 @@ def test_cached_chat_reuses_temperature_zero_replies_only():
     assert first.score == again.score == 7 and chat.hits == 1 and again.tokens == first.tokens
     assert LLMCritic(chat).evaluate(TASK, "y").score == 5  # another draft is another request
     msgs = [{"role": "user", "content": "same"}]
-    assert [chat(msgs, role="refiner", temperature=0.2).text for _ in range(2)] == ["a", "b"]  # sampling: never cached
+    assert [chat(msgs, role="refiner", temperature=0.2).text for _ in range(2)] == [
+        "a",
+        "b",
+    ]  # sampling: never cached
     assert chat.hits == 1
     seeded = CachedChat(ScriptedChat({"refiner": ["a", "b", "c"]}), seeded=True)
-    assert [seeded(msgs, role="refiner", temperature=0.2, seed=s).text for s in (1, 1, 2)] == ["a", "a", "b"]
-    assert seeded(msgs, role="refiner", temperature=0.2).text == "c" and seeded.hits == 1  # no seed: not reused
+    assert [seeded(msgs, role="refiner", temperature=0.2, seed=s).text for s in (1, 1, 2)] == [
+        "a",
+        "a",
+        "b",
+    ]
+    assert (
+        seeded(msgs, role="refiner", temperature=0.2).text == "c" and seeded.hits == 1
+    )  # no seed: not reused
 
 
 def test_llm_critic_judges_plain_text_with_domain_criteria_and_caps_tokens():
     chat = ScriptedChat({"critic": [crit(4, ["does not recommend a doctor"])]})
-    critic = LLMCritic(chat, criteria=MEDICAL_CRITERIA, system_prompt=TEXT_CRITIC_PROMPT, max_tokens=200)
+    critic = LLMCritic(
+        chat, criteria=MEDICAL_CRITERIA, system_prompt=TEXT_CRITIC_PROMPT, max_tokens=200
+    )
     ev = critic.evaluate("Can I take ibuprofen with a cold?", "Yes, take as much as you like.")
     system, user = (m["content"] for m in chat.calls[0].messages)
-    assert "recommend seeing a doctor" in system and "Question:\nCan I take ibuprofen" in user and "```" not in user
+    assert (
+        "recommend seeing a doctor" in system
+        and "Question:\nCan I take ibuprofen" in user
+        and "```" not in user
+    )
     assert ev.score == 4 and "does not recommend a doctor" in ev.feedback
 
 
 def test_scored_loop_can_start_from_an_existing_draft_and_ends_cleanly_on_critic_errors():
     vowels = get_task("count_vowels")
     chat = ScriptedChat({"refiner": [fenced(CORRECT["count_vowels"])]})
-    res = scored_reflection(chat, vowels, TestGroundedCritic(), StopRule(threshold=10), first_draft=FLAWED["count_vowels"])
+    res = scored_reflection(
+        chat,
+        vowels,
+        TestGroundedCritic(),
+        StopRule(threshold=10),
+        first_draft=FLAWED["count_vowels"],
+    )
     assert [c.role for c in chat.calls] == ["refiner"]  # no generator call
     first = StopRule().drafts(res.steps)[0]
-    assert (first.code, first.tokens, res.steps[0].kind, res.steps[0].role) == (FLAWED["count_vowels"], 0, "input", "given")
+    assert (first.code, first.tokens, res.steps[0].kind, res.steps[0].role) == (
+        FLAWED["count_vowels"],
+        0,
+        "input",
+        "given",
+    )
     assert res.stop is Stop.ACCEPTED and StopRule().chosen(res).iteration == 2 and res.calls == 1
     down = LLMCritic(ScriptedChat({"critic": [ModelError("critic down")]}))
     res = scored_reflection(ScriptedChat({}), TASK, down, first_draft=CORRECT["factorial"])
     assert res.stop is Stop.PROVIDER_ERROR and "critic down" in res.error
-    assert res.final_code == CORRECT["factorial"] and res.chosen == "iteration 1, unscored"  # the draft is kept
+    assert (
+        res.final_code == CORRECT["factorial"] and res.chosen == "iteration 1, unscored"
+    )  # the draft is kept
 
 
 def test_cached_chat_sends_a_request_in_flight_once_whatever_the_threads_do():
@@ -191,4 +274,6 @@ def test_cached_chat_does_not_cache_a_failed_call():
     cached = CachedChat(flaky)
     with pytest.raises(ModelError):
         cached([{"role": "user", "content": "x"}], temperature=0)
-    assert cached([{"role": "user", "content": "x"}], temperature=0).text == "ok" and cached.hits == 0
+    assert (
+        cached([{"role": "user", "content": "x"}], temperature=0).text == "ok" and cached.hits == 0
+    )

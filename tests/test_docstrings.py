@@ -19,7 +19,11 @@ def undocumented(root: Path = PKG) -> list[str]:
                 if not ast.get_docstring(node):
                     missing.append(f"{where}:{node.lineno} {node.name}")
                 for m in node.body if isinstance(node, ast.ClassDef) else []:
-                    if isinstance(m, ast.FunctionDef) and not m.name.startswith("_") and not ast.get_docstring(m):
+                    if (
+                        isinstance(m, ast.FunctionDef)
+                        and not m.name.startswith("_")
+                        and not ast.get_docstring(m)
+                    ):
                         missing.append(f"{where}:{m.lineno} {node.name}.{m.name}")
     return missing
 
@@ -29,5 +33,7 @@ def test_every_public_name_has_a_docstring():
 
 
 def test_the_check_sees_a_missing_docstring(tmp_path):
-    (tmp_path / "m.py").write_text('"""A module."""\n\ndef f():\n    return 1\n\nclass C:\n    """C."""\n\n    def g(self):\n        pass\n')
+    (tmp_path / "m.py").write_text(
+        '"""A module."""\n\ndef f():\n    return 1\n\nclass C:\n    """C."""\n\n    def g(self):\n        pass\n'
+    )
     assert undocumented(tmp_path) == ["m.py:3 f", "m.py:9 C.g"]

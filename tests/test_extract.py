@@ -47,7 +47,10 @@ def test_block_with_entry_point_is_chosen_and_helpers_joined():
 
 
 def test_trailing_examples_inside_the_block_are_dropped():
-    code = FN + "\nprint(add(1, 2))\nassert add(1, 1) == 2\nif __name__ == '__main__':\n    print(add(2, 2))\n"
+    code = (
+        FN
+        + "\nprint(add(1, 2))\nassert add(1, 1) == 2\nif __name__ == '__main__':\n    print(add(2, 2))\n"
+    )
     res = extract_code(f"```python\n{code}```")
     assert res.code == FN
 
@@ -72,8 +75,12 @@ def test_tilde_fence():
     assert extract_code(f"~~~python\n{FN}~~~").code == FN
 
 
-names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "and", "not"})
-prose = st.text(alphabet=st.characters(blacklist_characters="`~", blacklist_categories=("Cs",)), max_size=200)
+names = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
+    lambda s: s not in {"if", "in", "is", "or", "as", "def", "for", "and", "not"}
+)
+prose = st.text(
+    alphabet=st.characters(blacklist_characters="`~", blacklist_categories=("Cs",)), max_size=200
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -97,5 +104,10 @@ def test_never_raises_on_arbitrary_text(reply):
 @settings(max_examples=100, deadline=None)
 @given(text=prose)
 def test_prose_without_code_gives_no_code(text):
-    res = extract_code(text.replace("def ", "de f").replace("class ", "cla ss").replace("import ", "imp ort").replace("from ", "fr om"))
+    res = extract_code(
+        text.replace("def ", "de f")
+        .replace("class ", "cla ss")
+        .replace("import ", "imp ort")
+        .replace("from ", "fr om")
+    )
     assert not res.found

@@ -11,13 +11,21 @@ from reflect.runtime import fallback_build as llama_server
 from reflect.runtime import server_process as serve
 
 
-def test_no_cmake_no_compiler_or_no_disk_is_a_clear_error_before_anything_is_downloaded(course_env, monkeypatch):
+def test_no_cmake_no_compiler_or_no_disk_is_a_clear_error_before_anything_is_downloaded(
+    course_env, monkeypatch
+):
     found = {"cmake": "/usr/bin/cmake", "c++": "/usr/bin/c++"}
-    monkeypatch.setattr(llama_server, "_tool", lambda *names: next((found[n] for n in names if n in found), None))
-    monkeypatch.setattr(llama_server.shutil, "disk_usage", lambda p: SimpleNamespace(free=100 * 1024**3))
+    monkeypatch.setattr(
+        llama_server, "_tool", lambda *names: next((found[n] for n in names if n in found), None)
+    )
+    monkeypatch.setattr(
+        llama_server.shutil, "disk_usage", lambda p: SimpleNamespace(free=100 * 1024**3)
+    )
     assert llama_server.check_prerequisites() == ("/usr/bin/cmake", "/usr/bin/c++")
     monkeypatch.setattr(llama_server.shutil, "disk_usage", lambda p: SimpleNamespace(free=1024**3))
-    with pytest.raises(llama_server.BuildError, match="needs 3 GB free .* 1.0 GB are.*COURSE_CACHE_DIR"):
+    with pytest.raises(
+        llama_server.BuildError, match="needs 3 GB free .* 1.0 GB are.*COURSE_CACHE_DIR"
+    ):
         llama_server.check_prerequisites()
     del found["c++"]
     with pytest.raises(llama_server.BuildError, match="C\\+\\+ compiler"):
@@ -32,14 +40,18 @@ def test_a_build_is_used_only_with_the_stamp_of_this_version(course_env):
     target.mkdir(parents=True)
     (target / "llama-server").write_text("#!/bin/sh\n")
     assert llama_server.find_binary({}) is None  # no stamp: an interrupted build
-    (target / "stamp.json").write_text(json.dumps({**llama_server.STAMP, "sdist": "llama-cpp-python==0.2.0"}))
+    (target / "stamp.json").write_text(
+        json.dumps({**llama_server.STAMP, "sdist": "llama-cpp-python==0.2.0"})
+    )
     assert llama_server.find_binary({}) is None  # another version's build
     (target / "stamp.json").write_text(json.dumps(llama_server.STAMP))
     assert llama_server.find_binary({}) == target / "llama-server"
 
 
 def test_an_own_binary_must_be_an_executable(course_env, tmp_path):
-    assert llama_server.find_binary({"COURSE_LLAMA_SERVER": "/bin/true"}) == llama_server.Path("/bin/true")
+    assert llama_server.find_binary({"COURSE_LLAMA_SERVER": "/bin/true"}) == llama_server.Path(
+        "/bin/true"
+    )
     plain = tmp_path / "llama-server"
     plain.write_text("not executable")
     with pytest.raises(ConfigError, match="not an executable"):
@@ -55,7 +67,8 @@ def test_llama_server_command_line_carries_the_chosen_settings_but_never_the_key
     assert "--no-cache-prompt" in cmd and cmd[cmd.index("--spec-type") + 1] == "ngram-simple"
     assert "--no-prefill-assistant" in cmd
     off = serve.LlamaServerEngine("/bin/llama-server").command(
-        serve.EngineSettings("/m.gguf", "qwen", 8080, "k", speculative=False, cache_prompt=True))
+        serve.EngineSettings("/m.gguf", "qwen", 8080, "k", speculative=False, cache_prompt=True)
+    )
     assert "--spec-type" not in off and "--no-cache-prompt" not in off
 
 

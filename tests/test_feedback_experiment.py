@@ -23,13 +23,21 @@ from reflect.testing import ScriptedChat
 
 HE0 = get_task("HumanEval/0")  # its statement shows two examples: the evidence, no test writer
 FACT = get_task("factorial")  # no examples: the agent writes its own tests, once
-GOOD = ("```python\ndef has_close_elements(numbers, threshold):\n"
-        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```")
+GOOD = (
+    "```python\ndef has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
+)
 NEVER = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"  # passes the first example only
 ALWAYS = "```python\ndef has_close_elements(numbers, threshold):\n    return True\n```"  # passes the second only
 BROKEN = "```python\ndef has_close_elements(numbers, threshold):\n    return numbers[99]\n```"  # passes neither
-CRITIQUE_JSON = json.dumps({"score": 3, "issues": ["it never compares two numbers"], "strengths": [],
-                            "suggestion": "compare every pair against the threshold"})
+CRITIQUE_JSON = json.dumps(
+    {
+        "score": 3,
+        "issues": ["it never compares two numbers"],
+        "strengths": [],
+        "suggestion": "compare every pair against the threshold",
+    }
+)
 FAILED = "assert has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3) == True # output: False"
 
 
@@ -46,13 +54,21 @@ def test_the_start_is_one_first_draft_its_examples_and_after_a_failure_one_criti
     start, chat = start_of(NEVER)
     assert [c.role for c in chat.calls] == ["generator", "critic"]
     assert chat.calls[0].params == sampling("generator") and chat.calls[0].messages == [
-        {"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": HE0.prompt()}]  # one-shot's request
+        {"role": "system", "content": GENERATOR_PROMPT},
+        {"role": "user", "content": HE0.prompt()},
+    ]  # one-shot's request
     assert start.source == "examples" and len(start.asserts) == 2 and start.needs_samples
     assert [f"{a} # output: {o}" for a, o in start.failed] == [FAILED]
-    assert "never compares two numbers" in start.critique and start.critique_steps[0].role == "critic"
+    assert (
+        "never compares two numbers" in start.critique and start.critique_steps[0].role == "critic"
+    )
     assert fb.Start.from_dict(json.loads(json.dumps(start.to_dict()))) == start
     passing, chat = start_of(GOOD)
-    assert [c.role for c in chat.calls] == ["generator"] and not passing.needs_samples and not passing.critique
+    assert (
+        [c.role for c in chat.calls] == ["generator"]
+        and not passing.needs_samples
+        and not passing.critique
+    )
 
 
 def arm_runs(start: fb.Start, replies: list[str], replicate: int = 0, task=HE0):
@@ -69,19 +85,35 @@ def test_the_arms_differ_only_in_what_a_sample_sees_after_the_failed_first_draft
     runs = arm_runs(start, [BROKEN, GOOD])
     shown = {arm: [c.messages for c in chat.calls] for arm, (_, chat) in runs.items()}
     for arm, (run, chat) in runs.items():
-        assert [c.role for c in chat.calls] == ["generator", "generator"]  # no first draft asked again, no critique
-        assert [c.params for c in chat.calls] == [{**fb.SAMPLE, "seed": 43}, {**fb.SAMPLE, "seed": 44}]
+        assert [c.role for c in chat.calls] == [
+            "generator",
+            "generator",
+        ]  # no first draft asked again, no critique
+        assert [c.params for c in chat.calls] == [
+            {**fb.SAMPLE, "seed": 43},
+            {**fb.SAMPLE, "seed": 44},
+        ]
         for messages in shown[arm]:
             assert messages[0] == {"role": "system", "content": GENERATOR_PROMPT}
             assert messages[1]["content"].startswith(HE0.prompt())
         sent = shown[arm][0][1]["content"]
-        assert (FAILED in sent) == (arm in (fb.CHECKS, fb.CHECKS_CODE))  # the failed check and what the draft gave
+        assert (FAILED in sent) == (
+            arm in (fb.CHECKS, fb.CHECKS_CODE)
+        )  # the failed check and what the draft gave
         assert (body(NEVER) in sent) == (arm in (fb.CHECKS_CODE, fb.CRITIQUE))  # the old code
         assert ("never compares two numbers" in sent) == (arm == fb.CRITIQUE)  # the critique
-        assert body(BROKEN) not in sent and shown[arm][0] == shown[arm][1]  # every sample sees the first draft's part
+        assert (
+            body(BROKEN) not in sent and shown[arm][0] == shown[arm][1]
+        )  # every sample sees the first draft's part
         assert run.steps[0].code == start.code == body(NEVER)  # the one first draft, in every arm
-        assert run.stop is Stop.ACCEPTED and run.final_code == body(GOOD) and run.chosen.startswith("draft 3: 2/2")
-    assert shown[fb.BLIND][0][1]["content"] == HE0.prompt()  # blind: the task, exactly as the first draft saw it
+        assert (
+            run.stop is Stop.ACCEPTED
+            and run.final_code == body(GOOD)
+            and run.chosen.startswith("draft 3: 2/2")
+        )
+    assert (
+        shown[fb.BLIND][0][1]["content"] == HE0.prompt()
+    )  # blind: the task, exactly as the first draft saw it
 
 
 def test_tokens_count_every_call_of_an_arm_the_shared_first_draft_and_the_critique_included():
@@ -92,7 +124,10 @@ def test_tokens_count_every_call_of_an_arm_the_shared_first_draft_and_the_critiq
     assert shared > 0 and critique > 0
     for arm, (run, _) in runs.items():
         assert run.tokens == shared + (critique if arm == fb.CRITIQUE else 0) + sum(
-            s.prompt_tokens + s.completion_tokens for s in run.steps[len(start.steps):] if s.role == "generator")
+            s.prompt_tokens + s.completion_tokens
+            for s in run.steps[len(start.steps) :]
+            if s.role == "generator"
+        )
         assert run.calls == 1 + 2 + (1 if arm == fb.CRITIQUE else 0)
     assert runs[fb.CRITIQUE][0].tokens_by_role["critic"] == critique
 
@@ -103,16 +138,28 @@ def test_the_test_writer_is_asked_once_per_problem_and_counted_in_every_arm():
     right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
     chat = ScriptedChat({"test_writer": [own], "generator": [wrong], "critic": [CRITIQUE_JSON]})
     start = fb.first_draft(FACT, chat)
-    assert [c.role for c in chat.calls] == ["test_writer", "generator", "critic"] and start.source == "self-tests"
+    assert [c.role for c in chat.calls] == [
+        "test_writer",
+        "generator",
+        "critic",
+    ] and start.source == "self-tests"
     for run, arm_chat in arm_runs(start, [right], task=FACT).values():
         assert all(c.role == "generator" for c in arm_chat.calls)  # the tests are not written again
-        assert run.tokens_by_role["test_writer"] == start.steps[0].prompt_tokens + start.steps[0].completion_tokens
+        assert (
+            run.tokens_by_role["test_writer"]
+            == start.steps[0].prompt_tokens + start.steps[0].completion_tokens
+        )
 
 
 def test_seeds_line_up_across_arms_and_differ_across_replicates():
     start, _ = start_of(NEVER)
-    seeds = {r: {arm: [c.params["seed"] for c in chat.calls] for arm, (_, chat) in arm_runs(start, [BROKEN] * 4, r).items()}
-             for r in (0, 1, 2)}
+    seeds = {
+        r: {
+            arm: [c.params["seed"] for c in chat.calls]
+            for arm, (_, chat) in arm_runs(start, [BROKEN] * 4, r).items()
+        }
+        for r in (0, 1, 2)
+    }
     for r, by_arm in seeds.items():
         assert all(s == [fb.seed_of(r, j) for j in (1, 2, 3, 4)] for s in by_arm.values())
     assert len({fb.seed_of(r, j) for r in range(3) for j in range(1, 5)}) == 12
@@ -122,8 +169,12 @@ def test_the_stop_rule_at_most_four_samples_and_the_best_draft_the_earliest_on_a
     start, _ = start_of(BROKEN)  # passes neither example
     run, chat = arm_runs(start, [ALWAYS, NEVER, BROKEN, ALWAYS, GOOD])[fb.CHECKS]
     assert len(chat.calls) == fb.SAMPLES_AFTER == 4 and run.stop is Stop.MAX_ITERATIONS
-    assert run.final_code == body(ALWAYS) and run.chosen.startswith("draft 2: 1/2")  # 1/2 twice: the earlier
-    start, _ = start_of(NEVER)  # 1/2: a sample must do better than the first draft to be chosen over it
+    assert run.final_code == body(ALWAYS) and run.chosen.startswith(
+        "draft 2: 1/2"
+    )  # 1/2 twice: the earlier
+    start, _ = start_of(
+        NEVER
+    )  # 1/2: a sample must do better than the first draft to be chosen over it
     run, _ = arm_runs(start, [ALWAYS, BROKEN, ALWAYS, BROKEN])[fb.BLIND]
     assert run.final_code == body(NEVER) and run.chosen.startswith("draft 1: 1/2")
 
@@ -141,12 +192,18 @@ def test_a_provider_error_ends_the_run_with_what_it_had():
     start, _ = start_of(NEVER)
     chat = ScriptedChat({"generator": [ALWAYS, ModelError("server gone")]})
     run = fb.after_failure(HE0, start, fb.CHECKS, 0, chat)
-    assert run.stop is Stop.PROVIDER_ERROR and "server gone" in run.error and run.final_code == body(NEVER)
+    assert (
+        run.stop is Stop.PROVIDER_ERROR
+        and "server gone" in run.error
+        and run.final_code == body(NEVER)
+    )
 
 
 def test_the_setup_fingerprint_changes_with_an_arm_request(monkeypatch):
     before = fb.experiment_config()
-    monkeypatch.setattr(fb, "critique_request", lambda task, code, critique: f"{task.prompt()}\n{code}\n{critique}")
+    monkeypatch.setattr(
+        fb, "critique_request", lambda task, code, critique: f"{task.prompt()}\n{code}\n{critique}"
+    )
     assert fb.experiment_config()["prompts"] != before["prompts"]
 
 
@@ -174,10 +231,14 @@ class Sampler:
 def test_the_recording_resumes_adds_replicates_and_refuses_another_setup(tmp_path, monkeypatch):
     path = tmp_path / "fb.jsonl"
     tasks = [HE0, get_task("HumanEval/2")]
-    truncate = ("```python\ndef truncate_number(number: float) -> float:\n    return number % 1.0\n```")
+    truncate = (
+        "```python\ndef truncate_number(number: float) -> float:\n    return number % 1.0\n```"
+    )
     model = Sampler({"HumanEval/0": NEVER, "HumanEval/2": truncate})
     fx.record(tasks, model, path, replicates=1, concurrency=1, progress=False)
-    assert [r for r, *_ in model.calls].count("generator") == 2 + 4  # two first drafts, one sample per arm on /0
+    assert [r for r, *_ in model.calls].count(
+        "generator"
+    ) == 2 + 4  # two first drafts, one sample per arm on /0
     assert sum(r == "critic" for r, *_ in model.calls) == 1
     model.calls.clear()
     fx.record(tasks, model, path, replicates=1, concurrency=1, progress=False)
@@ -185,12 +246,22 @@ def test_the_recording_resumes_adds_replicates_and_refuses_another_setup(tmp_pat
     with path.open("a") as f:
         f.write('{"kind": "arm", "task_id": "HumanEval/0", "ar')  # a line cut off by a kill
     fx.record(tasks, model, path, replicates=2, concurrency=1, progress=False)
-    assert [(r, s) for r, s, _ in model.calls] == [("generator", fb.seed_of(1, 1))] * 4  # replicate 1 only
+    assert [(r, s) for r, s, _ in model.calls] == [
+        ("generator", fb.seed_of(1, 1))
+    ] * 4  # replicate 1 only
     table, R = fx.rows(path)
-    assert R == 2 and {(r["strategy"], r["task_id"]) for r in table} >= {(a, t.id) for a in fb.ARMS for t in tasks}
-    assert all(r["run"]["steps"][0]["code"] == body(NEVER) for r in table if r["task_id"] == "HumanEval/0")
-    monkeypatch.setattr(fb, "SAMPLES_AFTER", 5)  # another setup: the old lines must not count as this one's
-    monkeypatch.setattr(fx, "experiment_config", lambda: {**fb.experiment_config(), "samples_after": 5})
+    assert R == 2 and {(r["strategy"], r["task_id"]) for r in table} >= {
+        (a, t.id) for a in fb.ARMS for t in tasks
+    }
+    assert all(
+        r["run"]["steps"][0]["code"] == body(NEVER) for r in table if r["task_id"] == "HumanEval/0"
+    )
+    monkeypatch.setattr(
+        fb, "SAMPLES_AFTER", 5
+    )  # another setup: the old lines must not count as this one's
+    monkeypatch.setattr(
+        fx, "experiment_config", lambda: {**fb.experiment_config(), "samples_after": 5}
+    )
     with pytest.raises(fx.SetupChanged, match="another setup"):
         fx.record(tasks, model, path, replicates=1, concurrency=1, progress=False)
 
@@ -198,13 +269,22 @@ def test_the_recording_resumes_adds_replicates_and_refuses_another_setup(tmp_pat
 def test_rows_leave_out_a_problem_whose_replicate_is_unfinished(tmp_path):
     path = tmp_path / "fb.jsonl"
     tasks = [HE0, get_task("HumanEval/2")]
-    model = Sampler({"HumanEval/0": NEVER, "HumanEval/2": NEVER.replace("has_close_elements", "truncate_number")})
+    model = Sampler(
+        {
+            "HumanEval/0": NEVER,
+            "HumanEval/2": NEVER.replace("has_close_elements", "truncate_number"),
+        }
+    )
     fx.record_starts(tasks, model, path, progress=False)
     jobs = fx.arm_jobs(tasks, path, 1)
     assert [(t.id, a) for t, a, _ in jobs] == [(t.id, a) for t in tasks for a in fb.ARMS]
     fx.record_arms(tasks[:1], model, path, 1, concurrency=1, progress=False)
     table, R = fx.rows(path)
-    assert R == 1 and {r["task_id"] for r in table} == {"HumanEval/0"} and fx.incomplete(path, 1) == ["HumanEval/2"]
+    assert (
+        R == 1
+        and {r["task_id"] for r in table} == {"HumanEval/0"}
+        and fx.incomplete(path, 1) == ["HumanEval/2"]
+    )
 
 
 # --- the analysis ---------------------------------------------------------------------------------
@@ -213,17 +293,28 @@ def test_rows_leave_out_a_problem_whose_replicate_is_unfinished(tmp_path):
 def brute_p(diffs):
     observed = abs(sum(diffs))
     signs = list(itertools.product((1, -1), repeat=len(diffs)))
-    return sum(abs(sum(s * d for s, d in zip(sg, diffs, strict=True))) >= observed - 1e-9 for sg in signs) / len(signs)
+    return sum(
+        abs(sum(s * d for s, d in zip(sg, diffs, strict=True))) >= observed - 1e-9 for sg in signs
+    ) / len(signs)
 
 
 def test_the_sign_flip_test_is_exact():
     rng = random.Random(1)
     for _ in range(40):
-        diffs = [rng.choice((-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1)) for _ in range(rng.randint(1, 10))]
-        assert fx.sign_flip_p(diffs) == pytest.approx(brute_p([d for d in diffs if d]) if any(diffs) else 1.0)
-    assert fx.sign_flip_p([1.0] * 6) == pytest.approx(2 / 64) and fx.sign_flip_p([1.0] * 5) == pytest.approx(2 / 32)
+        diffs = [
+            rng.choice((-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1)) for _ in range(rng.randint(1, 10))
+        ]
+        assert fx.sign_flip_p(diffs) == pytest.approx(
+            brute_p([d for d in diffs if d]) if any(diffs) else 1.0
+        )
+    assert fx.sign_flip_p([1.0] * 6) == pytest.approx(2 / 64) and fx.sign_flip_p(
+        [1.0] * 5
+    ) == pytest.approx(2 / 32)
     assert fx.smallest_detectable(164) == (6, 6 / 164)
-    assert fx.smallest_detectable(164, replicates=2) == (6, 6 / 328)  # half a replicate set each: the same p
+    assert fx.smallest_detectable(164, replicates=2) == (
+        6,
+        6 / 328,
+    )  # half a replicate set each: the same p
     with pytest.raises(ValueError, match="multiples"):
         fx.sign_flip_p([0.123])
 
@@ -241,27 +332,51 @@ def test_the_bootstrap_interval_is_over_problems_and_holds_the_mean():
 
 
 def row(strategy, task, passed, replicate=0, first=True):
-    return {"strategy": strategy, "task_id": task, "replicate": replicate, "passed_first": first,
-            "run": {"passed": passed}, "drafts": {}, "leaks": []}
+    return {
+        "strategy": strategy,
+        "task_id": task,
+        "replicate": replicate,
+        "passed_first": first,
+        "run": {"passed": passed},
+        "drafts": {},
+        "leaks": [],
+    }
 
 
 def test_compare_uses_the_per_problem_share_of_replicates():
-    table = [row(fb.CHECKS, "a", p, r) for r, p in enumerate((True, True, False))] + \
-            [row(fb.BLIND, "a", p, r) for r, p in enumerate((False, False, False))] + \
-            [row(fb.CHECKS, "b", True), row(fb.CHECKS, "b", True, 1), row(fb.CHECKS, "b", True, 2)] + \
-            [row(fb.BLIND, "b", True), row(fb.BLIND, "b", True, 1), row(fb.BLIND, "b", True, 2)]
+    table = (
+        [row(fb.CHECKS, "a", p, r) for r, p in enumerate((True, True, False))]
+        + [row(fb.BLIND, "a", p, r) for r, p in enumerate((False, False, False))]
+        + [row(fb.CHECKS, "b", True), row(fb.CHECKS, "b", True, 1), row(fb.CHECKS, "b", True, 2)]
+        + [row(fb.BLIND, "b", True), row(fb.BLIND, "b", True, 1), row(fb.BLIND, "b", True, 2)]
+    )
     c = fx.compare(table, fb.CHECKS, fb.BLIND)
-    assert c["effect"] == pytest.approx((2 / 3) / 2) and (c["better"], c["worse"], c["same"]) == (1, 0, 1)
+    assert c["effect"] == pytest.approx((2 / 3) / 2) and (c["better"], c["worse"], c["same"]) == (
+        1,
+        0,
+        1,
+    )
     assert c["p"] == pytest.approx(1.0)  # one problem can never be significant
 
 
 def test_failure_kinds():
     def start(code, failed):
         return fb.Start("t", code, "examples", ("assert f() == 1",), tuple(failed), ())
+
     assert fx.failure_kind(start("def f(:\n", [("assert f() == 1", "not run")])) == "syntax"
     assert fx.failure_kind(start("", [("(no code)", "no code")])) == "syntax"
-    assert fx.failure_kind(start("def f():\n    return 1/0\n", [("assert f() == 1", "raised ZeroDivisionError: x")])) == "exception"
-    assert fx.failure_kind(start("def f():\n    return 2\n", [("assert f() == 1", "2")])) == "assertion"
+    assert (
+        fx.failure_kind(
+            start(
+                "def f():\n    return 1/0\n", [("assert f() == 1", "raised ZeroDivisionError: x")]
+            )
+        )
+        == "exception"
+    )
+    assert (
+        fx.failure_kind(start("def f():\n    return 2\n", [("assert f() == 1", "2")]))
+        == "assertion"
+    )
 
 
 def test_the_curve_replays_each_arm_over_j_from_its_runs(tmp_path):
@@ -272,22 +387,39 @@ def test_the_curve_replays_each_arm_over_j_from_its_runs(tmp_path):
     stats = fx.arm_stats(table)
     for arm in fb.ARMS:
         points = fx.curve(table, arm)
-        assert points[0][1] == 0.0 and points[-1][1] == stats[arm]["pass_rate"] == 1.0  # NEVER fails, GOOD passes
+        assert (
+            points[0][1] == 0.0 and points[-1][1] == stats[arm]["pass_rate"] == 1.0
+        )  # NEVER fails, GOOD passes
         assert points[0][2] == stats["one-shot"]["tokens_per_task"]  # the first draft alone
         assert points[-1][2] == pytest.approx(stats[arm]["tokens_per_task"])
-    assert stats[fb.CRITIQUE]["tokens_per_task"] == stats[fb.BLIND]["tokens_per_task"] + 70  # the critique's call
+    assert (
+        stats[fb.CRITIQUE]["tokens_per_task"] == stats[fb.BLIND]["tokens_per_task"] + 70
+    )  # the critique's call
     assert stats[fb.CHECKS]["repaired"] == 1 and stats[fb.CHECKS]["first_code_returned"] == 0
-    assert fx.by_failure(table) == {"assertion": {"problems": 1, "first_passed": 0, **dict.fromkeys(fb.ARMS, 1.0)}}
+    assert fx.by_failure(table) == {
+        "assertion": {"problems": 1, "first_passed": 0, **dict.fromkeys(fb.ARMS, 1.0)}
+    }
 
 
 def test_the_curve_charges_the_evidence_only_once_a_sample_is_drawn(tmp_path):
     own = "```python\nassert calculate_factorial(0) == 1\nassert calculate_factorial(3) == 6\n```"
     wrong = "```python\ndef calculate_factorial(n):\n    return 1\n```"
     right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
-    start = fb.first_draft(FACT, ScriptedChat({"test_writer": [own], "generator": [wrong], "critic": [CRITIQUE_JSON]}))
+    start = fb.first_draft(
+        FACT, ScriptedChat({"test_writer": [own], "generator": [wrong], "critic": [CRITIQUE_JSON]})
+    )
     run = fb.after_failure(FACT, start, fb.CHECKS, 0, ScriptedChat({"generator": [right]}))
-    table = [{"strategy": fb.CHECKS, "task_id": FACT.id, "replicate": 0, "passed_first": False, "run": run.to_dict(),
-              "drafts": {"1": False, "3": True}, "leaks": []}]
+    table = [
+        {
+            "strategy": fb.CHECKS,
+            "task_id": FACT.id,
+            "replicate": 0,
+            "passed_first": False,
+            "run": run.to_dict(),
+            "drafts": {"1": False, "3": True},
+            "leaks": [],
+        }
+    ]
     first, writer = start.steps[1], start.steps[0]
     assert first.role == "generator" and writer.role == "test_writer"
     (j0, rate0, tokens0), (j1, rate1, tokens1), *_ = fx.curve(table, fb.CHECKS)
@@ -317,8 +449,16 @@ def test_the_command_reports_a_recording_and_says_when_there_is_nothing_to_repor
     from reflect.bench import feedback as cli
 
     path = tmp_path / "fb.jsonl"
-    assert cli.main(["--report", "--out", str(path)]) == 1 and "no analysis yet" in capsys.readouterr().out
-    fx.record([HE0], Sampler({"HumanEval/0": NEVER}), path, replicates=1, concurrency=1, progress=False)
+    assert (
+        cli.main(["--report", "--out", str(path)]) == 1
+        and "no analysis yet" in capsys.readouterr().out
+    )
+    fx.record(
+        [HE0], Sampler({"HumanEval/0": NEVER}), path, replicates=1, concurrency=1, progress=False
+    )
     assert cli.main(["--report", "--out", str(path), "--replicates", "1"]) == 0
     out = capsys.readouterr().out
-    assert "1 problems, 1 replicate(s)" in out and "primary: does feedback:checks beat feedback:blind?" in out
+    assert (
+        "1 problems, 1 replicate(s)" in out
+        and "primary: does feedback:checks beat feedback:blind?" in out
+    )

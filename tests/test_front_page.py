@@ -14,18 +14,23 @@ LESSON = ROOT / "solutions" / "06_does_reflection_pay.ipynb"
 SECTION = "## What you will have measured"
 # numbers that name things rather than state results: lesson and section numbers, HumanEval's size,
 # the model's size, and digits inside a link or a file name
-NAMES = re.compile(r"lesson \d+|section \d+|sections \d+ and \d+|\d+ HumanEval problems|1\.5B|\(docs/[^)]*\)|\[[^\]]*\]")
+NAMES = re.compile(
+    r"lesson \d+|section \d+|sections \d+ and \d+|\d+ HumanEval problems|1\.5B|\(docs/[^)]*\)|\[[^\]]*\]"
+)
 
 
 def section(text: str) -> str:
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
-    return text[start:end if end > 0 else None]
+    return text[start : end if end > 0 else None]
 
 
 def numbers(text: str) -> list[str]:
     """The numbers a text states as results, as written without thousands separators."""
-    return [n.replace(",", "") for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", NAMES.sub(" ", text))]
+    return [
+        n.replace(",", "")
+        for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", NAMES.sub(" ", text))
+    ]
 
 
 def lesson_outputs(path: Path = LESSON) -> str:
@@ -43,7 +48,9 @@ def test_every_number_on_the_front_page_is_printed_by_lesson_06():
     assert unsupported((ROOT / "README.md").read_text(), lesson_outputs()) == []
 
 
-@pytest.mark.parametrize("planted", ["It solved 73 of HumanEval's first 80 problems", "split 5 to 1 (p = 0.21)"])
+@pytest.mark.parametrize(
+    "planted", ["It solved 73 of HumanEval's first 80 problems", "split 5 to 1 (p = 0.21)"]
+)
 def test_a_number_the_lesson_never_printed_is_caught(planted):
     readme = (ROOT / "README.md").read_text().replace(SECTION, f"{SECTION}\n\n{planted}.\n")
     assert unsupported(readme, lesson_outputs())

@@ -34,7 +34,9 @@ def conn(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     for var in ("OPENAI_API_KEY", "COURSE_BACKEND", "COURSE_MODEL_PATH"):
         mp.delenv(var, raising=False)
-    mp.setenv("COURSE_STATE_DIR", str(tmp_path_factory.mktemp("state")))  # our own server, stopped after
+    mp.setenv(
+        "COURSE_STATE_DIR", str(tmp_path_factory.mktemp("state"))
+    )  # our own server, stopped after
     c = connect(settings=Settings.from_env({"COURSE_BACKEND": "local"}))
     yield c
     server.stop_server()
@@ -50,8 +52,13 @@ def test_server_runs_the_bundled_model(conn):
 
 def test_chat_completion_writes_working_code(conn):
     task = get_task("count_vowels")
-    reply = conn.chat([{"role": "user", "content": task.prompt()}], role="generator", temperature=0, seed=1,
-                      max_tokens=300)
+    reply = conn.chat(
+        [{"role": "user", "content": task.prompt()}],
+        role="generator",
+        temperature=0,
+        seed=1,
+        max_tokens=300,
+    )
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
     code = extract_code(reply.text, task.entry_point)
     assert code.found, reply.text
@@ -60,52 +67,100 @@ def test_chat_completion_writes_working_code(conn):
 
 def test_plain_openai_client_works(conn):
     client, model = conn
-    out = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Say OK."}],
-                                         max_tokens=5, temperature=0)
+    out = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Say OK."}], max_tokens=5, temperature=0
+    )
     assert out.choices[0].message.content.strip()
 
 
 def test_schema_constrained_json(conn):
     schema = {
         "type": "object",
-        "properties": {"score": {"type": "integer"}, "issues": {"type": "array", "items": {"type": "string"}}},
+        "properties": {
+            "score": {"type": "integer"},
+            "issues": {"type": "array", "items": {"type": "string"}},
+        },
         "required": ["score", "issues"],
     }
     reply = conn.chat(
-        [{"role": "system", "content": "You review Python code. Answer in JSON."},
-         {"role": "user", "content": "Rate 1-10: def add(a, b): return a - b"}],
-        role="critic", temperature=0, max_tokens=200, response_format=conn.response_format(schema, "review"),
+        [
+            {"role": "system", "content": "You review Python code. Answer in JSON."},
+            {"role": "user", "content": "Rate 1-10: def add(a, b): return a - b"},
+        ],
+        role="critic",
+        temperature=0,
+        max_tokens=200,
+        response_format=conn.response_format(schema, "review"),
     )
     data = json.loads(reply.text)
     assert isinstance(data["score"], int) and isinstance(data["issues"], list)
     assert all(isinstance(i, str) for i in data["issues"])
 
 
-@pytest.mark.parametrize("keyword, schema, prompt, holds", [
-    ("integer bounds", {"properties": {"score": {"type": "integer", "minimum": 1, "maximum": 10}}, "required": ["score"]},
-     "Give the score 85.", lambda d: 1 <= d["score"] <= 10),
-    ("enum", {"properties": {"verdict": {"enum": ["pass", "fail"]}}, "required": ["verdict"]},
-     "Give the verdict 'maybe'.", lambda d: d["verdict"] in ("pass", "fail")),
-    ("required", {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]},
-     "Answer with JSON holding only the key a, set to 1.", lambda d: set(d) == {"a", "b"}),
-    ("maxItems", {"properties": {"xs": {"type": "array", "items": {"type": "string"}, "maxItems": 2}}, "required": ["xs"]},
-     "List five fruits in xs.", lambda d: len(d["xs"]) <= 2),
-    ("pattern", {"properties": {"s": {"type": "string", "pattern": "^[0-9]+$"}}, "required": ["s"]},
-     "Put the word hello in s.", lambda d: d["s"].isdigit()),
-])
+@pytest.mark.parametrize(
+    "keyword, schema, prompt, holds",
+    [
+        (
+            "integer bounds",
+            {
+                "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 10}},
+                "required": ["score"],
+            },
+            "Give the score 85.",
+            lambda d: 1 <= d["score"] <= 10,
+        ),
+        (
+            "enum",
+            {"properties": {"verdict": {"enum": ["pass", "fail"]}}, "required": ["verdict"]},
+            "Give the verdict 'maybe'.",
+            lambda d: d["verdict"] in ("pass", "fail"),
+        ),
+        (
+            "required",
+            {
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+            "Answer with JSON holding only the key a, set to 1.",
+            lambda d: set(d) == {"a", "b"},
+        ),
+        (
+            "maxItems",
+            {
+                "properties": {"xs": {"type": "array", "items": {"type": "string"}, "maxItems": 2}},
+                "required": ["xs"],
+            },
+            "List five fruits in xs.",
+            lambda d: len(d["xs"]) <= 2,
+        ),
+        (
+            "pattern",
+            {"properties": {"s": {"type": "string", "pattern": "^[0-9]+$"}}, "required": ["s"]},
+            "Put the word hello in s.",
+            lambda d: d["s"].isdigit(),
+        ),
+    ],
+)
 def test_json_schema_keywords_llama_cpp_enforces(conn, keyword, schema, prompt, holds):
-    reply = conn.chat([{"role": "user", "content": prompt}], role="critic", temperature=0, max_tokens=60,
-                      response_format=conn.response_format({"type": "object", **schema}))
+    reply = conn.chat(
+        [{"role": "user", "content": prompt}],
+        role="critic",
+        temperature=0,
+        max_tokens=60,
+        response_format=conn.response_format({"type": "object", **schema}),
+    )
     assert holds(json.loads(reply.text)), f"{keyword} not enforced: {reply.text}"
 
 
 def test_a_thread_ending_with_two_assistant_messages_gets_a_new_turn(conn):
     """The maker-checker's shared thread: generator and reviewer both speak as `assistant`.
     llama.cpp's default would refuse it (HTTP 400) or continue the last message."""
-    thread = [{"role": "system", "content": "You are a Python developer. Output only code."},
-              {"role": "user", "content": "Write is_even(n)."},
-              {"role": "assistant", "content": "[Generator]: def is_even(n): return n % 2 == 1"},
-              {"role": "assistant", "content": "[Reviewer]: Wrong: odd numbers return True. Fix it."}]
+    thread = [
+        {"role": "system", "content": "You are a Python developer. Output only code."},
+        {"role": "user", "content": "Write is_even(n)."},
+        {"role": "assistant", "content": "[Generator]: def is_even(n): return n % 2 == 1"},
+        {"role": "assistant", "content": "[Reviewer]: Wrong: odd numbers return True. Fix it."},
+    ]
     reply = conn.chat(thread, temperature=0, seed=42, max_tokens=80)
     assert "def is_even" in reply.text and not reply.text.startswith(" Fix it")
 
@@ -113,16 +168,33 @@ def test_a_thread_ending_with_two_assistant_messages_gets_a_new_turn(conn):
 def test_the_server_refuses_a_request_without_the_key(conn):
     import httpx
 
-    r = httpx.post(f"{conn.base_url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+    r = httpx.post(
+        f"{conn.base_url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}
+    )
     assert r.status_code == 401
 
 
-REFINE = [{"role": "system", "content": "You fix Python code. Output only the full corrected code in one code block."},
-          {"role": "user", "content": "Fix the bug (it must return the sum of the even numbers):\n```python\n"
-           "def sum_even(xs):\n    total = 0\n    for x in xs:\n        if x % 2 == 1:\n"
-           "            total += x\n    return total\n```"}]
-PROMPTS = [f"Write a Python function that {w}. Code only." for w in
-           ("reverses the words of a sentence", "returns the median of a list", "checks for a prime", "counts vowels")]
+REFINE = [
+    {
+        "role": "system",
+        "content": "You fix Python code. Output only the full corrected code in one code block.",
+    },
+    {
+        "role": "user",
+        "content": "Fix the bug (it must return the sum of the even numbers):\n```python\n"
+        "def sum_even(xs):\n    total = 0\n    for x in xs:\n        if x % 2 == 1:\n"
+        "            total += x\n    return total\n```",
+    },
+]
+PROMPTS = [
+    f"Write a Python function that {w}. Code only."
+    for w in (
+        "reverses the words of a sentence",
+        "returns the median of a list",
+        "checks for a prime",
+        "counts vowels",
+    )
+]
 
 
 def test_one_request_at_a_time_is_reproducible_whatever_ran_before(conn):
@@ -130,9 +202,15 @@ def test_one_request_at_a_time_is_reproducible_whatever_ran_before(conn):
     the same request gets the same reply, whatever the slot held before. (Batched with other
     requests it may not: docs/models.md, "Several calls at once".)"""
     task = get_task("roman_to_int")
-    ask = lambda: conn.chat([{"role": "user", "content": task.prompt()}], temperature=0, seed=42, max_tokens=400).text  # noqa: E731
+
+    def ask():
+        messages = [{"role": "user", "content": task.prompt()}]
+        return conn.chat(messages, temperature=0, seed=42, max_tokens=400).text
+
     first = ask()
-    conn.chat([{"role": "user", "content": PROMPTS[0]}], temperature=0, max_tokens=60)  # something else in between
+    conn.chat(
+        [{"role": "user", "content": PROMPTS[0]}], temperature=0, max_tokens=60
+    )  # something else in between
     assert ask() == first
 
 
@@ -150,13 +228,17 @@ def test_speculative_decoding_leaves_temperature_zero_output_unchanged(conn, tmp
 def _private_server(tmp_path, extra):
     from reflect.runtime.model_file import model_path
 
-    state = server.launch(model_path(Settings.from_env()), server.free_port(), tmp_path / "private.log", extra)
+    state = server.launch(
+        model_path(Settings.from_env()), server.free_port(), tmp_path / "private.log", extra
+    )
     client = openai.OpenAI(base_url=state.base_url, api_key=state.key)
     client.pid = state.pid
     return client
 
 
-def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai_backend(tmp_path, monkeypatch):
+def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai_backend(
+    tmp_path, monkeypatch
+):
     """What an instructor does: start llama.cpp's server with slots and a key; learners set
     COURSE_BACKEND=openai, OPENAI_BASE_URL and OPENAI_API_KEY. Then a lesson's core calls."""
     from reflect.judging import LLMCritic
@@ -165,21 +247,47 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
 
     port = server.free_port()
     key = "classroom-key-for-this-test"
-    cmd = [sys.executable, "-m", "reflect.runtime.server_process", "--model", str(model_path(Settings.from_env())),
-           "--alias", "qwen-class", "--port", str(port), "--host", "0.0.0.0", "--slots", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "reflect.runtime.server_process",
+        "--model",
+        str(model_path(Settings.from_env())),
+        "--alias",
+        "qwen-class",
+        "--port",
+        str(port),
+        "--host",
+        "0.0.0.0",
+        "--slots",
+        "2",
+    ]
     with open(tmp_path / "class.log", "wb") as log:
-        proc = subprocess.Popen(cmd, env={**os.environ, "COURSE_SERVER_KEY": key}, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            cmd, env={**os.environ, "COURSE_SERVER_KEY": key}, stdout=log, stderr=subprocess.STDOUT
+        )
     try:
-        state = server.ServerState(port, proc.pid, str(model_path(Settings.from_env())), "qwen-class", "", 0, "", key)
+        state = server.ServerState(
+            port, proc.pid, str(model_path(Settings.from_env())), "qwen-class", "", 0, "", key
+        )
         for _ in range(240):
             if server.health(state):
                 break
             assert proc.poll() is None, (tmp_path / "class.log").read_text()[-2000:]
             time.sleep(0.25)
-        env = {"COURSE_BACKEND": "openai", "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-               "OPENAI_API_KEY": key, "COURSE_MODEL": "qwen-class"}
+        env = {
+            "COURSE_BACKEND": "openai",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "OPENAI_API_KEY": key,
+            "COURSE_MODEL": "qwen-class",
+        }
         learner = connect(settings=Settings.from_env(env), quiet=True)
-        chat = lambda m, role="generator", **p: learner.chat(m, role=role, **{"temperature": 0, "seed": 42, "max_tokens": 400, **p})  # noqa: E731
+
+        def chat(m, role="generator", **p):
+            return learner.chat(
+                m, role=role, **{"temperature": 0, "seed": 42, "max_tokens": 400, **p}
+            )
+
         attempt = one_shot(chat, get_task("count_vowels"))
         review = LLMCritic(chat).evaluate(get_task("count_vowels"), attempt.code)
         assert attempt.passed and review.score is not None and 0 <= review.score <= 10
@@ -196,17 +304,26 @@ def test_the_fallback_engine_llama_server_answers_with_its_key_only(conn, tmp_pa
     from reflect.runtime.fallback_build import find_binary
 
     if find_binary() is None:
-        pytest.skip("llama-server is not built here (python -m reflect.runtime.fallback_build build, about 5 min)")
+        pytest.skip(
+            "llama-server is not built here (python -m reflect.runtime.fallback_build build, about 5 min)"
+        )
     from reflect.runtime.model_file import model_path
 
-    state = server.launch(model_path(Settings.from_env()), server.free_port(), tmp_path / "ls.log",
-                          ["--slots", "2"], engine="llama-server")
+    state = server.launch(
+        model_path(Settings.from_env()),
+        server.free_port(),
+        tmp_path / "ls.log",
+        ["--slots", "2"],
+        engine="llama-server",
+    )
     try:
         other = openai.OpenAI(base_url=state.base_url, api_key=state.key)
         ask = dict(messages=REFINE, temperature=0, seed=42, max_tokens=200)
         theirs = other.chat.completions.create(model="m", **ask).choices[0].message.content
         assert theirs.strip() and "def sum_even" in theirs
         with pytest.raises(openai.AuthenticationError):
-            openai.OpenAI(base_url=state.base_url, api_key="wrong", max_retries=0).chat.completions.create(model="m", **ask)
+            openai.OpenAI(
+                base_url=state.base_url, api_key="wrong", max_retries=0
+            ).chat.completions.create(model="m", **ask)
     finally:
         server.stop_pid(state.pid)

@@ -9,8 +9,20 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
 # The local runtime (model file, server manager, connect) reads the settings and hands the client the
 # function that starts the server: the client (model) sits below it and never imports it.
-LAYERS = ["records", "testing", "model", "runtime", "sandbox", "tasks", "judging", "memory",
-          "strategies", "evaluation", "notebook", "bench"]
+LAYERS = [
+    "records",
+    "testing",
+    "model",
+    "runtime",
+    "sandbox",
+    "tasks",
+    "judging",
+    "memory",
+    "strategies",
+    "evaluation",
+    "notebook",
+    "bench",
+]
 
 
 def layer_of(module: str) -> int:
@@ -33,20 +45,30 @@ def imports_of(path: Path) -> list[tuple[str, int]]:
             if node.level:
                 base = list(package[: len(package) - node.level + 1])
                 target = ".".join([*base, node.module] if node.module else base)
-                names = [target] if node.module else [f"{target}.{a.name}".strip(".") for a in node.names]
+                names = (
+                    [target]
+                    if node.module
+                    else [f"{target}.{a.name}".strip(".") for a in node.names]
+                )
             elif (node.module or "").startswith("reflect"):
                 names = [node.module.removeprefix("reflect").strip(".")]
             else:
                 continue
             out += [(n, node.lineno) for n in names if n]
         elif isinstance(node, ast.Import):
-            out += [(a.name.removeprefix("reflect.").strip("."), node.lineno) for a in node.names if a.name.startswith("reflect.")]
+            out += [
+                (a.name.removeprefix("reflect.").strip("."), node.lineno)
+                for a in node.names
+                if a.name.startswith("reflect.")
+            ]
     return out
 
 
 def test_every_module_sits_in_a_layer_folder():
     loose = sorted(p.name for p in PKG.glob("*.py") if p.name not in {"__init__.py", "records.py"})
-    assert {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()} <= {layer.split(".")[0] for layer in LAYERS}
+    assert {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()} <= {
+        layer.split(".")[0] for layer in LAYERS
+    }
     assert loose == [], f"modules outside a layer folder: {loose}"
 
 
@@ -58,7 +80,9 @@ def test_no_layer_imports_a_higher_one():
             continue  # the package root re-exports from every layer, lazily
         for target, line in imports_of(path):
             if layer_of(target) > layer_of(mod):
-                bad.append(f"{path.relative_to(PKG)}:{line} ({LAYERS[layer_of(mod)]}) imports {target}")
+                bad.append(
+                    f"{path.relative_to(PKG)}:{line} ({LAYERS[layer_of(mod)]}) imports {target}"
+                )
     assert bad == [], "\n".join(bad)
 
 
@@ -67,18 +91,32 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
     (fake / "model").mkdir(parents=True)
     (fake / "model" / "x.py").write_text("from ..strategies.scored import scored_reflection\n")
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
-    (target, _), = imports_of(fake / "model" / "x.py")
+    ((target, _),) = imports_of(fake / "model" / "x.py")
     assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
     # the client sits below the runtime that starts its local server
-    assert layer_of("model.config") == layer_of("model.llm") < layer_of("runtime.manager") < layer_of("tasks.extract")
+    assert (
+        layer_of("model.config")
+        == layer_of("model.llm")
+        < layer_of("runtime.manager")
+        < layer_of("tasks.extract")
+    )
 
 
 def test_import_reflect_loads_no_heavy_library():
     heavy = ("openai", "httpx", "pydantic", "vcr", "matplotlib", "ipywidgets", "langgraph")
     code = f"import reflect, sys; print([m for m in {heavy!r} if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "[]"
-    used = subprocess.run([sys.executable, "-c", "import reflect, sys; reflect.connect; print('openai' in sys.modules)"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    used = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import reflect, sys; reflect.connect; print('openai' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert used == "True"  # the name still works: it is imported on first use
-

@@ -38,7 +38,9 @@ def cells(path: Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
 
 
-MEASURED = ROOT / "benchmarks" / "results" / "course_run.json"  # `python benchmarks/bench_course_run.py`
+MEASURED = (
+    ROOT / "benchmarks" / "results" / "course_run.json"
+)  # `python benchmarks/bench_course_run.py`
 TIME_TO_RUN = "**Time to run:**"
 
 
@@ -68,7 +70,9 @@ def output_text(path: Path) -> str:
 
 
 def code_text(path: Path) -> str:
-    return normalize("\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code"))
+    return normalize(
+        "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code")
+    )
 
 
 def normalize(text: str) -> str:
@@ -95,8 +99,15 @@ def figures(markdown: str) -> list[tuple[str, str]]:
             pattern = rf"\b{re.escape(g['n'])} of {g['m']}\b"
             number = g["n"]
         else:
-            unit = {"×": "x", "minutes": "min(?:utes)?", "min": "min(?:utes)?", "seconds": "s(?:econds)?",
-                    "s": "s(?:econds)?", "times": "(?:times|x)", "x": "(?:x|times)"}.get(g["unit"], g["unit"])
+            unit = {
+                "×": "x",
+                "minutes": "min(?:utes)?",
+                "min": "min(?:utes)?",
+                "seconds": "s(?:econds)?",
+                "s": "s(?:econds)?",
+                "times": "(?:times|x)",
+                "x": "(?:x|times)",
+            }.get(g["unit"], g["unit"])
             pattern = rf"{re.escape(g['val'])}\s?{unit}\b"
             number = g["val"]
         if len(number.replace(".", "")) >= 3:  # a specific number: on its own anywhere is enough
@@ -117,8 +128,12 @@ def unsupported(path: Path) -> list[str]:
                 continue
             measured = measured_text(path) if line.startswith(TIME_TO_RUN) else ""
             for written, pattern in figures(line):
-                if written in allowed or re.search(pattern, outputs) or re.search(pattern, code) \
-                        or re.search(pattern, measured):
+                if (
+                    written in allowed
+                    or re.search(pattern, outputs)
+                    or re.search(pattern, code)
+                    or re.search(pattern, measured)
+                ):
                     continue
                 bad.append(f"cell {i}: {written!r}")
     return bad
@@ -132,48 +147,88 @@ def test_every_figure_in_the_markdown_is_in_the_lessons_outputs(path):
 
 def test_a_planted_wrong_figure_is_caught(tmp_path):
     nb = json.loads(LESSONS[1].read_text())
-    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["The loop passed 17/18 tasks (94%) in 12.5 s."]})
+    nb["cells"].append(
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["The loop passed 17/18 tasks (94%) in 12.5 s."],
+        }
+    )
     planted = tmp_path / LESSONS[1].name
     planted.write_text(json.dumps(nb))
-    assert unsupported(planted)[-3:] == [f"cell {len(nb['cells']) - 1}: {f!r}" for f in ("17/18", "94%", "12.5 s")]
+    assert unsupported(planted)[-3:] == [
+        f"cell {len(nb['cells']) - 1}: {f!r}" for f in ("17/18", "94%", "12.5 s")
+    ]
 
 
 def test_a_time_to_run_may_quote_the_whole_course_benchmark_and_nothing_else(tmp_path, monkeypatch):
     import tests.test_lesson_claims as claims
 
     bench = tmp_path / "course_run.json"
-    bench.write_text(json.dumps({"lessons": {LESSONS[1].stem: {"seconds": 323, "calls": 38, "cached": 12}}}))
+    bench.write_text(
+        json.dumps({"lessons": {LESSONS[1].stem: {"seconds": 323, "calls": 38, "cached": 12}}})
+    )
     monkeypatch.setattr(claims, "MEASURED", bench)
     nb = json.loads(LESSONS[1].read_text())
-    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": [
-        "**Time to run:** about 5 min live (323 s measured, 5.4 min; 12 of its 38 calls from the cache).\n",
-        "It took 323 s.\n", "**Time to run:** 7 min live; 13 of its 38 calls from the cache.\n"]})
+    nb["cells"].append(
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": [
+                "**Time to run:** about 5 min live (323 s measured, 5.4 min; 12 of its 38 calls from the cache).\n",
+                "It took 323 s.\n",
+                "**Time to run:** 7 min live; 13 of its 38 calls from the cache.\n",
+            ],
+        }
+    )
     planted = tmp_path / LESSONS[1].name
     planted.write_text(json.dumps(nb))
     last = len(nb["cells"]) - 1
     flagged = [b for b in unsupported(planted) if b.startswith(f"cell {last}:")]
-    assert flagged == [f"cell {last}: '323 s'", f"cell {last}: '7 min'", f"cell {last}: '13 of its 38'"]  # the measured figure counts on its own line only
+    assert flagged == [
+        f"cell {last}: '323 s'",
+        f"cell {last}: '7 min'",
+        f"cell {last}: '13 of its 38'",
+    ]  # the measured figure counts on its own line only
 
 
 def test_figures_are_found_in_their_usual_spellings():
     text = "72% of drafts; 13/18 pass; 3 of the 5 fail; 1,159 prompt tokens in 15.21 s; 2.0x faster; 4 calls"
-    assert [w for w, _ in figures(text)] == ["72%", "13/18", "3 of the 5", "1,159 prompt tokens", "15.21 s", "2.0x", "4 calls"]
+    assert [w for w, _ in figures(text)] == [
+        "72%",
+        "13/18",
+        "3 of the 5",
+        "1,159 prompt tokens",
+        "15.21 s",
+        "2.0x",
+        "4 calls",
+    ]
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def markdown_sources() -> list[tuple[str, Path, str]]:
-    out = [(f"{p.parent.name}/{p.name} cell {i}", p.parent, "".join(c["source"]))
-           for p in [*LESSONS, *sorted((ROOT / "notebooks").glob("*.ipynb"))]
-           for i, c in enumerate(cells(p)) if c["cell_type"] == "markdown"]
-    return out + [(p.name, p.parent, p.read_text()) for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-                  if p.exists()]
+    out = [
+        (f"{p.parent.name}/{p.name} cell {i}", p.parent, "".join(c["source"]))
+        for p in [*LESSONS, *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+        for i, c in enumerate(cells(p))
+        if c["cell_type"] == "markdown"
+    ]
+    return out + [
+        (p.name, p.parent, p.read_text())
+        for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        if p.exists()
+    ]
 
 
 def test_every_relative_link_leads_to_a_file_that_exists():
-    broken = [f"{where}: {target}" for where, folder, text in markdown_sources() for target in LINK.findall(text)
-              if not re.match(r"[a-z]+:|#", target) and not (folder / target.split("#")[0]).exists()]
+    broken = [
+        f"{where}: {target}"
+        for where, folder, text in markdown_sources()
+        for target in LINK.findall(text)
+        if not re.match(r"[a-z]+:|#", target) and not (folder / target.split("#")[0]).exists()
+    ]
     assert broken == []
 
 
@@ -186,24 +241,35 @@ def test_a_configuration_run_in_two_lessons_is_reported_with_both_results():
         out: dict[str, dict[str, list[bool]]] = {}
         for f in files:
             for r in current_rows(ROOT / "results" / f):
-                key = json.dumps({k: v for k, v in r["config"].items() if k != "name"}, sort_keys=True)
+                key = json.dumps(
+                    {k: v for k, v in r["config"].items() if k != "name"}, sort_keys=True
+                )
                 out.setdefault(key, {}).setdefault(f, []).append(bool(r["run"]["passed"]))
         return out
 
     runs = by_config("05_memory_modes.jsonl", "06_course.jsonl", "06_course_rerun.jsonl")
     shared = {k: v for k, v in runs.items() if "05_memory_modes.jsonl" in v and len(v) > 1}
     assert shared, "lessons 05 and 06 no longer share a configuration: update or drop this test"
-    text = {n: "\n".join("".join(c["source"]) for c in cells(ROOT / "solutions" / f"{n}.ipynb") if c["cell_type"] == "markdown")
-            for n in ("05_reflexion_memory", "06_does_reflection_pay")}
+    text = {
+        n: "\n".join(
+            "".join(c["source"])
+            for c in cells(ROOT / "solutions" / f"{n}.ipynb")
+            if c["cell_type"] == "markdown"
+        )
+        for n in ("05_reflexion_memory", "06_does_reflection_pay")
+    }
     for key, files in shared.items():
         counts = {f: f"{sum(v)}/{len(v)}" for f, v in files.items()}
         if len(set(counts.values())) == 1:
             continue
         for f, figure in counts.items():
             other = "06_does_reflection_pay" if f.startswith("05") else "05_reflexion_memory"
-            paragraphs = re.split(r"\n\n|\n(?=- )", text[other])  # stated where the other lesson is named: a paragraph or a bullet
-            assert any(figure in p and f"lesson {f[:2]}" in p for p in paragraphs), \
+            paragraphs = re.split(
+                r"\n\n|\n(?=- )", text[other]
+            )  # stated where the other lesson is named: a paragraph or a bullet
+            assert any(figure in p and f"lesson {f[:2]}" in p for p in paragraphs), (
                 f"{key[:40]}...: {f} has {figure}, which lesson {other[:2]} does not state beside 'lesson {f[:2]}'"
+            )
 
 
 # A figure typed into a string that a cell prints, among computed ones, is a claim no computation
@@ -223,16 +289,34 @@ def printed_literals(source: str) -> list[tuple[str, set[str]]]:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return []
-    specs = {id(n.format_spec) for n in ast.walk(tree) if isinstance(n, ast.FormattedValue) and n.format_spec}
+    specs = {
+        id(n.format_spec)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FormattedValue) and n.format_spec
+    }
     skip = {id(c) for n in ast.walk(tree) if id(n) in specs for c in ast.walk(n)}
-    numbers = {str(n.value) for n in ast.walk(tree)
-               if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)}
+    numbers = {
+        str(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, (int, float))
+        and not isinstance(n.value, bool)
+    }
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "print"
+        ):
             for arg in node.args:
-                out += [(c.value, numbers) for c in ast.walk(arg)
-                        if isinstance(c, ast.Constant) and isinstance(c.value, str) and id(c) not in skip]
+                out += [
+                    (c.value, numbers)
+                    for c in ast.walk(arg)
+                    if isinstance(c, ast.Constant)
+                    and isinstance(c.value, str)
+                    and id(c) not in skip
+                ]
     return out
 
 
@@ -259,11 +343,23 @@ def test_no_figure_is_typed_into_a_printed_string(path):
 
 def test_a_hard_coded_figure_among_computed_ones_is_caught(tmp_path):
     nb = json.loads(LESSONS[1].read_text())
-    nb["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": [
-        "rate = 0.5\n", "print(f\"ours: {rate:>6.1%}; theirs: right on 96 of 164 problems (58.5%)\")\n",
-        "print('needs_revision, 1 of 3 ->', probe(iteration=1, max_iterations=3))\n"]})
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": [
+                "rate = 0.5\n",
+                'print(f"ours: {rate:>6.1%}; theirs: right on 96 of 164 problems (58.5%)")\n',
+                "print('needs_revision, 1 of 3 ->', probe(iteration=1, max_iterations=3))\n",
+            ],
+        }
+    )
     planted = tmp_path / LESSONS[1].name
     planted.write_text(json.dumps(nb))
     last = len(nb["cells"]) - 1
-    assert [b for b in hard_coded(planted) if b.startswith(f"cell {last}:")] == \
-        [f"cell {last}: '96 of 164'", f"cell {last}: '58.5%'"]
+    assert [b for b in hard_coded(planted) if b.startswith(f"cell {last}:")] == [
+        f"cell {last}: '96 of 164'",
+        f"cell {last}: '58.5%'",
+    ]

@@ -13,10 +13,15 @@ from tests.conftest import settings_for
 
 def test_openai_backend_chat_and_ledger(fake_model, capsys):
     fake = fake_model(["def f(): pass", "APPROVED"])
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k", OPENAI_BASE_URL="http://llm.test/v1"),
-                   transport=fake.transport())
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k", OPENAI_BASE_URL="http://llm.test/v1"),
+        transport=fake.transport(),
+    )
     banner = capsys.readouterr().out.strip()
-    assert banner == "[reflect] backend=openai · model=gpt-4o-mini · base_url=http://llm.test/v1 · live"
+    assert (
+        banner
+        == "[reflect] backend=openai · model=gpt-4o-mini · base_url=http://llm.test/v1 · live"
+    )
     client, model = conn
     assert isinstance(client, openai.OpenAI) and model == "gpt-4o-mini"
     r1 = conn.chat([{"role": "user", "content": "write f"}], role="generator", temperature=0.3)
@@ -32,8 +37,13 @@ def test_openai_backend_chat_and_ledger(fake_model, capsys):
 
 def test_per_role_model(fake_model):
     fake = fake_model(["a", "b"])
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k", COURSE_MODEL="gpt-4o",
-                                         COURSE_MODEL_CRITIC="gpt-4o-mini"), transport=fake.transport(), quiet=True)
+    conn = connect(
+        settings=settings_for(
+            "openai", OPENAI_API_KEY="k", COURSE_MODEL="gpt-4o", COURSE_MODEL_CRITIC="gpt-4o-mini"
+        ),
+        transport=fake.transport(),
+        quiet=True,
+    )
     conn.chat([{"role": "user", "content": "x"}], role="generator")
     conn.chat([{"role": "user", "content": "x"}], role="critic")
     assert [r["model"] for r in fake.requests] == ["gpt-4o", "gpt-4o-mini"]
@@ -49,12 +59,20 @@ def test_replay_needs_a_notebook_name():
         connect(settings=settings_for("replay"), quiet=True)
 
 
-@pytest.mark.parametrize("status,needle", [(500, "failed: Error code: 500"), (429, "for 429 wait a minute"),
-                                           (401, "Check OPENAI_API_KEY")])
+@pytest.mark.parametrize(
+    "status,needle",
+    [
+        (500, "failed: Error code: 500"),
+        (429, "for 429 wait a minute"),
+        (401, "Check OPENAI_API_KEY"),
+    ],
+)
 def test_provider_errors_are_retried_then_explained(fake_model, status, needle, monkeypatch):
     monkeypatch.setattr(llm, "BACKOFF_S", (0.01, 0.01))
     fake = fake_model([httpx.Response(status, json={"error": {"message": "boom"}})] * 3)
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True
+    )
     with pytest.raises(ModelError, match=needle):
         conn.chat([{"role": "user", "content": "x"}])
     retried = status in (500, 429)
@@ -65,7 +83,11 @@ def test_connection_refused_is_explained(fake_model):
     def refuse(request):
         raise httpx.ConnectError("Connection refused")
 
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=httpx.MockTransport(refuse), quiet=True)
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k"),
+        transport=httpx.MockTransport(refuse),
+        quiet=True,
+    )
     with pytest.raises(ModelError, match="could not connect"):
         conn.chat([{"role": "user", "content": "x"}])
 
@@ -73,21 +95,42 @@ def test_connection_refused_is_explained(fake_model):
 def test_response_format_is_openais_json_schema_form():
     schema = {"type": "object", "properties": {"score": {"type": "integer"}}}
     assert response_format_for(schema, "verdict") == {
-        "type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "schema": schema},
+    }
 
 
 def test_empty_content_becomes_empty_text(fake_model):
     fake = fake_model([""])
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True
+    )
     assert conn.chat([{"role": "user", "content": "x"}]).text == ""
 
 
 def test_the_banner_names_an_address_only_where_it_means_something():
     from reflect.model.llm import Connection
 
-    local = Connection(client=None, model="qwen", backend="local", live_backend="local", base_url="http://127.0.0.1:43299/v1")
-    hosted = Connection(client=None, model="gpt-4o-mini", backend="openai", live_backend="openai",
-                        base_url="http://class-server:8080/v1")
-    assert local.banner() == "[reflect] backend=local · model=qwen · the course's local llama.cpp server · live"
+    local = Connection(
+        client=None,
+        model="qwen",
+        backend="local",
+        live_backend="local",
+        base_url="http://127.0.0.1:43299/v1",
+    )
+    hosted = Connection(
+        client=None,
+        model="gpt-4o-mini",
+        backend="openai",
+        live_backend="openai",
+        base_url="http://class-server:8080/v1",
+    )
+    assert (
+        local.banner()
+        == "[reflect] backend=local · model=qwen · the course's local llama.cpp server · live"
+    )
     assert "43299" not in local.banner()
-    assert hosted.banner() == "[reflect] backend=openai · model=gpt-4o-mini · base_url=http://class-server:8080/v1 · live"
+    assert (
+        hosted.banner()
+        == "[reflect] backend=openai · model=gpt-4o-mini · base_url=http://class-server:8080/v1 · live"
+    )

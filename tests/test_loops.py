@@ -24,7 +24,9 @@ class Script(ScriptedChat):
     """Generator and reviewer scripts; every reply costs 10 + 5 tokens unless given."""
 
     def __init__(self, generator, reviewer):
-        wrap = lambda items: [i if isinstance(i, (FakeReply, BaseException)) else R(i) for i in items]  # noqa: E731
+        def wrap(items):
+            return [i if isinstance(i, (FakeReply, BaseException)) else R(i) for i in items]
+
         super().__init__({"generator": wrap(generator), "reviewer": wrap(reviewer)})
 
     @property
@@ -35,23 +37,40 @@ class Script(ScriptedChat):
 def test_approved_on_first_review():
     s = Script([DRAFT], ["APPROVED"])
     res = maker_checker(s, "write f", task_id="f")
-    assert (res.stop, len(res.drafts), res.strategy, res.task_id) == (Stop.ACCEPTED, 1, "maker-checker", "f")
+    assert (res.stop, len(res.drafts), res.strategy, res.task_id) == (
+        Stop.ACCEPTED,
+        1,
+        "maker-checker",
+        "f",
+    )
     assert res.final_code == "def f(x):\n    return x\n"
     assert [m["content"][:12] for m in s.seen[-1].messages[1:]] == ["write f", "[Generator]:"]
-    assert [(st.role, st.verdict and st.verdict.label) for st in res.steps] == [("generator", None), ("reviewer", "approved")]
+    assert [(st.role, st.verdict and st.verdict.label) for st in res.steps] == [
+        ("generator", None),
+        ("reviewer", "approved"),
+    ]
 
 
 def test_perspective_own_shows_each_role_its_turns_as_assistant_and_the_others_as_user():
     s = Script([DRAFT, DRAFT], ["Handle negatives.", "APPROVED"])
     res = maker_checker(s, "write f", perspective="own")
     review1, gen2 = s.seen[1].messages[1:], s.seen[2].messages[1:]
-    assert review1 == [{"role": "user", "content": f"write f\n\n{DRAFT}"}]  # the draft is the other role's
-    assert gen2 == [{"role": "user", "content": "write f"}, {"role": "assistant", "content": DRAFT},
-                    {"role": "user", "content": "Handle negatives."}]
-    assert s.seen[3].messages[1:] == [{"role": "user", "content": f"write f\n\n{DRAFT}"},
-                                      {"role": "assistant", "content": "Handle negatives."},
-                                      {"role": "user", "content": DRAFT}]
-    assert res.steps[1].request == f"write f\n\n{DRAFT}"  # each step records the last message it was sent
+    assert review1 == [
+        {"role": "user", "content": f"write f\n\n{DRAFT}"}
+    ]  # the draft is the other role's
+    assert gen2 == [
+        {"role": "user", "content": "write f"},
+        {"role": "assistant", "content": DRAFT},
+        {"role": "user", "content": "Handle negatives."},
+    ]
+    assert s.seen[3].messages[1:] == [
+        {"role": "user", "content": f"write f\n\n{DRAFT}"},
+        {"role": "assistant", "content": "Handle negatives."},
+        {"role": "user", "content": DRAFT},
+    ]
+    assert (
+        res.steps[1].request == f"write f\n\n{DRAFT}"
+    )  # each step records the last message it was sent
 
 
 def test_perspective_shared_is_the_textbook_thread_and_a_wrong_name_is_refused():
@@ -88,8 +107,13 @@ def test_never_approved_stops_at_max_iterations_with_last_version():
     s = Script([DRAFT.replace("x\n", f"x + {i}\n") for i in range(4)], ["Fix it."] * 4)
     res = maker_checker(s, "write f", max_iterations=4)
     assert (res.stop, len(res.drafts)) == (Stop.MAX_ITERATIONS, 4)
-    assert "x + 3" in res.final_code and res.chosen == "the last draft (maker-checker keeps the last version)"
-    assert len(res.steps) == 2 * 4 and len(s.seen[-1].messages) == 1 + 1 + 2 * 4 - 1  # system, task, 7 turns
+    assert (
+        "x + 3" in res.final_code
+        and res.chosen == "the last draft (maker-checker keeps the last version)"
+    )
+    assert (
+        len(res.steps) == 2 * 4 and len(s.seen[-1].messages) == 1 + 1 + 2 * 4 - 1
+    )  # system, task, 7 turns
 
 
 @pytest.mark.parametrize("review", ["", "   ", "\x00\x01garbled###", "**APPROVED** but no"])
@@ -119,14 +143,18 @@ def test_reviewer_error_is_reported_as_such():
 def test_prose_only_draft_keeps_previous_code_and_notes_it():
     s = Script([DRAFT, "I would rather explain."], ["Fix.", "APPROVED"])
     res = maker_checker(s, "write f")
-    assert res.final_code.startswith("def f") and res.steps[2].note.startswith("The reply has no Python code")
+    assert res.final_code.startswith("def f") and res.steps[2].note.startswith(
+        "The reply has no Python code"
+    )
 
 
 def test_token_budget_stops_the_loop():
     s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 100, 10)] * 4)
     res = maker_checker(s, "write f", token_budget=300)
     assert res.stop is Stop.TOKEN_BUDGET
-    assert len(res.drafts) == 2 and len(res.steps) == 3  # the budget was passed by the second draft: no review
+    assert (
+        len(res.drafts) == 2 and len(res.steps) == 3
+    )  # the budget was passed by the second draft: no review
 
 
 def test_blank_task_is_a_clear_error():
@@ -140,7 +168,10 @@ def test_other_sentinel_and_reading():
     s = Script([DRAFT], ["CODE_IS_PERFECT"])
     assert maker_checker(s, "x", is_approved=verdict_for("CODE_IS_PERFECT")).stop is Stop.ACCEPTED
     s = Script([DRAFT], ["APPROVED? Not yet."])
-    assert maker_checker(s, "x", is_approved=starts_with_sentinel, max_iterations=1).stop is Stop.ACCEPTED  # the pitfall
+    assert (
+        maker_checker(s, "x", is_approved=starts_with_sentinel, max_iterations=1).stop
+        is Stop.ACCEPTED
+    )  # the pitfall
 
 
 def test_trimmed_thread_sends_less_but_keeps_everything():
@@ -148,7 +179,9 @@ def test_trimmed_thread_sends_less_but_keeps_everything():
     res = maker_checker(s, "write f", trim=keep_last(2))
     last_generator = [c.messages for c in s.seen if c.role == "generator"][-1]
     assert len(last_generator) == 1 + 1 + 2  # system, task, last two messages
-    assert len(res.steps) == 6 and res.stop is Stop.ACCEPTED  # every turn is kept, whatever was sent
+    assert (
+        len(res.steps) == 6 and res.stop is Stop.ACCEPTED
+    )  # every turn is kept, whatever was sent
     with pytest.raises(ValueError):
         keep_last(0)
 
@@ -158,9 +191,13 @@ def test_render_turn_shows_verdict_and_draft_diff():
 
     s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED"])
     res = maker_checker(s, "write f")
-    assert "verdict: not approved" in render_turn(res, 1) and "iteration 1 · reviewer" in render_turn(res, 1)
+    assert "verdict: not approved" in render_turn(
+        res, 1
+    ) and "iteration 1 · reviewer" in render_turn(res, 1)
     third = render_turn(res, 2)
-    assert third.startswith("turn 3/4 · iteration 2 · generator")  # a turn and its review share an iteration
+    assert third.startswith(
+        "turn 3/4 · iteration 2 · generator"
+    )  # a turn and its review share an iteration
     assert "-    return x" in third and "+    return abs(x)" in third
     assert "(no change)" not in third
     box = thread_stepper(res)
@@ -176,10 +213,16 @@ def test_the_stepper_prints_a_static_view_for_a_reader_without_a_kernel(capsys):
     box = thread_stepper(res)
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == len(res.steps) == 4
-    assert "reviewer" in printed[1] and "not approved" in printed[1] and printed[3].endswith("· APPROVED")
+    assert (
+        "reviewer" in printed[1]
+        and "not approved" in printed[1]
+        and printed[3].endswith("· APPROVED")
+    )
     shown = box._repr_mimebundle_()["text/plain"]
     assert shown.startswith("[interactive: a slider") and "IntSlider" not in shown
-    assert shown.endswith("run the cell to use it]"), "the text form is cut (ipywidgets keeps 110 characters)"
+    assert shown.endswith("run the cell to use it]"), (
+        "the text form is cut (ipywidgets keeps 110 characters)"
+    )
 
 
 def test_judge_the_judge_pairs_each_verdict_with_the_tests():
@@ -203,7 +246,11 @@ def test_scripted_chat_counts_words_and_runs_out_loudly():
 
 
 def test_an_approval_stands_when_its_review_passed_the_budget_and_a_rejection_stops_there():
-    approved = maker_checker(Script([R(DRAFT, 100, 50)], [R("APPROVED", 200, 10)]), "write f", token_budget=300)
+    approved = maker_checker(
+        Script([R(DRAFT, 100, 50)], [R("APPROVED", 200, 10)]), "write f", token_budget=300
+    )
     assert approved.stop is Stop.ACCEPTED
-    rejected = maker_checker(Script([R(DRAFT, 100, 50)] * 2, [R("Fix.", 200, 10)] * 2), "write f", token_budget=300)
+    rejected = maker_checker(
+        Script([R(DRAFT, 100, 50)] * 2, [R("Fix.", 200, 10)] * 2), "write f", token_budget=300
+    )
     assert rejected.stop is Stop.TOKEN_BUDGET and len(rejected.steps) == 2

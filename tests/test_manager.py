@@ -41,7 +41,9 @@ def gguf(course_env, monkeypatch, request):
     for state in launched:  # a server this test started that is still running: stop it, and say so
         if server.is_ours(state):
             server.stop_pid(state.pid)
-            warnings.warn(f"{request.node.name} left fake server pid {state.pid} running", stacklevel=1)
+            warnings.warn(
+                f"{request.node.name} left fake server pid {state.pid} running", stacklevel=1
+            )
 
 
 def test_start_reuse_and_stop(gguf, capsys):
@@ -89,7 +91,9 @@ def test_idle_server_stops_itself_and_leaves_no_state_file(gguf, monkeypatch):
         time.sleep(0.2)
     assert not server.pid_alive(s.pid)
     assert "idle for 0.01 min, stopping" in Path(s.log).read_text()
-    assert not server._state_file().exists(), "an idle exit left a record naming a pid that can be reused"
+    assert not server._state_file().exists(), (
+        "an idle exit left a record naming a pid that can be reused"
+    )
 
 
 def test_sigterm_exit_leaves_no_state_file(gguf):
@@ -105,8 +109,11 @@ def test_sigterm_exit_leaves_no_state_file(gguf):
 def stranger():
     """An unrelated live process of the user's (think: an editor, a database), running its own program: until
     the child has exec'd, /proc shows the parent's command line (a race seen once on Python 3.13)."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline() == "up\n"
     yield proc
     proc.kill()
@@ -120,16 +127,24 @@ def _stale_record(pid: int, port: int, identity: str, model: str) -> None:
 
 def test_a_stale_record_naming_an_unrelated_process_never_gets_it_killed(gguf, stranger):
     # the record names the stranger's pid, as after a reboot: same number, another process
-    _stale_record(stranger.pid, 9, "12345 python -m reflect.runtime.server_process --model x", str(gguf))
+    _stale_record(
+        stranger.pid, 9, "12345 python -m reflect.runtime.server_process --model x", str(gguf)
+    )
     s = server.ensure_server()
     assert s.pid != stranger.pid and server.health(s)
     time.sleep(0.3)
-    assert stranger.poll() is None, "ensure_server signalled a process that is not the course's server"
+    assert stranger.poll() is None, (
+        "ensure_server signalled a process that is not the course's server"
+    )
 
 
-def test_a_record_with_the_strangers_own_identity_but_no_health_is_not_enough_for_stop(gguf, stranger):
+def test_a_record_with_the_strangers_own_identity_but_no_health_is_not_enough_for_stop(
+    gguf, stranger
+):
     # even a matching pid is not ours when the start time and command line differ
-    _stale_record(stranger.pid, 9, server.process_identity(stranger.pid).replace("sleep", "sleeq"), str(gguf))
+    _stale_record(
+        stranger.pid, 9, server.process_identity(stranger.pid).replace("sleep", "sleeq"), str(gguf)
+    )
     assert "no process was signalled" in server.stop_server()
     time.sleep(0.3)
     assert stranger.poll() is None and server.read_state() is None
@@ -141,9 +156,13 @@ def test_an_unreadable_state_file_is_no_server_with_a_clear_message(gguf, capsys
     assert server.read_state() is None
     assert "cannot be read" in capsys.readouterr().err
     before = _fake_servers()
-    with pytest.raises(server.ServerError, match="Cannot write the server state file.*COURSE_STATE_DIR"):
+    with pytest.raises(
+        server.ServerError, match="Cannot write the server state file.*COURSE_STATE_DIR"
+    ):
         server.ensure_server()
-    assert _fake_servers() - before == set(), "the server started for this attempt was left running unrecorded"
+    assert _fake_servers() - before == set(), (
+        "the server started for this attempt was left running unrecorded"
+    )
 
 
 def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatch, capsys):
@@ -158,8 +177,11 @@ def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatc
 
 def _fake_servers() -> set[int]:
     """Live (not zombie) fake-server processes on this machine."""
-    return {int(p) for p in os.listdir("/proc") if p.isdigit() and "fake_server_process" in cmdline(p) and server.pid_alive(int(p))}
-
+    return {
+        int(p)
+        for p in os.listdir("/proc")
+        if p.isdigit() and "fake_server_process" in cmdline(p) and server.pid_alive(int(p))
+    }
 
 
 def test_port_in_use_is_a_clear_error(gguf, monkeypatch):
@@ -175,7 +197,9 @@ def test_server_that_fails_to_start_shows_its_log(gguf, course_env, monkeypatch)
     bad = course_env / "crash.gguf"
     bad.write_bytes(b"GGUF")
     monkeypatch.setenv("COURSE_MODEL_PATH", str(bad))
-    with pytest.raises(server.ServerError, match="(?s)could not load the model file.*cannot load model.*make model"):
+    with pytest.raises(
+        server.ServerError, match="(?s)could not load the model file.*cannot load model.*make model"
+    ):
         server.ensure_server()
     assert server.read_state() is None
 
@@ -186,9 +210,13 @@ def _fail_xllamacpp(course_env, monkeypatch, how):
     monkeypatch.setenv("COURSE_MODEL_PATH", str(model))
 
 
-@pytest.mark.parametrize("how, said", [("segv", "killed by signal 11 at start"),
-                                       ("badfirst", "failed its first request (HTTP 500")])
-def test_a_failing_engine_falls_back_to_llama_server_and_says_so(gguf, course_env, monkeypatch, capsys, how, said):
+@pytest.mark.parametrize(
+    "how, said",
+    [("segv", "killed by signal 11 at start"), ("badfirst", "failed its first request (HTTP 500")],
+)
+def test_a_failing_engine_falls_back_to_llama_server_and_says_so(
+    gguf, course_env, monkeypatch, capsys, how, said
+):
     _fail_xllamacpp(course_env, monkeypatch, how)
     s = server.ensure_server()
     err = capsys.readouterr().err
@@ -206,11 +234,15 @@ def test_a_chosen_engine_does_not_fall_back(gguf, course_env, monkeypatch):
     assert "Falling back" not in str(info.value) and server.read_state() is None
 
 
-def test_fallback_without_a_way_to_build_llama_server_is_one_clear_error(gguf, course_env, monkeypatch):
+def test_fallback_without_a_way_to_build_llama_server_is_one_clear_error(
+    gguf, course_env, monkeypatch
+):
     _fail_xllamacpp(course_env, monkeypatch, "segv")
     monkeypatch.delenv("COURSE_LLAMA_SERVER")
     monkeypatch.setattr(server, "find_binary", lambda: None)
-    monkeypatch.setattr("reflect.runtime.fallback_build._tool", lambda *names: None)  # no cmake, no compiler
+    monkeypatch.setattr(
+        "reflect.runtime.fallback_build._tool", lambda *names: None
+    )  # no cmake, no compiler
     with pytest.raises(server.ServerError, match="fallback engine is not available.*needs cmake"):
         server.ensure_server()
 
@@ -221,7 +253,9 @@ def test_the_server_refuses_requests_without_its_key(gguf):
     body = {"messages": [{"role": "user", "content": "hi"}]}
     assert httpx.post(chat, json=body).status_code == 401
     assert httpx.post(chat, json=body, headers={"Authorization": "Bearer guess"}).status_code == 401
-    assert httpx.post(chat, json=body, headers={"Authorization": f"Bearer {s.key}"}).status_code == 200
+    assert (
+        httpx.post(chat, json=body, headers={"Authorization": f"Bearer {s.key}"}).status_code == 200
+    )
     assert len(s.key) >= 32 and s.key != server.ensure_server.__name__
 
 

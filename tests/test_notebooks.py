@@ -20,12 +20,17 @@ def test_every_lesson_has_both_versions_and_a_cassette():
     assert SOLUTIONS, "no lessons found"
     assert [p.name for p in NOTEBOOKS] == [p.name for p in SOLUTIONS]
     for p in SOLUTIONS:
-        assert (ROOT / "cassettes" / f"{p.stem}.yaml").exists(), f"no cassette for {p.name}: make record NB={p.name[:2]}"
+        assert (ROOT / "cassettes" / f"{p.stem}.yaml").exists(), (
+            f"no cassette for {p.name}: make record NB={p.name[:2]}"
+        )
 
 
 def test_learner_notebooks_are_derived_from_solutions():
-    res = subprocess.run([sys.executable, str(ROOT / "tools" / "build_exercises.py"), "--check"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "build_exercises.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -33,15 +38,24 @@ def test_learner_notebooks_are_derived_from_solutions():
 def test_lesson_shape(path):
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0]
-    assert first.cell_type == "markdown" and first.source.startswith(f"# {path.name.split('_')[0]} ")
+    assert first.cell_type == "markdown" and first.source.startswith(
+        f"# {path.name.split('_')[0]} "
+    )
     for needle in ("Learning objectives", "Prerequisites", "Time to run"):
         assert needle in first.source, f"{path.name}: first cell lacks {needle!r}"
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert f'connect("{path.stem}")' in code[1].source, "the second code cell connects and prints the banner"
+    assert f'connect("{path.stem}")' in code[1].source, (
+        "the second code cell connects and prints the banner"
+    )
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for heading in ("## exercises", "## summary", "what can go wrong", "when not to use"):
         assert heading in text.lower(), f"{path.name} lacks {heading!r}"
-    exercises = [c for c in code if c.metadata.get("reflect", {}).get("placeholder") or c.metadata.get("reflect", {}).get("exercise")]
+    exercises = [
+        c
+        for c in code
+        if c.metadata.get("reflect", {}).get("placeholder")
+        or c.metadata.get("reflect", {}).get("exercise")
+    ]
     assert len(exercises) >= 3, f"{path.name} has {len(exercises)} exercises"
     checks = [c for c in code if re.fullmatch(r"ex\.\w+\(.*\)", c.source.strip(), flags=re.S)]
     assert len(checks) >= len(exercises), "every exercise needs a check cell: one call ex.NAME(...)"
@@ -57,7 +71,9 @@ def test_committed_with_outputs_and_no_errors(path):
     for c in code:
         for out in c.outputs:
             assert out.output_type != "error", f"{path.name}: a cell raised {out.get('ename')}"
-    assert "NBVAL_IGNORE_OUTPUT" not in json.dumps([c.source for c in code]), "model output must not be ignored"
+    assert "NBVAL_IGNORE_OUTPUT" not in json.dumps([c.source for c in code]), (
+        "model output must not be ignored"
+    )
     assert len(placeholders) == 0 or path.parent.name == "notebooks"
 
 
@@ -65,7 +81,9 @@ def test_no_cell_is_too_long():
     for path in SOLUTIONS:
         for c in nbformat.read(path, as_version=4).cells:
             if c.cell_type == "code":
-                assert len(c.source.splitlines()) <= 25, f"{path.name}: a code cell has more than 25 lines"
+                assert len(c.source.splitlines()) <= 25, (
+                    f"{path.name}: a code cell has more than 25 lines"
+                )
 
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -79,7 +97,11 @@ def widget_outputs_without_a_static_view(path: Path) -> list[str]:
         for k, out in enumerate(outs):
             if WIDGET not in out.get("data", {}):
                 continue
-            static = [o for o in outs[:k] if o.get("output_type") == "stream" or "text/html" in o.get("data", {})]
+            static = [
+                o
+                for o in outs[:k]
+                if o.get("output_type") == "stream" or "text/html" in o.get("data", {})
+            ]
             text = "".join(out["data"].get("text/plain", ""))
             if not static or not text.startswith("[interactive"):
                 bad.append(f"cell {i}: {text[:60]!r}")
@@ -92,16 +114,33 @@ def test_every_saved_widget_has_a_static_view_above_it(path):
 
 
 def test_the_widget_check_sees_a_bare_widget(tmp_path):
-    nb = {"cells": [{"cell_type": "code", "source": "w", "metadata": {}, "outputs": [
-        {"output_type": "execute_result", "data": {WIDGET: {}, "text/plain": "VBox(children=(IntSlider(value=0,"}}]}]}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": "w",
+                "metadata": {},
+                "outputs": [
+                    {
+                        "output_type": "execute_result",
+                        "data": {WIDGET: {}, "text/plain": "VBox(children=(IntSlider(value=0,"},
+                    }
+                ],
+            }
+        ]
+    }
     (tmp_path / "x.ipynb").write_text(json.dumps(nb))
-    assert widget_outputs_without_a_static_view(tmp_path / "x.ipynb") == ["cell 0: 'VBox(children=(IntSlider(value=0,'"]
+    assert widget_outputs_without_a_static_view(tmp_path / "x.ipynb") == [
+        "cell 0: 'VBox(children=(IntSlider(value=0,'"
+    ]
 
 
 @functools.cache
 def _run_notebooks():
     """tools/run_notebooks.py, the script that writes the committed notebooks, as a module."""
-    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
+    spec = importlib.util.spec_from_file_location(
+        "run_notebooks", ROOT / "tools" / "run_notebooks.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -138,7 +177,9 @@ def test_no_number_that_jupyterlab_would_write_back_differently(path):
     """JupyterLab saves JSON through JavaScript, where 8.0 is 8: a committed 8.0 (a widget's saved
     state) makes a lesson change on its first save (`make test-browser` opens and saves each)."""
     whole = [x for x in _numbers(json.loads(path.read_text())) if x.is_integer()]
-    assert not whole, f"{path.name}: {len(whole)} floats with no fraction, e.g. {whole[:3]}: make notebooks"
+    assert not whole, (
+        f"{path.name}: {len(whole)} floats with no fraction, e.g. {whole[:3]}: make notebooks"
+    )
 
 
 ESCAPED_CODE = re.compile(r"\\n\s*(def|return|import|class|for|if)\b|def \w+\(.*\\n")
@@ -150,15 +191,26 @@ def test_every_output_is_short_and_shows_code_as_code(path):
     """No cell prints more than 40 lines, code with escaped newlines, or an object's bare repr."""
     nb = nbformat.read(path, as_version=4)
     for i, cell in enumerate(nb.cells):
-        texts = [out.get("text", "") + "".join(out.get("data", {}).get("text/plain", ""))
-                 for out in cell.get("outputs", []) if out.get("output_type") != "error"]
+        texts = [
+            out.get("text", "") + "".join(out.get("data", {}).get("text/plain", ""))
+            for out in cell.get("outputs", [])
+            if out.get("output_type") != "error"
+        ]
         shown = "".join(texts)
         where = f"{path.name} cell {i} ({cell.get('id')})"
         assert shown.count("\n") <= 40, f"{where} prints {shown.count(chr(10))} lines (at most 40)"
-        assert not ESCAPED_CODE.search(shown), f"{where} prints code with escaped newlines: show it as code"
-        assert not [r for r in REPRS if r in shown], f"{where} prints a bare repr: {[r for r in REPRS if r in shown]}"
+        assert not ESCAPED_CODE.search(shown), (
+            f"{where} prints code with escaped newlines: show it as code"
+        )
+        assert not [r for r in REPRS if r in shown], (
+            f"{where} prints a bare repr: {[r for r in REPRS if r in shown]}"
+        )
 
 
 def test_refreshed_notebooks_are_written_with_javascripts_numbers():
-    saved = _run_notebooks().as_saved_by_jupyterlab({"state": {"value": 8.0, "step": 0.5, "on": True, "max": [10.0, "10.0"]}})
-    assert json.dumps(saved) == '{"state": {"value": 8, "step": 0.5, "on": true, "max": [10, "10.0"]}}'
+    saved = _run_notebooks().as_saved_by_jupyterlab(
+        {"state": {"value": 8.0, "step": 0.5, "on": True, "max": [10.0, "10.0"]}}
+    )
+    assert (
+        json.dumps(saved) == '{"state": {"value": 8, "step": 0.5, "on": true, "max": [10, "10.0"]}}'
+    )

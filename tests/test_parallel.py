@@ -61,7 +61,10 @@ def test_parsing_from_several_threads_never_trips_the_ast_converter():
     """On CPython 3.11/3.12 two threads in `ast.parse` at once can raise "AST constructor recursion
     depth mismatch" (python/cpython#106905); it broke lesson 01's replay under conn.map. Without
     the lock in `parse_python` this test fails on 3.11 within a few seconds."""
-    src = "\n".join(f"def f{i}(x):\n    return [y * {i} for y in range(x) if y % 2 == {i % 2}]" for i in range(150))
+    src = "\n".join(
+        f"def f{i}(x):\n    return [y * {i} for y in range(x) if y % 2 == {i % 2}]"
+        for i in range(150)
+    )
     errors: list[str] = []
 
     def work(_):

@@ -12,15 +12,24 @@ from reflect.strategies import graph as rg  # noqa: E402
 
 def test_a_loop_back_is_found_and_every_node_sits_just_above_what_it_leads_to():
     nodes = ["start", "draft", "critique", "refine", "done", "end"]
-    edges = [("start", "draft"), ("draft", "critique"), ("critique", "refine"), ("refine", "critique"),
-             ("critique", "done"), ("refine", "end"), ("done", "end")]
+    edges = [
+        ("start", "draft"),
+        ("draft", "critique"),
+        ("critique", "refine"),
+        ("refine", "critique"),
+        ("critique", "done"),
+        ("refine", "end"),
+        ("done", "end"),
+    ]
     rows, back = graph_layers(nodes, edges)
     assert back == {("refine", "critique")}
     assert rows == {"start": 0, "draft": 1, "critique": 2, "refine": 3, "done": 3, "end": 4}
 
 
 def test_a_node_reached_twice_is_not_a_loop():
-    rows, back = graph_layers(["a", "b", "c", "d"], [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")])
+    rows, back = graph_layers(
+        ["a", "b", "c", "d"], [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")]
+    )
     assert back == set() and rows == {"a": 0, "b": 1, "c": 2, "d": 3}
 
 
@@ -28,7 +37,12 @@ def test_the_lessons_graph_has_one_loop_and_its_three_ways_out_on_one_row():
     drawable = rg.build_graph(rg.GraphParts(lambda *a, **k: None, None)).get_graph()
     rows, back = graph_layers(list(drawable.nodes), [(e.source, e.target) for e in drawable.edges])
     assert back == {("refine_draft", "critique_draft")}
-    assert rows["finalize"] == rows["mark_needs_review"] == rows["handle_failure"] == rows["__end__"] - 1
+    assert (
+        rows["finalize"]
+        == rows["mark_needs_review"]
+        == rows["handle_failure"]
+        == rows["__end__"] - 1
+    )
 
 
 def test_an_edge_bends_only_as_far_as_it_must_to_clear_a_node():

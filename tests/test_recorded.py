@@ -10,7 +10,13 @@ from reflect.evaluation import recorded as rec
 from reflect.testing import ScriptedChat
 
 ASK = [{"role": "system", "content": "write"}, {"role": "user", "content": "task"}]
-META = {"model": "qwen", "engine": "llama.cpp", "date": "2026-11-24", "concurrency": 1, "command": "make record NB=02"}
+META = {
+    "model": "qwen",
+    "engine": "llama.cpp",
+    "date": "2026-11-24",
+    "concurrency": 1,
+    "command": "make record NB=02",
+}
 
 
 @pytest.fixture
@@ -38,23 +44,37 @@ def test_a_recorded_request_is_answered_from_the_recording_without_a_model_call(
     calls = rec.RecordedCalls("02_x", model, full=False, meta={})
     reply = calls(ASK, role="generator", temperature=0, seed=42)
     assert (reply.text, reply.recorded) == ("recorded reply", True)
-    assert model.calls == [] and calls.summary() == "1 request(s) answered from the recording, 0 sent to the model"
-    assert "model qwen, llama.cpp, recorded 2026-11-24, 1 request(s) at a time, by `make record NB=02`" in calls.provenance() and calls.save() is None
+    assert (
+        model.calls == []
+        and calls.summary() == "1 request(s) answered from the recording, 0 sent to the model"
+    )
+    assert (
+        "model qwen, llama.cpp, recorded 2026-11-24, 1 request(s) at a time, by `make record NB=02`"
+        in calls.provenance()
+        and calls.save() is None
+    )
 
 
-@pytest.mark.parametrize("change", [
-    {"messages": [ASK[0], {"role": "user", "content": "task!"}]},  # one character of the prompt
-    {"role": "critic"},
-    {"temperature": 0.2},
-    {"seed": 43},
-    {"max_tokens": 300},  # a parameter the recording never saw
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"messages": [ASK[0], {"role": "user", "content": "task!"}]},  # one character of the prompt
+        {"role": "critic"},
+        {"temperature": 0.2},
+        {"seed": 43},
+        {"max_tokens": 300},  # a parameter the recording never saw
+    ],
+)
 def test_any_changed_byte_of_a_request_goes_to_the_model(dirs, change):
     committed, _ = dirs
     record_one(committed)
     model = ScriptedChat({"generator": ["the model's reply"], "critic": ["the model's reply"]})
     calls = rec.RecordedCalls("02_x", model, full=False, meta={})
-    params = {"temperature": 0, "seed": 42, **{k: v for k, v in change.items() if k not in ("messages", "role")}}
+    params = {
+        "temperature": 0,
+        "seed": 42,
+        **{k: v for k, v in change.items() if k not in ("messages", "role")},
+    }
     reply = calls(change.get("messages", ASK), role=change.get("role", "generator"), **params)
     assert reply.text == "the model's reply" and len(model.calls) == 1
     assert calls.summary() == "1 sent to the model"
@@ -69,8 +89,13 @@ def test_a_full_run_never_reads_the_recording_and_writes_your_run_beside_it(dirs
     path = calls.save()
     assert path == mine / "02_x.calls.json" and calls.source == "your run"
     saved = json.loads(path.read_text())
-    assert saved["meta"] == META and [c["reply"]["text"] for c in saved["calls"]] == ["the model's reply"]
-    assert json.loads((committed / "02_x.calls.json").read_text())["calls"][0]["reply"]["text"] == "recorded reply"
+    assert saved["meta"] == META and [c["reply"]["text"] for c in saved["calls"]] == [
+        "the model's reply"
+    ]
+    assert (
+        json.loads((committed / "02_x.calls.json").read_text())["calls"][0]["reply"]["text"]
+        == "recorded reply"
+    )
 
 
 def test_a_corrupt_recording_is_a_clear_error_that_names_the_fix(dirs):
@@ -82,11 +107,20 @@ def test_a_corrupt_recording_is_a_clear_error_that_names_the_fix(dirs):
 
 
 def test_the_live_sample_is_printed_beside_the_recorded_verdicts():
-    then = {("shared", "a"): "approved, tests pass", ("own", "a"): "approved, tests pass", ("own", "b"): "x"}
-    now = {("shared", "a"): "approved, tests pass", ("own", "a"): "max_iterations, tests fail", ("own", "c"): "y"}
+    then = {
+        ("shared", "a"): "approved, tests pass",
+        ("own", "a"): "approved, tests pass",
+        ("own", "b"): "x",
+    }
+    now = {
+        ("shared", "a"): "approved, tests pass",
+        ("own", "a"): "max_iterations, tests fail",
+        ("own", "c"): "y",
+    }
     assert rec.verdicts_as_recorded(then, now) == (
         "the live sample: 1 of 2 verdicts as recorded\n"
-        "  ('own', 'a'): recorded approved, tests pass, this run max_iterations, tests fail")
+        "  ('own', 'a'): recorded approved, tests pass, this run max_iterations, tests fail"
+    )
 
 
 def test_a_run_that_sent_new_requests_saves_every_reply_it_used_under_its_own_provenance(dirs):
@@ -99,4 +133,7 @@ def test_a_run_that_sent_new_requests_saves_every_reply_it_used_under_its_own_pr
     calls(ASK, role="generator", temperature=0, seed=7)  # new: sent to the model
     saved = json.loads(calls.save().read_text())
     assert saved["meta"] == today
-    assert sorted(c["reply"]["text"] for c in saved["calls"]) == ["recorded reply", "the model's reply"]
+    assert sorted(c["reply"]["text"] for c in saved["calls"]) == [
+        "recorded reply",
+        "the model's reply",
+    ]

@@ -30,26 +30,47 @@ ALL_FILES = sorted((ROOT / "results").glob("0*.jsonl"))
 
 
 def replayable(path: Path) -> list[dict]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r for r in rows if isinstance(r.get("config"), dict) and r["config"].get("strategy") in CLASSES
-            and r["config"].get("store") is None and r["run"]["stop"] != Stop.PROVIDER_ERROR]
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    return [
+        r
+        for r in rows
+        if isinstance(r.get("config"), dict)
+        and r["config"].get("strategy") in CLASSES
+        and r["config"].get("store") is None
+        and r["run"]["stop"] != Stop.PROVIDER_ERROR
+    ]
 
 
 def strategy_of(config: dict):
     cls = CLASSES[config["strategy"]]
-    return replace(cls(**{f.name: config[f.name] for f in fields(cls) if f.name in config}), judge_hidden=False)
+    return replace(
+        cls(**{f.name: config[f.name] for f in fields(cls) if f.name in config}), judge_hidden=False
+    )
 
 
-FILES = [p for p in ALL_FILES if replayable(p)]  # 05_memory_modes_v1 holds only an older configuration's runs
+FILES = [
+    p for p in ALL_FILES if replayable(p)
+]  # 05_memory_modes_v1 holds only an older configuration's runs
 
 
 def sample(rows: list[dict]) -> list[dict]:
     """Every third run, and every run that stopped on a rare rule."""
-    return [r for i, r in enumerate(rows) if i % 3 == 0 or r["run"]["stop"] in (Stop.REGRESSED, Stop.TOKEN_BUDGET)]
+    return [
+        r
+        for i, r in enumerate(rows)
+        if i % 3 == 0 or r["run"]["stop"] in (Stop.REGRESSED, Stop.TOKEN_BUDGET)
+    ]
 
 
 def decisions(run: Run) -> tuple:
-    return run.final_code, run.stop, run.chosen, [(s.role, s.verdict, s.note, s.code) for s in run.steps]
+    return (
+        run.final_code,
+        run.stop,
+        run.chosen,
+        [(s.role, s.verdict, s.note, s.code) for s in run.steps],
+    )
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -67,6 +88,11 @@ def test_the_sample_covers_the_decisions_that_matter():
     runs = [Run.from_dict(r["run"]) for path in FILES for r in sample(replayable(path))]
     stops = {r.stop for r in runs}
     assert {Stop.ACCEPTED, Stop.MAX_ITERATIONS, Stop.REGRESSED, Stop.TOKEN_BUDGET} <= stops, stops
-    tied = [r for r in runs if r.chosen.startswith("sample 1:") and r.strategy == "resample"
-            and sum(s.role == "tests" and s.verdict.accepted for s in r.steps) > 1]
+    tied = [
+        r
+        for r in runs
+        if r.chosen.startswith("sample 1:")
+        and r.strategy == "resample"
+        and sum(s.role == "tests" and s.verdict.accepted for s in r.steps) > 1
+    ]
     assert len(tied) >= 5  # several samples passed every assert, and the first was returned

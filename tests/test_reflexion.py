@@ -32,7 +32,14 @@ def wrong(k: int) -> str:
 
 
 def verdict(score: float, v: str = "fail") -> str:
-    return json.dumps({"score": score, "verdict": v, "specific_issues": [f"issue at {score}"], "missing_elements": []})
+    return json.dumps(
+        {
+            "score": score,
+            "verdict": v,
+            "specific_issues": [f"issue at {score}"],
+            "missing_elements": [],
+        }
+    )
 
 
 def agent(**kw) -> Reflexion:
@@ -40,30 +47,54 @@ def agent(**kw) -> Reflexion:
 
 
 def chat_for(drafts, verdicts, reflections=None) -> ScriptedChat:
-    return ScriptedChat({"generator": list(drafts), "evaluator": list(verdicts),
-                         "reflector": list(reflections or [f"reflection {i}" for i in range(10)])})
+    return ScriptedChat(
+        {
+            "generator": list(drafts),
+            "evaluator": list(verdicts),
+            "reflector": list(reflections or [f"reflection {i}" for i in range(10)]),
+        }
+    )
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("not json", "no JSON object"), ('{"score": 0.5}', "verdict must be"), ('{"score": 7, "verdict": "pass"}', "0 to 1"),
-    ('{"score": true, "verdict": "pass"}', "0 to 1"), ("", "no JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("not json", "no JSON object"),
+        ('{"score": 0.5}', "verdict must be"),
+        ('{"score": 7, "verdict": "pass"}', "0 to 1"),
+        ('{"score": true, "verdict": "pass"}', "0 to 1"),
+        ("", "no JSON object"),
+    ],
+)
 def test_an_unusable_evaluator_reply_is_an_explicit_fail_never_a_default_score(text, reason):
     j = parse_judgement(text)
     assert j.score is None and j.verdict == "fail" and reason in j.reason and j.raw == text
 
 
 def test_a_valid_evaluator_reply_is_read_after_any_prose():
-    j = parse_judgement('Here: {"score": 0.25, "verdict": "fail", "specific_issues": ["0! is 1"], "missing_elements": ["docstring"]}')
-    assert (j.score, j.verdict, j.specific_issues, j.missing_elements, j.reason) == (0.25, "fail", ("0! is 1",), ("docstring",), "")
+    j = parse_judgement(
+        'Here: {"score": 0.25, "verdict": "fail", "specific_issues": ["0! is 1"], "missing_elements": ["docstring"]}'
+    )
+    assert (j.score, j.verdict, j.specific_issues, j.missing_elements, j.reason) == (
+        0.25,
+        "fail",
+        ("0! is 1",),
+        ("docstring",),
+        "",
+    )
 
 
 def test_each_memory_mode_carries_what_it_says_and_nothing_else():
-    prompts = {m: attempt_prompt(FACT, m, ["check n == 0"], "def calculate_factorial(n):\n    return 0\n") for m in MEMORY_MODES}
+    prompts = {
+        m: attempt_prompt(FACT, m, ["check n == 0"], "def calculate_factorial(n):\n    return 0\n")
+        for m in MEMORY_MODES
+    }
     assert prompts["none"] == FACT.prompt()
     assert "return 0" in prompts["last"] and "check n == 0" not in prompts["last"]
     assert "check n == 0" in prompts["reflections"] and "return 0" not in prompts["reflections"]
-    assert "return 0" in prompts["last+reflections"] and "check n == 0" in prompts["last+reflections"]
+    assert (
+        "return 0" in prompts["last+reflections"] and "check n == 0" in prompts["last+reflections"]
+    )
     with pytest.raises(ValueError):
         attempt_prompt(FACT, "everything", [], None)
 
@@ -71,16 +102,32 @@ def test_each_memory_mode_carries_what_it_says_and_nothing_else():
 def test_a_passing_attempt_stops_the_loop_accepted():
     chat = chat_for([wrong(0), RIGHT], [verdict(0.2), verdict(1.0, "pass")])
     run = agent().run(FACT, chat)
-    assert run.stop.value == "accepted" and run.passed is True and run.final_code.endswith("calculate_factorial(n - 1)\n")
-    assert [c.role for c in chat.calls] == ["generator", "evaluator", "reflector", "generator", "evaluator"]
-    assert "reflection 0" in chat.calls[3].messages[-1]["content"]  # the next attempt carried the reflection
+    assert (
+        run.stop.value == "accepted"
+        and run.passed is True
+        and run.final_code.endswith("calculate_factorial(n - 1)\n")
+    )
+    assert [c.role for c in chat.calls] == [
+        "generator",
+        "evaluator",
+        "reflector",
+        "generator",
+        "evaluator",
+    ]
+    assert (
+        "reflection 0" in chat.calls[3].messages[-1]["content"]
+    )  # the next attempt carried the reflection
 
 
 def test_the_evaluator_and_reflector_are_capped_and_see_the_trace_in_one_format():
     chat = chat_for([wrong(0), RIGHT], [verdict(0.2), verdict(1.0, "pass")])
     agent(evaluator_max_tokens=123, reflector_max_tokens=45).run(FACT, chat)
     first_eval, reflector, last_eval = chat.calls[1], chat.calls[2], chat.calls[4]
-    assert (first_eval.params["max_tokens"], reflector.params["max_tokens"], last_eval.params["max_tokens"]) == (123, 45, 123)
+    assert (
+        first_eval.params["max_tokens"],
+        reflector.params["max_tokens"],
+        last_eval.params["max_tokens"],
+    ) == (123, 45, 123)
     code = RIGHT.split("```python\n")[1].split("```")[0]
     trace = "Tests passed:\n" + "\n".join(ASSERTS) + "\n\nTests failed: none"
     assert last_eval.messages == evaluator_messages(EVALUATOR_SYSTEM, FACT, code, trace)
@@ -90,7 +137,9 @@ def test_the_evaluator_and_reflector_are_capped_and_see_the_trace_in_one_format(
 def test_the_evaluator_saying_pass_is_not_enough_when_the_agents_own_tests_fail():
     chat = chat_for([wrong(1), RIGHT], [verdict(0.9, "pass"), verdict(1.0, "pass")])
     run = agent().run(FACT, chat)
-    assert run.stop.value == "accepted" and len([c for c in chat.calls if c.role == "generator"]) == 2
+    assert (
+        run.stop.value == "accepted" and len([c for c in chat.calls if c.role == "generator"]) == 2
+    )
 
 
 def test_the_window_keeps_only_the_last_reflections_in_the_prompt():
@@ -107,59 +156,101 @@ def test_the_control_retries_with_a_new_seed_and_no_memory():
     assert [c.params["seed"] for c in gens] == [43, 44, 45]
     assert all(c.messages[-1]["content"] == FACT.prompt() for c in gens)
     assert gens[0].params["temperature"] == 0.6
-    assert [c.role for c in chat.calls].count("reflector") == 0  # nothing reads a reflection in this mode
+    assert [c.role for c in chat.calls].count(
+        "reflector"
+    ) == 0  # nothing reads a reflection in this mode
 
 
 def test_last_attempt_mode_shows_the_old_code_and_asks_no_reflector():
     chat = chat_for([wrong(i) for i in range(3)], [verdict(0.1 * (i + 1)) for i in range(3)])
     agent(memory_mode="last", max_attempts=3, patience=9).run(FACT, chat)
     gens = [c for c in chat.calls if c.role == "generator"]
-    assert "return 1\n" in gens[2].messages[-1]["content"] and "return 0\n" not in gens[2].messages[-1]["content"]
+    assert (
+        "return 1\n" in gens[2].messages[-1]["content"]
+        and "return 0\n" not in gens[2].messages[-1]["content"]
+    )
     assert "reflector" not in [c.role for c in chat.calls]
 
 
 def test_a_drop_of_over_20_percent_reverts_to_the_best_and_stops():
     chat = chat_for([wrong(1), wrong(2)], [verdict(0.8), verdict(0.5)])
     run = agent().run(FACT, chat)
-    assert run.stop.value == "regressed" and run.final_code.endswith("return 1\n") and "attempt 1" in run.chosen
+    assert (
+        run.stop.value == "regressed"
+        and run.final_code.endswith("return 1\n")
+        and "attempt 1" in run.chosen
+    )
 
 
 @pytest.mark.parametrize("second, stop", [(0.63, "regressed"), (0.65, "max_iterations")])
 def test_the_regression_bound_is_exactly_a_fifth_below_the_best(second, stop):
-    run = agent(max_attempts=2).run(FACT, chat_for([wrong(1), wrong(2)], [verdict(0.8), verdict(second)]))
-    assert run.stop.value == stop and run.final_code.endswith("return 1\n")  # 0.64 is the bound; the best is returned
+    run = agent(max_attempts=2).run(
+        FACT, chat_for([wrong(1), wrong(2)], [verdict(0.8), verdict(second)])
+    )
+    assert run.stop.value == stop and run.final_code.endswith(
+        "return 1\n"
+    )  # 0.64 is the bound; the best is returned
 
 
 def test_the_accepted_attempt_is_returned_even_below_an_earlier_score():
     """An earlier draft the evaluator scored higher but whose own tests failed is not the answer: the
     accepted one is."""
     run = agent().run(FACT, chat_for([wrong(1), RIGHT], [verdict(0.9), verdict(0.8, "pass")]))
-    assert run.stop.value == "accepted" and run.passed is True and run.chosen.startswith("attempt 2, score 0.8")
+    assert (
+        run.stop.value == "accepted"
+        and run.passed is True
+        and run.chosen.startswith("attempt 2, score 0.8")
+    )
 
 
 def test_no_better_score_in_three_attempts_stops_and_says_so():
     chat = chat_for([wrong(i) for i in range(6)], [verdict(0.5)] * 6)
     run = agent(max_attempts=6, patience=3).run(FACT, chat)
-    assert run.stop.value == "converged" and len([c for c in chat.calls if c.role == "generator"]) == 4
+    assert (
+        run.stop.value == "converged" and len([c for c in chat.calls if c.role == "generator"]) == 4
+    )
     assert "no better score in 3 attempts" in run.chosen
 
 
 def test_the_token_budget_is_a_hard_cap_with_the_best_attempt_as_fallback():
-    big = ScriptedChat({"generator": [FakeReply(wrong(i), 3000, 100) for i in range(4)],
-                        "evaluator": [FakeReply(verdict(0.3), 500, 50)] * 4, "reflector": ["r"] * 4})
+    big = ScriptedChat(
+        {
+            "generator": [FakeReply(wrong(i), 3000, 100) for i in range(4)],
+            "evaluator": [FakeReply(verdict(0.3), 500, 50)] * 4,
+            "reflector": ["r"] * 4,
+        }
+    )
     run = agent(token_budget=3000, max_attempts=4, patience=9).run(FACT, big)
-    assert run.stop.value == "token_budget" and len([c for c in big.calls if c.role == "generator"]) == 1
+    assert (
+        run.stop.value == "token_budget"
+        and len([c for c in big.calls if c.role == "generator"]) == 1
+    )
     assert run.final_code.endswith("return 0\n") and "3000-token budget" in run.chosen
-    assert [c.role for c in big.calls] == ["generator", "evaluator"]  # no reflection for an attempt that cannot come
+    assert [c.role for c in big.calls] == [
+        "generator",
+        "evaluator",
+    ]  # no reflection for an attempt that cannot come
 
 
-@pytest.mark.parametrize("budget, attempts, stop", [(7000, 2, "token_budget"), (7699, 2, "token_budget"),
-                                                   (7700, 3, "max_iterations"), (None, 3, "max_iterations")])
+@pytest.mark.parametrize(
+    "budget, attempts, stop",
+    [
+        (7000, 2, "token_budget"),
+        (7699, 2, "token_budget"),
+        (7700, 3, "max_iterations"),
+        (None, 3, "max_iterations"),
+    ],
+)
 def test_the_budget_is_checked_before_an_attempt_would_pass_it(budget, attempts, stop):
     # an attempt costs 2,400 tokens (generator 2,000, evaluator 400) and the reflection before the next 250:
     # after two attempts 5,050 are spent, and the third (2,650 with its reflection) fits only in 7,700 or more
-    chat = ScriptedChat({"generator": [FakeReply(wrong(i), 1900, 100) for i in range(3)],
-                         "evaluator": [FakeReply(verdict(0.3), 350, 50)] * 3, "reflector": [FakeReply("r", 200, 50)] * 3})
+    chat = ScriptedChat(
+        {
+            "generator": [FakeReply(wrong(i), 1900, 100) for i in range(3)],
+            "evaluator": [FakeReply(verdict(0.3), 350, 50)] * 3,
+            "reflector": [FakeReply("r", 200, 50)] * 3,
+        }
+    )
     run = agent(token_budget=budget, max_attempts=3, patience=9).run(FACT, chat)
     assert run.stop.value == stop and sum(c.role == "generator" for c in chat.calls) == attempts
     assert budget is None or run.tokens <= budget
@@ -172,21 +263,32 @@ def test_the_attempt_cap_and_the_token_budget_are_different_stops():
 
 
 def test_a_retry_that_repeats_earlier_code_is_marked_and_the_loop_goes_on():
-    chat = chat_for([wrong(1), wrong(2), wrong(1), RIGHT], [verdict(0.3)] * 3 + [verdict(1.0, "pass")])
+    chat = chat_for(
+        [wrong(1), wrong(2), wrong(1), RIGHT], [verdict(0.3)] * 3 + [verdict(1.0, "pass")]
+    )
     run = agent(max_attempts=4, patience=9).run(FACT, chat)
     marks = [s.note for s in run.steps if s.role == "generator"]
     assert marks == [None, None, "same code as attempt 1", None] and run.stop.value == "accepted"
-    assert all(s.verdict is None for s in run.steps if s.role == "generator")  # a note, not a judgement
+    assert all(
+        s.verdict is None for s in run.steps if s.role == "generator"
+    )  # a note, not a judgement
 
 
 def test_memory_records_whether_each_attempt_passed_and_recalls_only_reflections(tmp_path):
     with MemoryStore(tmp_path / "memory.sqlite") as store:
         tests_pass_evaluator_fails = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
-        chat = chat_for([wrong(0), tests_pass_evaluator_fails, RIGHT],
-                        [verdict(0.2), verdict(0.4), verdict(1.0, "pass")], ["r1", "r2"])
+        chat = chat_for(
+            [wrong(0), tests_pass_evaluator_fails, RIGHT],
+            [verdict(0.2), verdict(0.4), verdict(1.0, "pass")],
+            ["r1", "r2"],
+        )
         agent(store=store, max_attempts=3, patience=9).run(FACT, chat)
         key = task_key(FACT.prompt())
-        assert [(e.attempt, e.reflection, e.passed) for e in store.history(key)] == [(1, "r1", False), (2, "r2", True), (3, "", True)]
+        assert [(e.attempt, e.reflection, e.passed) for e in store.history(key)] == [
+            (1, "r1", False),
+            (2, "r2", True),
+            (3, "", True),
+        ]
         assert [e.reflection for e in store.recall(key, 3)] == ["r1", "r2"]
 
 
@@ -199,29 +301,53 @@ def test_patience_at_the_attempt_cap_cannot_stop_the_loop_as_converged():
 def test_no_prompt_ever_holds_the_hidden_tests():
     chat = chat_for([wrong(i) for i in range(4)], [verdict(0.1 * (i + 1)) for i in range(4)])
     agent(memory_mode="last+reflections", max_attempts=4, patience=9).run(FACT, chat)
-    hidden = [line for line in FACT.tests.splitlines() if line.strip() and line.strip() not in ASSERTS]
+    hidden = [
+        line for line in FACT.tests.splitlines() if line.strip() and line.strip() not in ASSERTS
+    ]
     sent = "\n".join(m["content"] for c in chat.calls for m in c.messages)
     assert not [line for line in hidden if line.strip() in sent]
 
 
 def test_a_second_session_starts_from_the_stored_reflections(tmp_path):
     with MemoryStore(tmp_path / "memory.sqlite") as store:
-        first = chat_for([wrong(0), wrong(1)], [verdict(0.2), verdict(0.3)], ["handle n == 0: return 1"])
+        first = chat_for(
+            [wrong(0), wrong(1)], [verdict(0.2), verdict(0.3)], ["handle n == 0: return 1"]
+        )
         agent(store=store, session="monday", max_attempts=2).run(FACT, first)
-        assert [e.reflection for e in store.history(task_key(FACT.prompt()))] == ["handle n == 0: return 1"]
+        assert [e.reflection for e in store.history(task_key(FACT.prompt()))] == [
+            "handle n == 0: return 1"
+        ]
         second = chat_for([RIGHT], [verdict(1.0, "pass")])
         run = agent(store=store, session="tuesday").run(FACT, second)
-        assert "handle n == 0: return 1" in second.calls[0].messages[-1]["content"] and run.stop.value == "accepted"
+        assert (
+            "handle n == 0: return 1" in second.calls[0].messages[-1]["content"]
+            and run.stop.value == "accepted"
+        )
 
 
 def test_a_vote_is_the_mean_of_usable_scores_and_passes_only_on_a_majority():
-    j = vote([parse_judgement(verdict(0.9, "pass")), parse_judgement("Score: 8/10"), parse_judgement(verdict(0.3, "fail"))])
+    j = vote(
+        [
+            parse_judgement(verdict(0.9, "pass")),
+            parse_judgement("Score: 8/10"),
+            parse_judgement(verdict(0.3, "fail")),
+        ]
+    )
     assert j.score == pytest.approx(0.6) and j.verdict == "fail" and j.votes == (0.9, None, 0.3)
-    assert j.spread == pytest.approx(0.6)  # an unusable vote counts neither way: one pass of two usable is no majority
-    two_of_three = vote([parse_judgement(verdict(s, v)) for s, v in ((0.8, "pass"), (0.7, "pass"), (0.2, "fail"))])
+    assert j.spread == pytest.approx(
+        0.6
+    )  # an unusable vote counts neither way: one pass of two usable is no majority
+    two_of_three = vote(
+        [parse_judgement(verdict(s, v)) for s, v in ((0.8, "pass"), (0.7, "pass"), (0.2, "fail"))]
+    )
     assert two_of_three.verdict == "pass" and two_of_three.score == pytest.approx(1.7 / 3)
     none = vote([parse_judgement("no"), parse_judgement("")])
-    assert none.score is None and none.verdict == "fail" and "no usable vote" in none.reason and none.spread is None
+    assert (
+        none.score is None
+        and none.verdict == "fail"
+        and "no usable vote" in none.reason
+        and none.spread is None
+    )
 
 
 def test_the_voting_agent_asks_every_voter_and_accepts_on_the_vote():
@@ -230,15 +356,30 @@ def test_the_voting_agent_asks_every_voter_and_accepts_on_the_vote():
     systems = [c.messages[0]["content"] for c in chat.calls if c.role == "evaluator"]
     assert systems == list(VOTER_SYSTEMS) and len(set(systems)) == 3
     decided = run.steps[-1].verdict
-    assert run.stop.value == "accepted" and "vote: pass, mean 0.63, spread 0.7" in decided.label and decided.accepted
+    assert (
+        run.stop.value == "accepted"
+        and "vote: pass, mean 0.63, spread 0.7" in decided.label
+        and decided.accepted
+    )
     outvoted = VotingReflexion(tests_for=lambda chat, task: ASSERTS, max_attempts=1).run(
-        FACT, chat_for([RIGHT], [verdict(0.2), verdict(0.1), verdict(0.8, "pass")]))
+        FACT, chat_for([RIGHT], [verdict(0.2), verdict(0.1), verdict(0.8, "pass")])
+    )
     last = outvoted.steps[-1].verdict  # the last voter said pass; the vote, fail, decides
-    assert last.label.startswith("pass, score 0.8; vote: fail") and last.accepted is False and last.score == pytest.approx(1.1 / 3)
-    assert vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).spread is None  # one usable vote: no spread
+    assert (
+        last.label.startswith("pass, score 0.8; vote: fail")
+        and last.accepted is False
+        and last.score == pytest.approx(1.1 / 3)
+    )
+    assert (
+        vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).spread is None
+    )  # one usable vote: no spread
 
 
 def test_the_token_budget_counts_every_voters_call():
-    chat = chat_for([wrong(1), wrong(2)], [verdict(0.1)] * 6)  # the draft costs 92 tokens, the votes 120 + 137 + 138
-    VotingReflexion(tests_for=lambda chat, task: ASSERTS, token_budget=450).run(FACT, chat)  # 487: over, with every vote
+    chat = chat_for(
+        [wrong(1), wrong(2)], [verdict(0.1)] * 6
+    )  # the draft costs 92 tokens, the votes 120 + 137 + 138
+    VotingReflexion(tests_for=lambda chat, task: ASSERTS, token_budget=450).run(
+        FACT, chat
+    )  # 487: over, with every vote
     assert [c.role for c in chat.calls] == ["generator", "evaluator", "evaluator", "evaluator"]

@@ -16,8 +16,10 @@ from reflect.testing import ScriptedChat
 
 HE0 = get_task("HumanEval/0")  # its statement shows two examples: the evidence, no test writer
 FACT = get_task("factorial")  # no examples: the agent writes its own tests
-GOOD = ("```python\ndef has_close_elements(numbers, threshold):\n"
-        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```")
+GOOD = (
+    "```python\ndef has_close_elements(numbers, threshold):\n"
+    "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
+)
 NEVER = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"  # passes the first example only
 ALWAYS = "```python\ndef has_close_elements(numbers, threshold):\n    return True\n```"  # passes the second only
 BROKEN = "```python\ndef has_close_elements(numbers, threshold):\n    return numbers[99]\n```"  # passes neither
@@ -38,14 +40,25 @@ def test_each_arm_shows_a_sample_exactly_what_its_feedback_says(name):
     run = arm(name).run(HE0, chat)
     first, *samples = [c for c in chat.calls if c.role == "generator"]
     assert first.params == {"temperature": 0.0, "max_tokens": 512, "seed": 42}  # one-shot's request
-    assert [c.params for c in samples] == [{"temperature": 0.6, "seed": 43}, {"temperature": 0.6, "seed": 44}]
-    failed = "assert has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3) == True # output: False"
+    assert [c.params for c in samples] == [
+        {"temperature": 0.6, "seed": 43},
+        {"temperature": 0.6, "seed": 44},
+    ]
+    failed = (
+        "assert has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3) == True # output: False"
+    )
     for c in samples:
         sent = c.messages[-1]["content"]
         assert sent.startswith(HE0.prompt())
-        assert (failed in sent) == (name != "blind-sample")  # the failed check with what the draft returned
-        assert (body(NEVER) in sent) == (name == "repair-edit-sample")  # the old code: only where it should be
-        assert body(BROKEN) not in sent  # every sample repairs the first draft, never a later sample
+        assert (failed in sent) == (
+            name != "blind-sample"
+        )  # the failed check with what the draft returned
+        assert (body(NEVER) in sent) == (
+            name == "repair-edit-sample"
+        )  # the old code: only where it should be
+        assert (
+            body(BROKEN) not in sent
+        )  # every sample repairs the first draft, never a later sample
     assert run.stop is Stop.ACCEPTED and run.passed and run.chosen.startswith("draft 3: 2/2")
 
 
@@ -62,13 +75,21 @@ def test_a_repair_request_with_no_failed_check_is_refused(code):
 def test_a_first_draft_that_passes_its_evidence_is_the_only_call(name):
     chat = ScriptedChat({"generator": [GOOD, NEVER]})
     run = arm(name).run(HE0, chat)
-    assert [c.role for c in chat.calls] == ["generator"] and run.stop is Stop.ACCEPTED and run.chosen.startswith("draft 1")
+    assert (
+        [c.role for c in chat.calls] == ["generator"]
+        and run.stop is Stop.ACCEPTED
+        and run.chosen.startswith("draft 1")
+    )
 
 
 def test_without_a_pass_the_draft_with_the_most_checks_passed_wins_the_earliest_on_a_tie():
     chat = ScriptedChat({"generator": [BROKEN, ALWAYS, NEVER]})
     run = arm("repair-sample", k=3).run(HE0, chat)
-    assert run.stop is Stop.MAX_ITERATIONS and run.chosen.startswith("draft 2: 1/2") and body(ALWAYS) == run.final_code
+    assert (
+        run.stop is Stop.MAX_ITERATIONS
+        and run.chosen.startswith("draft 2: 1/2")
+        and body(ALWAYS) == run.final_code
+    )
     assert len([c for c in chat.calls if c.role == "generator"]) == 3
 
 
@@ -77,20 +98,36 @@ def test_tokens_add_up_over_every_call_the_test_writer_included():
     wrong = "```python\ndef calculate_factorial(n):\n    return 1\n```"
     right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
     chat = ScriptedChat({"test_writer": [own], "generator": [wrong, wrong, right]})
-    run = arm("repair-edit-sample").run(FACT, chat)  # no examples in the statement: its own tests are the evidence
+    run = arm("repair-edit-sample").run(
+        FACT, chat
+    )  # no examples in the statement: its own tests are the evidence
     assert [c.role for c in chat.calls] == ["test_writer", "generator", "generator", "generator"]
-    spent = sum(len(str(m["content"]).split()) for c in chat.calls for m in c.messages)  # ScriptedChat's prompt tokens
+    spent = sum(
+        len(str(m["content"]).split()) for c in chat.calls for m in c.messages
+    )  # ScriptedChat's prompt tokens
     spent += sum(len(r.split()) for r in (own, wrong, wrong, right))
-    assert run.tokens == spent and run.calls == 4 and run.tokens_by_role.keys() == {"test_writer", "generator"}
-    assert "# output: 1" in chat.calls[2].messages[-1]["content"]  # calculate_factorial(3) returned 1
+    assert (
+        run.tokens == spent
+        and run.calls == 4
+        and run.tokens_by_role.keys() == {"test_writer", "generator"}
+    )
+    assert (
+        "# output: 1" in chat.calls[2].messages[-1]["content"]
+    )  # calculate_factorial(3) returned 1
 
 
 @pytest.mark.parametrize("name", ARMS)
 def test_no_hidden_test_reaches_any_prompt(name):
     chat = ScriptedChat({"generator": [NEVER, ALWAYS, BROKEN, NEVER, ALWAYS, BROKEN]})
     run = arm(name).run(HE0, chat)
-    assert hidden_lines_in_prompts(HE0, [m["content"] for c in chat.calls for m in c.messages],
-                                   [s.reply for s in run.steps]) == []
+    assert (
+        hidden_lines_in_prompts(
+            HE0,
+            [m["content"] for c in chat.calls for m in c.messages],
+            [s.reply for s in run.steps],
+        )
+        == []
+    )
 
 
 def test_feedback_needs_evidence_and_a_stop_on_pass():
@@ -103,23 +140,52 @@ def test_feedback_needs_evidence_and_a_stop_on_pass():
 
 
 def _rows(name: str, run, hidden: dict[int, bool]) -> dict:
-    return {"strategy": name, "task_id": run.task_id, "config": {}, "run": run.to_dict(),
-            "drafts": {str(i): v for i, v in hidden.items()}, "leaks": []}
+    return {
+        "strategy": name,
+        "task_id": run.task_id,
+        "config": {},
+        "run": run.to_dict(),
+        "drafts": {str(i): v for i, v in hidden.items()},
+        "leaks": [],
+    }
 
 
 def test_the_report_counts_samples_that_give_the_first_draft_back_and_the_evidences_agreement():
     from reflect.evaluation import report
 
-    chat = ScriptedChat({"generator": [NEVER, NEVER, "```python\n" + body(NEVER) + "\n\n```", GOOD]})
+    chat = ScriptedChat(
+        {"generator": [NEVER, NEVER, "```python\n" + body(NEVER) + "\n\n```", GOOD]}
+    )
     run = arm("repair-edit-sample").run(HE0, chat)  # drafts at steps 0, 2, 4, 6; tests after each
     row = _rows("repair-edit-sample", run, {0: False, 2: False, 4: False, 6: True})
     assert report.repeats_of_first([row], "repair-edit-sample") == (2, 3)
-    again = arm("blind-sample").run(HE0, ScriptedChat({"generator": [NEVER, GOOD]}))  # the same two drafts
+    again = arm("blind-sample").run(
+        HE0, ScriptedChat({"generator": [NEVER, GOOD]})
+    )  # the same two drafts
     wrong_own = "```python\nassert calculate_factorial(3) == 7\n```"  # a self-test that is wrong
     right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
-    own = arm("blind-sample", k=1).run(FACT, ScriptedChat({"test_writer": [wrong_own], "generator": [right]}))
-    quality = report.evidence_quality([row, _rows("blind-sample", again, {0: False, 2: True}),
-                                       _rows("blind-sample", own, {1: True})])
+    own = arm("blind-sample", k=1).run(
+        FACT, ScriptedChat({"test_writer": [wrong_own], "generator": [right]})
+    )
+    quality = report.evidence_quality(
+        [
+            row,
+            _rows("blind-sample", again, {0: False, 2: True}),
+            _rows("blind-sample", own, {1: True}),
+        ]
+    )
     # as in the judges' table, "right" and "wrong" name the draft (the hidden tests pass it or not), not the judge
-    assert quality == {"examples": {"accepted_right": 1, "accepted_wrong": 0, "rejected_right": 0, "rejected_wrong": 1},
-                       "self-tests": {"accepted_right": 0, "accepted_wrong": 0, "rejected_right": 1, "rejected_wrong": 0}}
+    assert quality == {
+        "examples": {
+            "accepted_right": 1,
+            "accepted_wrong": 0,
+            "rejected_right": 0,
+            "rejected_wrong": 1,
+        },
+        "self-tests": {
+            "accepted_right": 0,
+            "accepted_wrong": 0,
+            "rejected_right": 1,
+            "rejected_wrong": 0,
+        },
+    }

@@ -10,16 +10,25 @@ from reflect import ReplayMiss, connect
 from reflect.model.replay import recorded_requests
 from tests.conftest import settings_for
 
-FAKE_KEY = "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"  # built at run time: no key-shaped literal in git
+FAKE_KEY = (
+    "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"
+)  # built at run time: no key-shaped literal in git
 MSGS = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hi"}]
 
 
 def _record(course_env, fake_model, replies, key=FAKE_KEY):
     fake = fake_model(replies)
-    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=key,
-                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    s = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY=key,
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
     conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
-    out = [conn.chat(MSGS, role="generator", temperature=0), conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic")]
+    out = [
+        conn.chat(MSGS, role="generator", temperature=0),
+        conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic"),
+    ]
     conn.recorder.close()
     return conn, out
 
@@ -34,14 +43,18 @@ def test_round_trip_is_identical_with_network_blocked(course_env, fake_model):
     disable_socket()
     try:
         conn = _replay(course_env)
-        again = [conn.chat(MSGS, role="generator", temperature=0),
-                 conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic")]
+        again = [
+            conn.chat(MSGS, role="generator", temperature=0),
+            conn.chat(MSGS[:1] + [MSGS[1] | {"content": "again"}], role="critic"),
+        ]
     finally:
         enable_socket()
     assert [repr(r) for r in again] == [repr(r) for r in live]  # text, tokens, latency, model
     assert conn.ledger.table() == rec.ledger.table()
     assert conn.model == "gpt-4o-mini" and conn.live_backend == "openai"
-    assert conn.banner().startswith("[reflect] backend=replay (recorded from openai) · model=gpt-4o-mini")
+    assert conn.banner().startswith(
+        "[reflect] backend=replay (recorded from openai) · model=gpt-4o-mini"
+    )
     assert "base_url" not in conn.banner() and "cassette" in conn.banner()
 
 
@@ -49,7 +62,9 @@ def test_changed_prompt_is_a_miss_naming_notebook_and_fix(course_env, fake_model
     _record(course_env, fake_model, ["hello", "again"])
     conn = _replay(course_env)
     with pytest.raises(ReplayMiss) as info:
-        conn.chat([MSGS[0], {"role": "user", "content": "Say hello"}], role="generator", temperature=0)
+        conn.chat(
+            [MSGS[0], {"role": "user", "content": "Say hello"}], role="generator", temperature=0
+        )
     msg = str(info.value)
     assert "Replay miss in notebook '01_demo'" in msg and "make record NB=01" in msg
     lines = msg.splitlines()
@@ -83,7 +98,11 @@ def test_a_miss_is_not_swallowed_by_except_exception(course_env, fake_model):
 
 def test_missing_cassette_says_how_to_record(course_env):
     with pytest.raises(FileNotFoundError, match="make record NB=07"):
-        connect("07_nothing", settings=settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes")), quiet=True)
+        connect(
+            "07_nothing",
+            settings=settings_for("replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes")),
+            quiet=True,
+        )
 
 
 def test_cassette_is_readable_and_scrubbed(course_env, fake_model):
@@ -93,15 +112,23 @@ def test_cassette_is_readable_and_scrubbed(course_env, fake_model):
     assert key not in text and "authorization" not in text.lower() and "Bearer" not in text
     data = yaml.safe_load(text)
     req = data["interactions"][0]["request"]
-    assert set(k.lower() for k in req["headers"]) <= {"content-type", "x-course-role", "x-course-backend"}
+    assert set(k.lower() for k in req["headers"]) <= {
+        "content-type",
+        "x-course-role",
+        "x-course-backend",
+    }
     assert '"Say hi"' in req["body"]
     assert "x-course-latency-ms" in data["interactions"][0]["response"]["headers"]
 
 
 def test_recording_is_saved_after_every_call(course_env, fake_model):
     fake = fake_model(["one"])
-    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k",
-                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    s = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY="k",
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
     conn = connect("02_partial", settings=s, transport=fake.transport(), quiet=True)
     conn.chat(MSGS)
     # not closed: a kernel that dies mid-notebook still leaves the calls made so far
@@ -111,12 +138,21 @@ def test_recording_is_saved_after_every_call(course_env, fake_model):
 
 
 def _chat_all(conn, prompts):
-    return [conn.chat([MSGS[0], {"role": "user", "content": p}], role="generator", temperature=0).text for p in prompts]
+    return [
+        conn.chat([MSGS[0], {"role": "user", "content": p}], role="generator", temperature=0).text
+        for p in prompts
+    ]
 
 
-def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fake_model, monkeypatch):
-    rec = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY=FAKE_KEY,
-                       COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+def test_keep_mode_records_only_new_calls_and_prune_drops_unused(
+    course_env, fake_model, monkeypatch
+):
+    rec = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY=FAKE_KEY,
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
     first = fake_model(["A1", "B1", "D1"])
     conn = connect("01_demo", settings=rec, transport=first.transport(), quiet=True)
     assert _chat_all(conn, ["a", "b", "d"]) == ["A1", "B1", "D1"]
@@ -126,10 +162,18 @@ def test_keep_mode_records_only_new_calls_and_prune_drops_unused(course_env, fak
     second = fake_model(["C2"])
     keep = dataclasses.replace(rec, record_keep=True)
     conn = connect("01_demo", settings=keep, transport=second.transport(), quiet=True)
-    assert _chat_all(conn, ["a", "d", "c"]) == ["A1", "D1", "C2"]  # "a", "d" replayed; only "c" went to the model
+    assert _chat_all(conn, ["a", "d", "c"]) == [
+        "A1",
+        "D1",
+        "C2",
+    ]  # "a", "d" replayed; only "c" went to the model
     assert [r["messages"][1]["content"] for r in second.requests] == ["c"]
     conn.recorder.close()
-    prompts = lambda: [r["body"]["messages"][1]["content"] for r in recorded_requests(course_env / "cassettes" / "01_demo.yaml")]  # noqa: E731
+
+    def prompts():
+        cassette = course_env / "cassettes" / "01_demo.yaml"
+        return [r["body"]["messages"][1]["content"] for r in recorded_requests(cassette)]
+
     assert sorted(prompts()) == ["a", "b", "c", "d"]  # kept until a clean replay prunes
 
     conn = _replay(course_env, COURSE_REPLAY_PRUNE="1")
@@ -145,8 +189,12 @@ def _echo(body):
 
 def _record_prompts(course_env, fake_model, prompts, replies=None):
     fake = fake_model(replies or [_echo] * len(prompts))
-    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k",
-                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    s = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY="k",
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
     conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
     out = _chat_all(conn, prompts)
     conn.recorder.close()
@@ -159,7 +207,10 @@ def test_replay_answers_requests_in_any_order(course_env, fake_model):
 
 
 def test_identical_requests_replay_in_the_order_they_were_recorded(course_env, fake_model):
-    assert _record_prompts(course_env, fake_model, ["same", "same"], ["first", "second"]) == ["first", "second"]
+    assert _record_prompts(course_env, fake_model, ["same", "same"], ["first", "second"]) == [
+        "first",
+        "second",
+    ]
     conn = _replay(course_env)
     assert _chat_all(conn, ["same", "same"]) == ["first", "second"]
     with pytest.raises(ReplayMiss, match="already played"):
@@ -170,7 +221,9 @@ def test_many_threads_replay_every_answer_to_its_own_request(course_env, fake_mo
     prompts = [f"task {i}" for i in range(40)]
     _record_prompts(course_env, fake_model, prompts)
     conn = _replay(course_env, COURSE_WORKERS="8")
-    replies = conn.map(lambda p: conn.chat([MSGS[0], {"role": "user", "content": p}], temperature=0), prompts)
+    replies = conn.map(
+        lambda p: conn.chat([MSGS[0], {"role": "user", "content": p}], temperature=0), prompts
+    )
     assert [r.text for r in replies] == [f"re: {p}" for p in prompts]
     assert len(conn.ledger.records) == 40
 
@@ -178,8 +231,13 @@ def test_many_threads_replay_every_answer_to_its_own_request(course_env, fake_mo
 def test_recording_from_many_threads_keeps_every_call(course_env, fake_model):
     prompts = [f"task {i}" for i in range(30)]
     fake = fake_model([_echo] * 30)
-    s = settings_for("record", COURSE_RECORD_FROM="openai", OPENAI_API_KEY="k", COURSE_WORKERS="6",
-                     COURSE_CASSETTE_DIR=str(course_env / "cassettes"))
+    s = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY="k",
+        COURSE_WORKERS="6",
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
     conn = connect("01_demo", settings=s, transport=fake.transport(), quiet=True)
     conn.map(lambda p: conn.chat([MSGS[0], {"role": "user", "content": p}], temperature=0), prompts)
     recorded = recorded_requests(course_env / "cassettes" / "01_demo.yaml")
@@ -194,7 +252,12 @@ def test_each_concurrent_live_call_reports_its_own_latency(course_env, fake_mode
         return "done"
 
     fake = fake_model([slow_or_fast] * 4)
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k", COURSE_WORKERS="4"),
-                   transport=fake.transport(), quiet=True)
-    replies = conn.map(lambda p: conn.chat([{"role": "user", "content": p}]), ["slow", "fast", "fast", "slow"])
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k", COURSE_WORKERS="4"),
+        transport=fake.transport(),
+        quiet=True,
+    )
+    replies = conn.map(
+        lambda p: conn.chat([{"role": "user", "content": p}]), ["slow", "fast", "fast", "slow"]
+    )
     assert [r.latency_s >= 0.6 for r in replies] == [True, False, False, True]

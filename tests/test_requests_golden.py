@@ -26,14 +26,21 @@ from tests.reference_solutions import CORRECT
 GOLDEN = Path(__file__).parent / "golden" / "requests.json"
 
 HE0_BAD = "def has_close_elements(numbers, threshold):\n    return False\n"
-HE0_GOOD = ("def has_close_elements(numbers, threshold):\n    for i, a in enumerate(numbers):\n"
-            "        for j, b in enumerate(numbers):\n            if i != j and abs(a - b) < threshold:\n"
-            "                return True\n    return False\n")
-CODE = {"factorial": ("def calculate_factorial(n):\n    return n\n", CORRECT["factorial"]), "HumanEval/0": (HE0_BAD, HE0_GOOD)}
-TESTS = {"factorial": "assert calculate_factorial(0) == 1\nassert calculate_factorial(5) == 120\n"
-                      "assert calculate_factorial(3) == 6",
-         "HumanEval/0": "assert has_close_elements([1.0, 2.0], 0.5) is False\n"
-                        "assert has_close_elements([1.0, 1.2], 0.5) is True"}
+HE0_GOOD = (
+    "def has_close_elements(numbers, threshold):\n    for i, a in enumerate(numbers):\n"
+    "        for j, b in enumerate(numbers):\n            if i != j and abs(a - b) < threshold:\n"
+    "                return True\n    return False\n"
+)
+CODE = {
+    "factorial": ("def calculate_factorial(n):\n    return n\n", CORRECT["factorial"]),
+    "HumanEval/0": (HE0_BAD, HE0_GOOD),
+}
+TESTS = {
+    "factorial": "assert calculate_factorial(0) == 1\nassert calculate_factorial(5) == 120\n"
+    "assert calculate_factorial(3) == 6",
+    "HumanEval/0": "assert has_close_elements([1.0, 2.0], 0.5) is False\n"
+    "assert has_close_elements([1.0, 1.2], 0.5) is True",
+}
 CRIT = '{"score": %d, "issues": ["handle the edge case"], "strengths": ["clear"], "suggestion": "fix it"}'
 EVAL = '{"score": %s, "verdict": "%s", "specific_issues": ["edge case"], "missing_elements": []}'
 
@@ -53,27 +60,46 @@ class Looping:
         self.calls.append([role, [dict(m) for m in messages], params])
         script = self.scripts[role]
         text = script.pop(0) if len(script) > 1 else script[0]
-        return FakeReply(text, prompt_tokens=sum(len(str(m.get("content", "")).split()) for m in messages),
-                         completion_tokens=len(text.split()), role=role)
+        return FakeReply(
+            text,
+            prompt_tokens=sum(len(str(m.get("content", "")).split()) for m in messages),
+            completion_tokens=len(text.split()),
+            role=role,
+        )
 
 
 def model(task_id: str, improve: bool = True) -> Looping:
     """Bad first, good after (or bad throughout): every role the course's strategies call."""
     bad, good = (fenced(c) for c in CODE[task_id])
     drafts = [bad, good] if improve else [bad]
-    return Looping({
-        "generator": list(drafts), "sampler": list(drafts), "refiner": [good] if improve else [bad],
-        "reviewer": ["Handle negative n and say why.", "APPROVED"] if improve else ["Still wrong."],
-        "critic": [CRIT % 4, CRIT % 9] if improve else [CRIT % 4, "not json at all"],
-        "test_writer": [fenced(TESTS[task_id])],
-        "evaluator": [EVAL % (0.3, "fail"), EVAL % (1, "pass")] if improve else [EVAL % (0.3, "fail"), "{}"],
-        "reflector": ["I returned a constant; I should compare every pair."],
-    })
+    return Looping(
+        {
+            "generator": list(drafts),
+            "sampler": list(drafts),
+            "refiner": [good] if improve else [bad],
+            "reviewer": ["Handle negative n and say why.", "APPROVED"]
+            if improve
+            else ["Still wrong."],
+            "critic": [CRIT % 4, CRIT % 9] if improve else [CRIT % 4, "not json at all"],
+            "test_writer": [fenced(TESTS[task_id])],
+            "evaluator": [EVAL % (0.3, "fail"), EVAL % (1, "pass")]
+            if improve
+            else [EVAL % (0.3, "fail"), "{}"],
+            "reflector": ["I returned a constant; I should compare every pair."],
+        }
+    )
 
 
 def outcome(run) -> dict:
-    return {"stop": run.stop.value, "final_code": run.final_code, "chosen": run.chosen, "error": run.error,
-            "steps": [[s.role, s.kind, s.verdict.label if s.verdict else s.note, s.code] for s in run.steps]}
+    return {
+        "stop": run.stop.value,
+        "final_code": run.final_code,
+        "chosen": run.chosen,
+        "error": run.error,
+        "steps": [
+            [s.role, s.kind, s.verdict.label if s.verdict else s.note, s.code] for s in run.steps
+        ],
+    }
 
 
 def scenarios() -> dict:
@@ -92,22 +118,35 @@ def scenarios() -> dict:
 
     out = {name: strategy(make()) for name, make in catalog(k=3, iterations=3).items()}
     out |= {s.name: strategy(s) for s in memory_experiment()[1:]}
-    out |= {"maker-checker, token budget": strategy(MakerChecker(options={"token_budget": 200}, name="mc-budget")),
-            "maker-checker, each role its own view": strategy(MakerChecker(options={"perspective": "own"}, name="mc-own")),
-            "reflexion, token budget": strategy(Reflexion(token_budget=400, name="rx-budget"))}
+    out |= {
+        "maker-checker, token budget": strategy(
+            MakerChecker(options={"token_budget": 200}, name="mc-budget")
+        ),
+        "maker-checker, each role its own view": strategy(
+            MakerChecker(options={"perspective": "own"}, name="mc-own")
+        ),
+        "reflexion, token budget": strategy(Reflexion(token_budget=400, name="rx-budget")),
+    }
 
     def arms(task, chat):
         start = fb.first_draft(task, chat)
-        return {f"{arm} r{r}": outcome(fb.after_failure(task, start, arm, r, chat, samples=2))
-                for arm in fb.ARMS for r in range(2)}
+        return {
+            f"{arm} r{r}": outcome(fb.after_failure(task, start, arm, r, chat, samples=2))
+            for arm in fb.ARMS
+            for r in range(2)
+        }
 
     def graph(task, chat):
         out = {}
         for critic, threshold in ((RuleCritic(), 1), (LLMCritic(chat), 8)):
-            state = rg.build_graph(rg.GraphParts(chat, critic, threshold=threshold, task=task)).invoke(
-                rg.start_state(task.prompt(), 3), rg.run_config(3))
-            out[type(critic).__name__] = {"final_output": state.get("final_output"), "status": state.get("status"),
-                                          "run": outcome(Run.from_dict(state["run"]))}
+            state = rg.build_graph(
+                rg.GraphParts(chat, critic, threshold=threshold, task=task)
+            ).invoke(rg.start_state(task.prompt(), 3), rg.run_config(3))
+            out[type(critic).__name__] = {
+                "final_output": state.get("final_output"),
+                "status": state.get("status"),
+                "run": outcome(Run.from_dict(state["run"])),
+            }
         return out
 
     def remembered(task, chat):
@@ -119,19 +158,32 @@ def scenarios() -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             store = MemoryStore(Path(tmp) / "memory.db")
             try:
-                return [outcome(Reflexion(store=store, session=s, max_attempts=2).run(task, chat))
-                        for s in ("session-1", "session-2")]
+                return [
+                    outcome(Reflexion(store=store, session=s, max_attempts=2).run(task, chat))
+                    for s in ("session-1", "session-2")
+                ]
             finally:
                 store.close()
 
     def plain(task, chat):
         first = one_shot(lambda m, role="generator", **p: chat(m, role=role, **p), task)
-        loop = maker_checker(lambda m, role: chat(m, role=role), task.prompt(), entry_point=task.entry_point)
-        return {"one_shot": [first.passed, first.code], "maker_checker": [loop.stop.value, loop.final_code]}
+        loop = maker_checker(
+            lambda m, role: chat(m, role=role), task.prompt(), entry_point=task.entry_point
+        )
+        return {
+            "one_shot": [first.passed, first.code],
+            "maker_checker": [loop.stop.value, loop.final_code],
+        }
 
-    return out | {"feedback arms": arms, "graph": graph, "functions": plain, "reflexion, remembered": remembered,
-                  "scored, lenient rule": strategy(ScoredReflection("llm", StopRule(threshold=5, max_iterations=3),
-                                                                    name="scored-lenient"))}
+    return out | {
+        "feedback arms": arms,
+        "graph": graph,
+        "functions": plain,
+        "reflexion, remembered": remembered,
+        "scored, lenient rule": strategy(
+            ScoredReflection("llm", StopRule(threshold=5, max_iterations=3), name="scored-lenient")
+        ),
+    }
 
 
 def observe() -> dict:
@@ -142,7 +194,9 @@ def observe() -> dict:
                 chat = model(task_id, improve)
                 result = go(get_task(task_id), chat)
                 seen[f"{name} | {task_id} | {'improves' if improve else 'never improves'}"] = {
-                    "calls": chat.calls, "outcome": result}
+                    "calls": chat.calls,
+                    "outcome": result,
+                }
     return json.loads(json.dumps(seen, sort_keys=True, default=str))
 
 
@@ -151,7 +205,9 @@ def observed() -> dict:
     seen = observe()
     if os.environ.get("GOLDEN_WRITE"):
         GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(json.dumps(seen, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        GOLDEN.write_text(
+            json.dumps(seen, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return seen
 
 

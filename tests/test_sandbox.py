@@ -34,7 +34,10 @@ def test_failure_text_names_call_expected_and_actual():
     res = get_task("factorial").run("def calculate_factorial(n):\n    '''d'''\n    return n\n")
     text = res.feedback()
     assert "calculate_factorial(5): expected 120, got 5" in text
-    assert "calculate_factorial(-1): expected raises ValueError, got returned -1 without raising" in text
+    assert (
+        "calculate_factorial(-1): expected raises ValueError, got returned -1 without raising"
+        in text
+    )
     assert text.splitlines()[0].startswith("6 of 8 hidden checks failed")
 
 
@@ -61,7 +64,9 @@ def test_humaneval_style_check_function():
     ok = run_code("def add(a, b):\n    return a + b\n", tests, "add")
     bad = run_code("def add(a, b):\n    return a * b\n", tests, "add")
     assert ok.passed and len(ok.tests) == 2
-    assert not bad.passed and bad.failures[0].describe() == "FAIL candidate(2, 3): expected 5, got 6"
+    assert (
+        not bad.passed and bad.failures[0].describe() == "FAIL candidate(2, 3): expected 5, got 6"
+    )
 
 
 def test_zero_tests_is_not_a_pass():
@@ -82,7 +87,10 @@ def test_a_call_that_mutates_its_argument_is_seen_by_the_tests():
     tests = "data = [3, 1, 2]\nassert f(data) == 3\nassert data == [3, 1, 2]\n"
     sorts_in_place = run_code("def f(xs):\n    xs.sort()\n    return max(xs)\n", tests, "f")
     copies = run_code("def f(xs):\n    return max(sorted(xs))\n", tests, "f")
-    assert not sorts_in_place.passed and sorts_in_place.failures[0].describe() == "FAIL data: expected [3, 1, 2], got [1, 2, 3]"
+    assert (
+        not sorts_in_place.passed
+        and sorts_in_place.failures[0].describe() == "FAIL data: expected [3, 1, 2], got [1, 2, 3]"
+    )
     assert copies.passed, copies.feedback()
 
 
@@ -109,7 +117,11 @@ def test_plain_values_cross_exactly():
     # process (seed 0) and on the judge's side (any seed, under pytest-xdist a random one), and a set of
     # strings or bytes would list its items in another order on each side
     value = "{1: [2.5, -0.0, (3, 'x'), b'y'], 'k': {7, frozenset({1})}, 'c': 1+2j, 'big': 7 ** 400, 'ba': bytearray(b'z')}"
-    res = run_code(f"def f():\n    return {value}\n", f"assert f() == {value}\nassert repr(f()) == repr({value})\n", "f")
+    res = run_code(
+        f"def f():\n    return {value}\n",
+        f"assert f() == {value}\nassert repr(f()) == repr({value})\n",
+        "f",
+    )
     assert res.passed, res.feedback()
 
 
@@ -144,19 +156,37 @@ def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
 
     from reflect.sandbox._worker import NotPlain, decode, encode
 
-    leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
-    values = st.recursive(leaves, lambda kids: st.lists(kids) | st.tuples(kids, kids)
-                          | st.dictionaries(st.text(), kids), max_leaves=20) \
-        | st.sets(st.integers() | st.text()) | st.frozensets(st.booleans() | st.none())
+    leaves = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text()
+        | st.binary()
+    )
+    values = (
+        st.recursive(
+            leaves,
+            lambda kids: st.lists(kids) | st.tuples(kids, kids) | st.dictionaries(st.text(), kids),
+            max_leaves=20,
+        )
+        | st.sets(st.integers() | st.text())
+        | st.frozensets(st.booleans() | st.none())
+    )
 
     @given(values)
     def round_trip(v):
         back = decode(encode(v))
         assert back == v and type(back) is type(v)
-        assert isinstance(v, set | frozenset) or repr(back) == repr(v)  # a set's repr follows insertion order
+        assert isinstance(v, set | frozenset) or repr(back) == repr(
+            v
+        )  # a set's repr follows insertion order
 
     round_trip()
-    huge = [10**5000, 2]  # beyond the 4,300 digits int <-> str allows: travels as hex, in a list too
+    huge = [
+        10**5000,
+        2,
+    ]  # beyond the 4,300 digits int <-> str allows: travels as hex, in a list too
     assert decode(json.loads(json.dumps(encode(huge)))) == huge
     for junk in ({"i": "1"}, {"q": 1}, [1, 2], 1.5, {"l": 3}, {"d": [[1]]}):
         with pytest.raises(ValueError):

@@ -27,28 +27,64 @@ def _fn(body: str) -> str:
 
 
 HOSTILE = {
-    "infinite_loop": (_fn("while True:\n    pass"), "Timed out after 4 s while running: assert f() == 1"),
-    "fork_bomb": ("import os\nwhile True:\n    os.fork()\n", "did not load: PermissionError: sandbox: os.fork is not allowed"),
-    "fork_bomb_in_call": (_fn("import os\nwhile True:\n    os.fork()\nreturn 1"), "os.fork is not allowed"),
-    "subprocess_spawn": (_fn("import subprocess\nsubprocess.run(['sleep', '100'])\nreturn 1"), "sandbox: subprocess is not allowed"),
+    "infinite_loop": (
+        _fn("while True:\n    pass"),
+        "Timed out after 4 s while running: assert f() == 1",
+    ),
+    "fork_bomb": (
+        "import os\nwhile True:\n    os.fork()\n",
+        "did not load: PermissionError: sandbox: os.fork is not allowed",
+    ),
+    "fork_bomb_in_call": (
+        _fn("import os\nwhile True:\n    os.fork()\nreturn 1"),
+        "os.fork is not allowed",
+    ),
+    "subprocess_spawn": (
+        _fn("import subprocess\nsubprocess.run(['sleep', '100'])\nreturn 1"),
+        "sandbox: subprocess is not allowed",
+    ),
     "os_system": (_fn("import os\nos.system('sleep 100')\nreturn 1"), "os.system is not allowed"),
-    "allocate_tens_of_gib": ("x = bytearray(40 * 1024 ** 3)\n" + _fn("return 1"), "did not load: MemoryError"),
-    "allocate_in_loop": (_fn("xs = []\nwhile True:\n    xs.append(bytearray(100 * 1024 ** 2))"), "raised MemoryError"),
+    "allocate_tens_of_gib": (
+        "x = bytearray(40 * 1024 ** 3)\n" + _fn("return 1"),
+        "did not load: MemoryError",
+    ),
+    "allocate_in_loop": (
+        _fn("xs = []\nwhile True:\n    xs.append(bytearray(100 * 1024 ** 2))"),
+        "raised MemoryError",
+    ),
     "huge_output": (_fn("while True:\n    print('x' * 10000)"), "f()"),
     "early_exit_status_0": ("import sys\nsys.exit(0)\n", "did not load: SystemExit"),
     "os_exit_in_test": (_fn("import os\nos._exit(0)"), "process ended (exit code 0)"),
     "exit_in_function": (_fn("raise SystemExit(0)"), "raised SystemExit: 0"),
-    "fake_success_print": ("print('All tests passed')\nimport sys\nsys.exit(0)\n", "did not load: SystemExit"),
-    "rigged_eq": ("class Yes:\n    def __eq__(self, other):\n        return True\n" + _fn("return Yes()"),
-                  "got a Yes object (only plain values count)"),
-    "rigged_int_subclass": ("class I(int):\n    def __eq__(self, other):\n        return True\n" + _fn("return I(2)"),
-                            "got a I object (only plain values count)"),
-    "patch_builtins_assert": ("import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\n" + _fn("return 2"),
-                              "f(): expected 1, got 2"),
-    "kill_parent": (_fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn 1"), "os.kill is not allowed"),
-    "kill_process_group": (_fn("import os, signal\nos.killpg(0, signal.SIGKILL)\nreturn 2"), "os.killpg is not allowed"),
-    "network_socket": (_fn("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\nreturn 1"),
-                       "sandbox: socket is not allowed"),
+    "fake_success_print": (
+        "print('All tests passed')\nimport sys\nsys.exit(0)\n",
+        "did not load: SystemExit",
+    ),
+    "rigged_eq": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n" + _fn("return Yes()"),
+        "got a Yes object (only plain values count)",
+    ),
+    "rigged_int_subclass": (
+        "class I(int):\n    def __eq__(self, other):\n        return True\n" + _fn("return I(2)"),
+        "got a I object (only plain values count)",
+    ),
+    "patch_builtins_assert": (
+        "import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\n"
+        + _fn("return 2"),
+        "f(): expected 1, got 2",
+    ),
+    "kill_parent": (
+        _fn("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn 1"),
+        "os.kill is not allowed",
+    ),
+    "kill_process_group": (
+        _fn("import os, signal\nos.killpg(0, signal.SIGKILL)\nreturn 2"),
+        "os.killpg is not allowed",
+    ),
+    "network_socket": (
+        _fn("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\nreturn 1"),
+        "sandbox: socket is not allowed",
+    ),
 }
 
 
@@ -69,14 +105,22 @@ def test_hostile_code_gets_the_verdict_its_guard_promises(name):
 
 
 def test_deep_recursion_is_a_failed_step_not_a_crash_of_ours():
-    code = _fn("import sys\nsys.setrecursionlimit(10 ** 9)\ndef g(n):\n    return g(n + 1) + 1\nreturn g(0)")
+    code = _fn(
+        "import sys\nsys.setrecursionlimit(10 ** 9)\ndef g(n):\n    return g(n + 1) + 1\nreturn g(0)"
+    )
     res = _verdict("deep_recursion", code)
     # How CPython 3.11 gives up on a blown C stack varies from run to run on the same machine:
     # RecursionError, MemoryError, SystemError ("error return without exception set"), a killed
     # process, or the time limit. Each is the candidate's own failed step; what must never appear
     # is a pass or "ProtocolError" (the sandbox itself losing the run).
     assert not res.passed and res.tests
-    assert res.tests[0].error_type in {"RecursionError", "MemoryError", "SystemError", "EarlyExit", "Timeout"}
+    assert res.tests[0].error_type in {
+        "RecursionError",
+        "MemoryError",
+        "SystemError",
+        "EarlyExit",
+        "Timeout",
+    }
 
 
 def test_killing_the_process_group_leaves_the_parent_alive():
@@ -89,9 +133,16 @@ def test_environment_holds_no_secrets(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "test-secret-value-1234567890")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
     code = _fn("import os\nreturn sorted(os.environ)")
-    res = run_code(code, "assert f() == ['HOME', 'LANG', 'PATH', 'PYTHONHASHSEED', 'PYTHONIOENCODING', 'TMPDIR']\n", "f", FAST)
+    res = run_code(
+        code,
+        "assert f() == ['HOME', 'LANG', 'PATH', 'PYTHONHASHSEED', 'PYTHONIOENCODING', 'TMPDIR']\n",
+        "f",
+        FAST,
+    )
     assert res.passed, res.feedback()
-    leak = run_code(_fn("import os\nreturn os.environ.get('OPENAI_API_KEY')"), "assert f() == None\n", "f", FAST)
+    leak = run_code(
+        _fn("import os\nreturn os.environ.get('OPENAI_API_KEY')"), "assert f() == None\n", "f", FAST
+    )
     assert leak.passed
 
 
@@ -134,7 +185,9 @@ def test_network_is_refused_even_through_the_raw_socket_module():
     try:
         res = _verdict("raw_socket_module", code)
         if not res.network_isolated:
-            pytest.skip("this OS refuses a network namespace: only the in-process guard applies (documented)")
+            pytest.skip(
+                "this OS refuses a network namespace: only the in-process guard applies (documented)"
+            )
         assert not res.passed and res.tests[0].error_type in {"ConnectionRefusedError", "OSError"}
     finally:
         server.close()
@@ -157,7 +210,9 @@ def test_no_process_survives_a_fork_attempt():
     time.sleep(0.2)
     if before:
         after = set(os.listdir("/proc"))
-        strays = [p for p in after - before if p.isdigit() and "_worker" in cmdline(p) and escaped(p)]
+        strays = [
+            p for p in after - before if p.isdigit() and "_worker" in cmdline(p) and escaped(p)
+        ]
         assert strays == []
 
 
@@ -172,7 +227,6 @@ def escaped(pid: str) -> bool:
     return ppid == "1" or "_worker" in cmdline(ppid)
 
 
-
 # --- Attempts on the verdict itself -------------------------------------------------------
 
 FACTORIAL = get_task("factorial")
@@ -185,14 +239,23 @@ def _factorial_verdict(prefix: str):
     return res, honest
 
 
-@pytest.mark.parametrize("name, prefix", [
-    ("patched bool", "import builtins\nbuiltins.bool = lambda *a: True\n"),
-    ("patched isinstance and type", "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: int\n"),
-    ("rewritten worker", "import sys\nm = sys.modules['__main__']\n"
-                         "m.answer = lambda ns, req: {'value': True, 'args_after': []}\n"
-                         "m.encode = lambda v, depth=0: True\n"),
-    ("patched json", "import json\njson.dumps = lambda obj: '{\"id\": 1, \"value\": true}'\n"),
-])
+@pytest.mark.parametrize(
+    "name, prefix",
+    [
+        ("patched bool", "import builtins\nbuiltins.bool = lambda *a: True\n"),
+        (
+            "patched isinstance and type",
+            "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: int\n",
+        ),
+        (
+            "rewritten worker",
+            "import sys\nm = sys.modules['__main__']\n"
+            "m.answer = lambda ns, req: {'value': True, 'args_after': []}\n"
+            "m.encode = lambda v, depth=0: True\n",
+        ),
+        ("patched json", 'import json\njson.dumps = lambda obj: \'{"id": 1, "value": true}\'\n'),
+    ],
+)
 def test_patching_the_worker_process_cannot_turn_a_wrong_answer_into_a_pass(name, prefix):
     res, honest = _factorial_verdict(prefix)
     assert not res.passed, f"{name}: a wrong factorial passed"
@@ -200,9 +263,11 @@ def test_patching_the_worker_process_cannot_turn_a_wrong_answer_into_a_pass(name
 
 
 def test_forged_replies_on_every_descriptor_do_not_count():
-    forge = ("import os\nfor fd in range(3, 64):\n    for i in range(1, 12):\n        try:\n"
-             "            os.write(fd, ('{\"id\": %d, \"value\": true}\\n' % i).encode())\n"
-             "        except OSError:\n            pass\n")
+    forge = (
+        "import os\nfor fd in range(3, 64):\n    for i in range(1, 12):\n        try:\n"
+        '            os.write(fd, (\'{"id": %d, "value": true}\\n\' % i).encode())\n'
+        "        except OSError:\n            pass\n"
+    )
     res, honest = _factorial_verdict(forge)
     assert not res.passed
     assert res.n_passed <= honest.n_passed
@@ -229,8 +294,15 @@ def test_the_worker_never_holds_an_expected_value():
         "return sorted(set(found))"
     ).replace("def f():", "def f(x):")
     control = run_code(hunter, "assert 77777777777 in f(77777777777)\n", "f", FAST)
-    assert control.passed, "the hunter cannot even find its own argument: this test would prove nothing"
-    res = run_code(hunter, "assert 48151623429 in f(12345678901)\nassert f(12345678901) == 48151623429\n", "f", FAST)
+    assert control.passed, (
+        "the hunter cannot even find its own argument: this test would prove nothing"
+    )
+    res = run_code(
+        hunter,
+        "assert 48151623429 in f(12345678901)\nassert f(12345678901) == 48151623429\n",
+        "f",
+        FAST,
+    )
     assert not res.passed and res.n_passed == 0, res.feedback()
 
 

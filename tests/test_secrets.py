@@ -13,7 +13,9 @@ PATTERNS = {
     "AWS access key": re.compile(r"AKIA[0-9A-Z]{16}"),
     "GitHub token": re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),
     "Slack token": re.compile(r"xox[abprs]-[A-Za-z0-9-]{10,}"),
-    "assigned API key": re.compile(r"(?i)api[_-]?key['\"]?\s*[:=]\s*['\"]?(?!\.\.\.|your|<)[A-Za-z0-9_\-]{16,}"),
+    "assigned API key": re.compile(
+        r"(?i)api[_-]?key['\"]?\s*[:=]\s*['\"]?(?!\.\.\.|your|<)[A-Za-z0-9_\-]{16,}"
+    ),
     "private key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 }
 
@@ -23,16 +25,27 @@ def find_secrets(text: str) -> list[str]:
 
 
 def scanned_files() -> list[Path]:
-    files = [*ROOT.glob("cassettes/*.yaml"), *ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb"),
-             ROOT / ".env.example", ROOT / "README.md"]
+    files = [
+        *ROOT.glob("cassettes/*.yaml"),
+        *ROOT.glob("notebooks/*.ipynb"),
+        *ROOT.glob("solutions/*.ipynb"),
+        ROOT / ".env.example",
+        ROOT / "README.md",
+    ]
     return [f for f in files if f.exists()]
 
 
-@pytest.mark.parametrize("planted", [
-    "sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123", "Authorization: Bearer abc.def.ghi",
-    "  authorization:\n  - xyz", "AKIA" + "ABCDEFGHIJKLMNOP", "ghp_" + "abcdefghijklmnopqrstuvwxyz012345",
-    'api_key = "A1b2C3d4E5f6G7h8I9j0"',
-])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123",
+        "Authorization: Bearer abc.def.ghi",
+        "  authorization:\n  - xyz",
+        "AKIA" + "ABCDEFGHIJKLMNOP",
+        "ghp_" + "abcdefghijklmnopqrstuvwxyz012345",
+        'api_key = "A1b2C3d4E5f6G7h8I9j0"',
+    ],
+)
 def test_scanner_catches_planted_secrets(planted):
     assert find_secrets(f"some text\n{planted}\nmore"), planted
 

@@ -30,7 +30,10 @@ def test_the_naive_readings_fail_where_the_lesson_says():
     wrong_contains = [r for r, t in CASES if contains_sentinel(r) != t]
     wrong_starts = [r for r, t in CASES if starts_with_sentinel(r) != t]
     assert "Not APPROVED yet: handle empty lists." in wrong_contains
-    assert "**APPROVED**" in wrong_starts and "APPROVED? Not quite: the tail of list2 is dropped." in wrong_starts
+    assert (
+        "**APPROVED**" in wrong_starts
+        and "APPROVED? Not quite: the tail of list2 is dropped." in wrong_starts
+    )
     assert "Approved with reservations: add a docstring." in wrong_starts
 
 

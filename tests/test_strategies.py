@@ -32,8 +32,10 @@ def strategies(critic_chat):
     return [
         (OneShot(), script(generator=[GOOD])),
         (MakerChecker(), script(generator=[BAD, GOOD], reviewer=["Handle n < 0.", "APPROVED"])),
-        (ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=9)),
-         script(generator=[BAD], refiner=[GOOD])),
+        (
+            ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=9)),
+            script(generator=[BAD], refiner=[GOOD]),
+        ),
     ]
 
 
@@ -44,9 +46,16 @@ def test_each_strategy_returns_a_run_with_the_same_fields(i):
     assert isinstance(strategy, Strategy)
     run = strategy.run(TASK, chat)
     assert isinstance(run, Run) and run.task_id == "factorial" and run.strategy == strategy.name
-    assert run.final_code == CORRECT["factorial"].lstrip("\n") or run.final_code.strip() == CORRECT["factorial"].strip()
+    assert (
+        run.final_code == CORRECT["factorial"].lstrip("\n")
+        or run.final_code.strip() == CORRECT["factorial"].strip()
+    )
     assert run.passed is True
-    expected_stop = {"one-shot": Stop.SINGLE_DRAFT, "maker-checker": Stop.ACCEPTED, "scored": Stop.ACCEPTED}[run.strategy]
+    expected_stop = {
+        "one-shot": Stop.SINGLE_DRAFT,
+        "maker-checker": Stop.ACCEPTED,
+        "scored": Stop.ACCEPTED,
+    }[run.strategy]
     assert run.stop is expected_stop
     model_calls = len(chat.calls) + len(critic_chat.calls)
     assert run.calls == model_calls and run.tokens == 18 * model_calls
@@ -58,29 +67,49 @@ def test_each_strategy_returns_a_run_with_the_same_fields(i):
 def test_one_shot_and_maker_checker_send_the_sampling_their_lessons_state():
     one = script(generator=[GOOD])
     OneShot().run(TASK, one)
-    assert [c.params for c in one.calls] == [{"temperature": 0.0, "seed": 42, "max_tokens": 512}]  # lesson 01's call
+    assert [c.params for c in one.calls] == [
+        {"temperature": 0.0, "seed": 42, "max_tokens": 512}
+    ]  # lesson 01's call
     mc = script(generator=[BAD, GOOD], reviewer=["Handle n < 0.", "APPROVED"])
     MakerChecker().run(TASK, mc)
     assert [(c.role, c.params) for c in mc.calls] == [  # lesson 02's calls
         (role, {"temperature": 0.0, "seed": 42, "max_tokens": 512 if role == "generator" else 300})
-        for role in ("generator", "reviewer", "generator", "reviewer")]
+        for role in ("generator", "reviewer", "generator", "reviewer")
+    ]
     hot = script(generator=[GOOD])
     OneShot(temperature=0.7, seed=None, max_tokens=64).run(TASK, hot)
-    assert hot.calls[0].params == {"temperature": 0.7, "max_tokens": 64}  # no seed sent when none is set
+    assert hot.calls[0].params == {
+        "temperature": 0.7,
+        "max_tokens": 64,
+    }  # no seed sent when none is set
     own = script(critic=["ok"])
-    with_sampling(own, 0.0, 42, lambda role: 100)([{"role": "user", "content": "x"}], role="critic", temperature=0.5)
-    assert own.calls[0].params == {"temperature": 0.5, "seed": 42, "max_tokens": 100}  # a call's own keyword wins
+    with_sampling(own, 0.0, 42, lambda role: 100)(
+        [{"role": "user", "content": "x"}], role="critic", temperature=0.5
+    )
+    assert own.calls[0].params == {
+        "temperature": 0.5,
+        "seed": 42,
+        "max_tokens": 100,
+    }  # a call's own keyword wins
 
 
 def test_roles_and_verdicts_are_kept_in_order():
     critic_chat = script(critic=[CRIT % 4, CRIT % 9])
     (_, _), (mc, mc_chat), (sc, sc_chat) = strategies(critic_chat)
     mc_run = mc.run(TASK, mc_chat)
-    assert [(s.role, s.verdict) for s in mc_run.steps] == [("generator", None), ("reviewer", Verdict("not approved", False)),
-                                                          ("generator", None), ("reviewer", Verdict("approved", True))]
+    assert [(s.role, s.verdict) for s in mc_run.steps] == [
+        ("generator", None),
+        ("reviewer", Verdict("not approved", False)),
+        ("generator", None),
+        ("reviewer", Verdict("approved", True)),
+    ]
     sc_run = sc.run(TASK, sc_chat)
     assert [(s.role, s.verdict) for s in sc_run.steps] == [
-        ("generator", None), ("critic", Verdict("score 4", False, 4)), ("refiner", None), ("critic", Verdict("score 9", True, 9))]
+        ("generator", None),
+        ("critic", Verdict("score 4", False, 4)),
+        ("refiner", None),
+        ("critic", Verdict("score 9", True, 9)),
+    ]
     assert sc_run.tokens_by_role == {"generator": 18, "critic": 36, "refiner": 18}
     assert sc_run.chosen == "the best score, 9, at iteration 2"
 
@@ -96,7 +125,8 @@ def test_a_blank_task_makes_no_model_call():
 def test_the_scored_run_returns_the_best_draft_and_says_why():
     critic_chat = script(critic=[CRIT % 8, CRIT % 3])
     run = ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=9)).run(
-        TASK, script(generator=[GOOD], refiner=[BAD]))
+        TASK, script(generator=[GOOD], refiner=[BAD])
+    )
     assert run.stop is Stop.REGRESSED and run.passed is True and "iteration 1" in run.chosen
 
 
@@ -105,19 +135,33 @@ def test_provider_errors_and_unusable_critics_have_their_own_stop():
     assert run.stop is Stop.PROVIDER_ERROR and "down" in run.error and run.passed is False
     junk = script(critic=["no json"] * 6)
     run = ScoredReflection(LLMCritic(junk), StopRule(max_iterations=3)).run(
-        TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return"), GOOD]))
+        TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return"), GOOD])
+    )
     unusable = run.steps[1].verdict
-    assert run.stop is Stop.INVALID_CRITIC and (unusable.label, unusable.accepted, unusable.score) == ("unusable (2 calls)", None, None)
+    assert run.stop is Stop.INVALID_CRITIC and (
+        unusable.label,
+        unusable.accepted,
+        unusable.score,
+    ) == ("unusable (2 calls)", None, None)
     assert "no JSON object" in unusable.reason
 
 
 def test_a_critics_score_is_accepted_at_its_own_stop_rules_threshold():
     critic_chat = script(critic=[CRIT % 9, CRIT % 9, CRIT % 9])
     strict = ScoredReflection(LLMCritic(critic_chat), StopRule(threshold=10, max_iterations=2))
-    run = strict.run(TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return")]))
-    assert [s.verdict.accepted for s in run.steps if s.role == "critic"] == [False, False]  # 9 is below 10
-    lenient = ScoredReflection(LLMCritic(script(critic=[CRIT % 9])), StopRule(threshold=9)).run(TASK, script(generator=[BAD]))
-    assert [s.verdict.accepted for s in lenient.steps if s.role == "critic"] == [True] and lenient.stop is Stop.ACCEPTED
+    run = strict.run(
+        TASK, script(generator=[BAD], refiner=[BAD.replace("return", "x = 0\n    return")])
+    )
+    assert [s.verdict.accepted for s in run.steps if s.role == "critic"] == [
+        False,
+        False,
+    ]  # 9 is below 10
+    lenient = ScoredReflection(LLMCritic(script(critic=[CRIT % 9])), StopRule(threshold=9)).run(
+        TASK, script(generator=[BAD])
+    )
+    assert [s.verdict.accepted for s in lenient.steps if s.role == "critic"] == [
+        True
+    ] and lenient.stop is Stop.ACCEPTED
 
 
 def test_critics_satisfy_the_protocol():
@@ -127,8 +171,15 @@ def test_critics_satisfy_the_protocol():
 def test_a_loop_called_as_a_function_returns_a_run_too():
     from reflect.strategies.maker_checker import maker_checker
 
-    run = maker_checker(script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial", task_id="factorial")
-    assert run.stop is Stop.ACCEPTED and run.calls == 2 and run.passed is None and run.task_id == "factorial"
+    run = maker_checker(
+        script(generator=[GOOD], reviewer=["APPROVED"]), "write factorial", task_id="factorial"
+    )
+    assert (
+        run.stop is Stop.ACCEPTED
+        and run.calls == 2
+        and run.passed is None
+        and run.task_id == "factorial"
+    )
 
 
 def first_request(chat) -> str:
@@ -149,13 +200,20 @@ def test_a_first_draft_is_one_request_in_every_lesson_and_strategy():
     sent = {}
     for name, run in {
         "lesson 01": lambda chat: one_shot(partial(chat, **sampling("generator")), TASK),
-        "lesson 02": lambda chat: maker_checker(lambda m, role: chat(m, role=role, **sampling(role)), TASK.prompt(),
-                                                entry_point=TASK.entry_point, max_iterations=1),
+        "lesson 02": lambda chat: maker_checker(
+            lambda m, role: chat(m, role=role, **sampling(role)),
+            TASK.prompt(),
+            entry_point=TASK.entry_point,
+            max_iterations=1,
+        ),
         "OneShot": lambda chat: OneShot().run(TASK, chat),
         "MakerChecker": lambda chat: MakerChecker(max_iterations=1).run(TASK, chat),
-        "ScoredReflection": lambda chat: ScoredReflection(RuleCritic(), StopRule(threshold=1)).run(TASK, chat),
-        "graph": lambda chat: rg.build_graph(rg.GraphParts(chat, RuleCritic(), threshold=1, task=TASK)).invoke(
-            rg.start_state(TASK.prompt(), 1), rg.run_config(1)),
+        "ScoredReflection": lambda chat: ScoredReflection(RuleCritic(), StopRule(threshold=1)).run(
+            TASK, chat
+        ),
+        "graph": lambda chat: rg.build_graph(
+            rg.GraphParts(chat, RuleCritic(), threshold=1, task=TASK)
+        ).invoke(rg.start_state(TASK.prompt(), 1), rg.run_config(1)),
     }.items():
         chat = script(generator=[GOOD], reviewer=["APPROVED"])
         run(chat)
@@ -169,7 +227,11 @@ def test_each_role_sends_the_sampling_of_the_one_table():
 
     critic_chat = script(critic=[CRIT % 9])
     LLMCritic(critic_chat, structured=False).evaluate(TASK, CORRECT["factorial"])
-    assert json.dumps(critic_chat.calls[0].params) == json.dumps(SAMPLING["critic"]) == '{"temperature": 0}'
+    assert (
+        json.dumps(critic_chat.calls[0].params)
+        == json.dumps(SAMPLING["critic"])
+        == '{"temperature": 0}'
+    )
     mc = script(generator=[GOOD], reviewer=["APPROVED"])
     MakerChecker(max_iterations=1).run(TASK, mc)
     assert mc.calls[1].params == {**SAMPLING["reviewer"], "seed": 42}

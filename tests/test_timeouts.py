@@ -72,8 +72,12 @@ def stub():
 
 
 def _conn(port: int, budget: float, backend: str = "openai"):
-    s = settings_for("openai", OPENAI_API_KEY="k", OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
-                     COURSE_TIMEOUT_S=str(budget))
+    s = settings_for(
+        "openai",
+        OPENAI_API_KEY="k",
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+        COURSE_TIMEOUT_S=str(budget),
+    )
     conn = connect(settings=s, quiet=True)
     restarts = []
     if backend == "local":  # the local backend's behaviour, without starting a model server
@@ -93,7 +97,9 @@ def test_a_slow_server_gets_one_clear_error_within_the_budget_and_no_restart(stu
     server = stub("stall")
     conn, restarts = _conn(server.port, 1.5, backend)
     t = time.monotonic()
-    with pytest.raises(ModelError, match=r"did not answer within [12] s .*COURSE_TIMEOUT_S=1.5.*slow, not down"):
+    with pytest.raises(
+        ModelError, match=r"did not answer within [12] s .*COURSE_TIMEOUT_S=1.5.*slow, not down"
+    ):
         conn.chat(MSG)
     took = time.monotonic() - t
     assert 1.4 <= took < 2.5, f"waited {took:.1f} s for a 1.5 s budget"
@@ -117,7 +123,9 @@ def test_a_hosted_server_that_is_down_is_retried_then_explained(stub, monkeypatc
     monkeypatch.setattr(llm, "BACKOFF_S", (0.05, 0.05))
     server = stub("close")
     conn, restarts = _conn(server.port, 5)
-    with pytest.raises(ModelError, match="could not connect.*Check OPENAI_API_KEY, OPENAI_BASE_URL"):
+    with pytest.raises(
+        ModelError, match="could not connect.*Check OPENAI_API_KEY, OPENAI_BASE_URL"
+    ):
         conn.chat(MSG)
     assert server.connections == 1 + llm.MAX_RETRIES and restarts == []
 
@@ -133,13 +141,17 @@ def test_retries_never_run_past_the_budget(fake_model):
     t = time.monotonic()
     with pytest.raises(ModelError, match="no time left in the 1.5 s budget"):
         conn.chat(MSG)
-    assert time.monotonic() - t < 1.5 and len(fake.requests) == 1  # a 1 s backoff would end past the budget
+    assert (
+        time.monotonic() - t < 1.5 and len(fake.requests) == 1
+    )  # a 1 s backoff would end past the budget
 
 
 def test_a_passing_5xx_is_retried_and_the_answer_arrives(fake_model, monkeypatch):
     monkeypatch.setattr(llm, "BACKOFF_S", (0.01, 0.01))
     fake = fake_model([httpx.Response(503, json={"error": {"message": "loading"}}), "hello"])
-    conn = connect(settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True)
+    conn = connect(
+        settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True
+    )
     assert conn.chat(MSG).text == "hello" and len(fake.requests) == 2
 
 

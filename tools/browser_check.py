@@ -61,7 +61,9 @@ class Finding:
 
 
 def lessons() -> list[Path]:
-    return sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+    return sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+        (ROOT / "solutions").glob("*.ipynb")
+    )
 
 
 def committed_pictures(nb: dict) -> int:
@@ -91,30 +93,63 @@ def _add_output(nb: dict, output: dict) -> dict:
 
 
 def _no_kernel(nb: dict) -> dict:
-    nb["metadata"]["kernelspec"] = {"display_name": "Gone", "language": "python", "name": "no-such-kernel"}
+    nb["metadata"]["kernelspec"] = {
+        "display_name": "Gone",
+        "language": "python",
+        "name": "no-such-kernel",
+    }
     return nb
 
 
 # Faults planted in a copy of the first notebook, each with what the check must say about it.
 PLANTED = {
     "a Mermaid output (JupyterLab rewrites it on open)": (
-        lambda nb: _add_output(nb, {"output_type": "display_data",
-                                    "data": {"text/vnd.mermaid": "graph TD;\n  a --> b;\n"}}),
-        "marked modified on open"),
+        lambda nb: _add_output(
+            nb,
+            {
+                "output_type": "display_data",
+                "data": {"text/vnd.mermaid": "graph TD;\n  a --> b;\n"},
+            },
+        ),
+        "marked modified on open",
+    ),
     "a stderr output": (
-        lambda nb: _add_output(nb, {"output_type": "stream", "name": "stderr", "text": "Traceback: boom\n"}),
-        "stderr output on the page"),
+        lambda nb: _add_output(
+            nb, {"output_type": "stream", "name": "stderr", "text": "Traceback: boom\n"}
+        ),
+        "stderr output on the page",
+    ),
     "a picture that does not decode": (
-        lambda nb: _add_output(nb, {"output_type": "display_data",
-                                    "data": {"image/png": "bm90IGEgcGljdHVyZQ==\n", "text/plain": "<Figure>"}}),
-        "decoded images"),
+        lambda nb: _add_output(
+            nb,
+            {
+                "output_type": "display_data",
+                "data": {"image/png": "bm90IGEgcGljdHVyZQ==\n", "text/plain": "<Figure>"},
+            },
+        ),
+        "decoded images",
+    ),
     "a widget showing its repr": (
-        lambda nb: _add_output(nb, {"output_type": "display_data", "data": {
-            "application/vnd.jupyter.widget-view+json": {"model_id": "0" * 32, "version_major": 2,
-                                                         "version_minor": 0},
-            "text/plain": "VBox(children=(IntSlider(value=0),))"}}),
-        "a widget shows its repr"),
-    "a kernel that is not installed (JupyterLab swaps in its own)": (_no_kernel, "marked modified on open"),
+        lambda nb: _add_output(
+            nb,
+            {
+                "output_type": "display_data",
+                "data": {
+                    "application/vnd.jupyter.widget-view+json": {
+                        "model_id": "0" * 32,
+                        "version_major": 2,
+                        "version_minor": 0,
+                    },
+                    "text/plain": "VBox(children=(IntSlider(value=0),))",
+                },
+            },
+        ),
+        "a widget shows its repr",
+    ),
+    "a kernel that is not installed (JupyterLab swaps in its own)": (
+        _no_kernel,
+        "marked modified on open",
+    ),
     "a file that is not a notebook": (lambda nb: '{"cells": [', "a dialog is open"),
 }
 
@@ -122,7 +157,9 @@ PLANTED = {
 def missing_browser() -> str | None:
     gone = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
     if gone:
-        return f"{' and '.join(gone)} not found: run `{INSTALL}` (as root), then `make test-browser`"
+        return (
+            f"{' and '.join(gone)} not found: run `{INSTALL}` (as root), then `make test-browser`"
+        )
     return None
 
 
@@ -138,7 +175,8 @@ def jupyterlab(root: Path, scratch: Path):
     # No "get notified about Jupyter news?" toast over the page.
     (scratch / "config" / "labconfig").mkdir(parents=True)
     (scratch / "config" / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(scratch / "config"),
@@ -148,9 +186,15 @@ def jupyterlab(root: Path, scratch: Path):
         "COURSE_BACKEND": "replay",
     }
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser",
-        f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--ServerApp.port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if os.geteuid() == 0:
@@ -168,7 +212,9 @@ def jupyterlab(root: Path, scratch: Path):
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise SystemExit(f"JupyterLab did not answer within 90 s: see {log.name}") from None
+                    raise SystemExit(
+                        f"JupyterLab did not answer within 90 s: see {log.name}"
+                    ) from None
                 time.sleep(0.5)
         yield base, token
     finally:
@@ -183,11 +229,17 @@ def jupyterlab(root: Path, scratch: Path):
 def close_sessions(base: str, token: str) -> None:
     """Shut down the kernels the opened notebooks started: sixteen idle kernels are memory for nothing."""
     auth = {"Authorization": f"token {token}"}
-    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions", headers=auth), timeout=10) as r:
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{base}/api/sessions", headers=auth), timeout=10
+    ) as r:
         sessions = json.load(r)
     for session in sessions:
-        urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions/{session['id']}", method="DELETE",
-                                                      headers=auth), timeout=30)
+        urllib.request.urlopen(
+            urllib.request.Request(
+                f"{base}/api/sessions/{session['id']}", method="DELETE", headers=auth
+            ),
+            timeout=30,
+        )
 
 
 def browser():
@@ -196,8 +248,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
@@ -242,8 +299,11 @@ def check(driver, base: str, token: str, name: str, path: Path) -> Finding:
         if state and state["dialogs"]:  # JupyterLab could not show the notebook as it is
             finding.problems.append(f"a dialog is open: {state['dialogs']}")
             return finding
-        shape = None if state is None else (state["cells"], state["images"], state["dirty"],
-                                            len(state["text"]))
+        shape = (
+            None
+            if state is None
+            else (state["cells"], state["images"], state["dirty"], len(state["text"]))
+        )
         if state and state["cells"] == cells and shape == last:
             stable_since = stable_since or time.monotonic()
             if time.monotonic() - stable_since >= SETTLE:
@@ -261,7 +321,8 @@ def check(driver, base: str, token: str, name: str, path: Path) -> Finding:
     if state["pictures"] != want or state["images"] < want:
         finding.problems.append(
             f"{want} committed pictures, {state['pictures']} picture outputs on the page, "
-            f"{state['images']} decoded images")
+            f"{state['images']} decoded images"
+        )
     unseen = [text[:60] for text in committed_widgets(nb) if text not in state["text"]]
     if unseen:
         finding.problems.append(f"widgets not showing their text view: {unseen}")
@@ -271,7 +332,9 @@ def check(driver, base: str, token: str, name: str, path: Path) -> Finding:
     if state["dirty"]:
         finding.problems.append("marked modified on open, before anything ran")
     # Save without running anything: JupyterLab writes what its model now holds.
-    panel = driver.find_element("css selector", ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
+    panel = driver.find_element(
+        "css selector", ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+    )
     panel.click()
     mtime = path.stat().st_mtime_ns
     ActionChains(driver).key_down(Keys.CONTROL).send_keys("s").key_up(Keys.CONTROL).perform()
@@ -289,7 +352,11 @@ def check(driver, base: str, token: str, name: str, path: Path) -> Finding:
 def describe(before: bytes, after: bytes) -> str:
     """Where a saved notebook differs from the committed one, in a line."""
     old, new = json.loads(before), json.loads(after)
-    meta = sorted(k for k in {**old["metadata"], **new["metadata"]} if old["metadata"].get(k) != new["metadata"].get(k))
+    meta = sorted(
+        k
+        for k in {**old["metadata"], **new["metadata"]}
+        if old["metadata"].get(k) != new["metadata"].get(k)
+    )
     if meta:
         return f"metadata {meta}"
     for i, (a, b) in enumerate(zip(old["cells"], new["cells"], strict=False)):
@@ -307,7 +374,9 @@ def describe(before: bytes, after: bytes) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every lesson and solution")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="default: every lesson and solution"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder and its log")
     args = parser.parse_args(argv)
     problem = missing_browser()
@@ -323,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     for i, (fault, (plant, expect)) in enumerate(PLANTED.items()):
         copy = served / f"planted_{i}.ipynb"
         planted = plant(json.loads(lessons()[0].read_text()))
-        copy.write_text(planted if isinstance(planted, str) else json.dumps(planted, indent=1) + "\n")
+        copy.write_text(
+            planted if isinstance(planted, str) else json.dumps(planted, indent=1) + "\n"
+        )
         plants.append((fault, expect, copy))
     for path in paths:
         copy = served / path.parent.name / path.name
@@ -340,8 +411,10 @@ def main(argv: list[str] | None = None) -> int:
                     close_sessions(base, token)
                     caught = [p for p in seen.problems if expect in p]
                     if not caught:
-                        print(f"FAIL  planted {fault}: not caught (the check said {seen.problems}): "
-                              "the check cannot see what it is meant to catch")
+                        print(
+                            f"FAIL  planted {fault}: not caught (the check said {seen.problems}): "
+                            "the check cannot see what it is meant to catch"
+                        )
                         return 1
                     print(f"ok    planted {fault}: caught ({caught[0][:90]})")
                 for name, copy in jobs:
@@ -358,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"scratch kept: {scratch}")
         else:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{len(jobs) - failed} of {len(jobs)} notebooks open clean in JupyterLab (Python {platform.python_version()})")
+    print(
+        f"{len(jobs) - failed} of {len(jobs)} notebooks open clean in JupyterLab (Python {platform.python_version()})"
+    )
     return 1 if failed else 0
 
 

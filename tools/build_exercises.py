@@ -64,7 +64,9 @@ def derive(solution_path: Path, learner_path: Path, check: bool) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     bad = []
@@ -72,7 +74,11 @@ def main() -> None:
         if not derive(sol, ROOT / "notebooks" / sol.name, args.check):
             bad.append(sol.name)
     if bad:
-        print("notebooks/ differs from what solutions/ derives: " + ", ".join(bad) + " (run `make notebooks`)")
+        print(
+            "notebooks/ differs from what solutions/ derives: "
+            + ", ".join(bad)
+            + " (run `make notebooks`)"
+        )
         sys.exit(1)
 
 

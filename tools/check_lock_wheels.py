@@ -35,23 +35,43 @@ def pins(with_text: bool = False) -> list[tuple]:
     for block in re.split(r"\n(?=\S)", LOCK.read_text()):
         m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)\s*(?:;\s*([^\\]+))?", block)
         if m:
-            out.append((m.group(1), m.group(2), (m.group(3) or "").strip(), *([block] if with_text else [])))
+            out.append(
+                (
+                    m.group(1),
+                    m.group(2),
+                    (m.group(3) or "").strip(),
+                    *([block] if with_text else []),
+                )
+            )
     return out
 
 
 def files(name: str) -> list[str]:
-    req = urllib.request.Request(f"https://pypi.org/simple/{canonicalize_name(name)}/",
-                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    req = urllib.request.Request(
+        f"https://pypi.org/simple/{canonicalize_name(name)}/",
+        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+    )
     with urllib.request.urlopen(req, timeout=60) as r:
         return [f["filename"] for f in json.load(r)["files"]]
 
 
 def fits(tag, python: str, platform: str) -> bool:
     cp = "cp" + python.replace(".", "")
-    arch_ok = ("x86_64" in tag.platform if platform == "linux x86-64" else
-               ("arm64" in tag.platform or "universal2" in tag.platform) if platform == "macOS arm64" else True)
-    plat_ok = tag.platform == "any" or (any(k in tag.platform for k in PLATFORMS[platform][2]) and arch_ok)
-    if tag.interpreter in ("py3", "py2.py3") or tag.abi == "none" and tag.interpreter.startswith("py"):
+    arch_ok = (
+        "x86_64" in tag.platform
+        if platform == "linux x86-64"
+        else ("arm64" in tag.platform or "universal2" in tag.platform)
+        if platform == "macOS arm64"
+        else True
+    )
+    plat_ok = tag.platform == "any" or (
+        any(k in tag.platform for k in PLATFORMS[platform][2]) and arch_ok
+    )
+    if (
+        tag.interpreter in ("py3", "py2.py3")
+        or tag.abi == "none"
+        and tag.interpreter.startswith("py")
+    ):
         return plat_ok
     if tag.abi == "abi3":
         return plat_ok and int(tag.interpreter[2:]) <= int(cp[2:])
@@ -72,8 +92,13 @@ def missing_for(pin: tuple[str, str, str]) -> list[str]:
     gaps = []
     for platform, (sys_platform, os_name, _) in PLATFORMS.items():
         for python in PYTHONS:
-            env = {"python_version": python, "python_full_version": python + ".0", "sys_platform": sys_platform,
-                   "os_name": os_name, "implementation_name": "cpython"}
+            env = {
+                "python_version": python,
+                "python_full_version": python + ".0",
+                "sys_platform": sys_platform,
+                "os_name": os_name,
+                "implementation_name": "cpython",
+            }
             if marker and not Marker(marker).evaluate(env):
                 continue
             if not any(fits(t, python, platform) for tags in wheels for t in tags):
@@ -88,7 +113,9 @@ def main() -> int:
     bad = {k: v for k, v in gaps.items() if v}
     for (name, version), where in bad.items():
         print(f"{name}=={version}: no wheel for {', '.join(where)}")
-    print(f"{len(locked) - len(bad)} of {len(locked)} pins have a wheel for every platform and Python they apply to")
+    print(
+        f"{len(locked) - len(bad)} of {len(locked)} pins have a wheel for every platform and Python they apply to"
+    )
     return 1 if bad else 0
 
 

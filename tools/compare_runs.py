@@ -24,12 +24,21 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = [
     (re.compile(r"^\[reflect\] backend=.*$", re.M), "[reflect] <banner>"),
-    (re.compile(r"\((?:about \d+ min|under a minute)\)"), "(<time>)"),  # before the figures it holds
+    (
+        re.compile(r"\((?:about \d+ min|under a minute)\)"),
+        "(<time>)",
+    ),  # before the figures it holds
     (re.compile(r"\d[\d,]*(?:\.\d+)?\s?(?:ms|s|min|minutes|seconds|h)\b"), "<time>"),
     (re.compile(r"latency[^\n]*"), "latency <time>"),
-    (re.compile(r"^(\S+\s+\d+\s+\d+\s+\d+\s+\d+\s+)\d+\.\d(\s+\d+\.\d{4})$", re.M), r"\1<time>\2"),  # a ledger table's latency column
+    (
+        re.compile(r"^(\S+\s+\d+\s+\d+\s+\d+\s+\d+\s+)\d+\.\d(\s+\d+\.\d{4})$", re.M),
+        r"\1<time>\2",
+    ),  # a ledger table's latency column
     (re.compile(r"\d+ (?:prompt |completion )?tokens per second"), "<speed>"),
-    (re.compile(r" \(\d+ answered from the cache[^)]*\)"), ""),  # the live request cache's count: depends on what ran before
+    (
+        re.compile(r" \(\d+ answered from the cache[^)]*\)"),
+        "",
+    ),  # the live request cache's count: depends on what ran before
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0xADDRESS"),
 ]
 
@@ -61,16 +70,25 @@ def compare(run: Path, committed: Path) -> list[str]:
     for i, (old, new) in enumerate(zip(a, b, strict=True)):
         before, after = texts(old), texts(new)
         if before != after:
-            diff = [d for d in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-                    if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+            diff = [
+                d
+                for d in difflib.unified_diff(
+                    before.splitlines(), after.splitlines(), lineterm="", n=0
+                )
+                if d[:1] in "+-" and not d.startswith(("+++", "---"))
+            ]
             was = next((d[1:].strip() for d in diff if d.startswith("-")), "")
             now = next((d[1:].strip() for d in diff if d.startswith("+")), "")
-            lines.append(f"{run.name} code cell {i}: committed {was[:70]!r} | this run {now[:70]!r}")
+            lines.append(
+                f"{run.name} code cell {i}: committed {was[:70]!r} | this run {now[:70]!r}"
+            )
     return lines
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--only", help="notebook number prefix, e.g. 04")
     args = ap.parse_args()
     runs = sorted((ROOT / "build" / "run").glob(f"{args.only or ''}*.ipynb"))

@@ -20,14 +20,19 @@ MARK = "# the front page's figure"
 
 def front_png(lesson: Path = LESSON) -> bytes:
     """The PNG output of the lesson's one code cell marked MARK."""
-    marked = [c for c in json.loads(lesson.read_text(encoding="utf-8"))["cells"]
-              if c["cell_type"] == "code" and MARK in "".join(c["source"])]
+    marked = [
+        c
+        for c in json.loads(lesson.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code" and MARK in "".join(c["source"])
+    ]
     if len(marked) != 1:
         raise SystemExit(f"{lesson.name}: {len(marked)} cells marked {MARK!r}, not one")
     for output in marked[0].get("outputs", []):
         if "image/png" in output.get("data", {}):
             return base64.b64decode(output["data"]["image/png"])
-    raise SystemExit(f"{lesson.name}: no picture in the marked cell's outputs; run `make notebooks NB=06` first")
+    raise SystemExit(
+        f"{lesson.name}: no picture in the marked cell's outputs; run `make notebooks NB=06` first"
+    )
 
 
 if __name__ == "__main__":

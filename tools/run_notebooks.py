@@ -27,17 +27,26 @@ from nbclient.exceptions import CellExecutionError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-CELL_TIMEOUT_S = 4 * 3600  # per cell: live, lesson 06's benchmark cell runs 126 strategy runs (37 min two at a time on 2 cores in a fresh-clone `make run NB=06`; the recording took about 69 min)
+CELL_TIMEOUT_S = (
+    4 * 3600
+)  # per cell: live, lesson 06's benchmark cell runs 126 strategy runs (37 min two at a time on 2 cores in a fresh-clone `make run NB=06`; the recording took about 69 min)
 
 
-def execute(path: Path, env: dict[str, str], timeout: int = CELL_TIMEOUT_S) -> tuple[nbformat.NotebookNode, float]:
+def execute(
+    path: Path, env: dict[str, str], timeout: int = CELL_TIMEOUT_S
+) -> tuple[nbformat.NotebookNode, float]:
     nb = nbformat.read(path, as_version=4)
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the kernel inherits this process's environment
     start = time.perf_counter()
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=["--log-level=ERROR"],
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            extra_arguments=["--log-level=ERROR"],
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
     finally:
         for k, v in old.items():
             if v is None:
@@ -88,10 +97,16 @@ def run_live(only: str | None) -> int:
             nb, secs = execute(path, {"COURSE_BACKEND": live})
         except CellExecutionError as err:
             failed += 1
-            print(f"[{i}/{len(paths)}] {path.name} on the {live} model: FAILED\n{str(err)[:2000]}", flush=True)
+            print(
+                f"[{i}/{len(paths)}] {path.name} on the {live} model: FAILED\n{str(err)[:2000]}",
+                flush=True,
+            )
             continue
         nbformat.write(nb, out_dir / path.name)
-        print(f"[{i}/{len(paths)}] {path.name} on the {live} model: ok ({secs:.0f} s) -> build/run/{path.name}", flush=True)
+        print(
+            f"[{i}/{len(paths)}] {path.name} on the {live} model: ok ({secs:.0f} s) -> build/run/{path.name}",
+            flush=True,
+        )
     return failed
 
 
@@ -108,8 +123,10 @@ def run_record(only: str | None) -> int:
                 prune = "1" if path == sol and os.environ.get("COURSE_RECORD_KEEP") == "1" else ""
                 nb, _ = execute(path, {"COURSE_BACKEND": "replay", "COURSE_REPLAY_PRUNE": prune})
                 nbformat.write(nb, path)
-        print(f"[{i}/{len(paths)}] {sol.name}: recorded live from {source} ({secs:.0f} s), outputs refreshed in replay",
-              flush=True)
+        print(
+            f"[{i}/{len(paths)}] {sol.name}: recorded live from {source} ({secs:.0f} s), outputs refreshed in replay",
+            flush=True,
+        )
     return 0
 
 
@@ -119,16 +136,23 @@ def run_refresh(only: str | None) -> int:
     for i, path in enumerate(paths, 1):
         nb, secs = execute(path, {"COURSE_BACKEND": "replay"})
         nbformat.write(nb, path)
-        print(f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay: ok ({secs:.0f} s)", flush=True)
+        print(
+            f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay: ok ({secs:.0f} s)",
+            flush=True,
+        )
     return 0
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--live", action="store_true")
     mode.add_argument("--record", action="store_true")
-    mode.add_argument("--refresh", action="store_true", help="replay only: refresh committed outputs")
+    mode.add_argument(
+        "--refresh", action="store_true", help="replay only: refresh committed outputs"
+    )
     ap.add_argument("--only", help="notebook number prefix, e.g. 01")
     args = ap.parse_args()
     run = run_live if args.live else run_record if args.record else run_refresh

@@ -22,14 +22,36 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "CachedChat": "model.cache", "ConfigError": "model.config", "Settings": "model.config",
-    "Connection": "model.llm", "ModelError": "model.llm", "Reply": "model.llm", "connect": "runtime.connect",
-    "response_format_for": "model.llm", "Ledger": "model.accounting", "ReplayMiss": "model.replay",
-    "Run": "records", "Step": "records", "Stop": "records", "Verdict": "records",
+    "CachedChat": "model.cache",
+    "ConfigError": "model.config",
+    "Settings": "model.config",
+    "Connection": "model.llm",
+    "ModelError": "model.llm",
+    "Reply": "model.llm",
+    "connect": "runtime.connect",
+    "response_format_for": "model.llm",
+    "Ledger": "model.accounting",
+    "ReplayMiss": "model.replay",
+    "Run": "records",
+    "Step": "records",
+    "Stop": "records",
+    "Verdict": "records",
 }
 __all__ = [
-    "CachedChat", "ConfigError", "Connection", "Ledger", "ModelError", "Reply", "ReplayMiss", "Run", "Settings", "Step", "Stop",
-    "Verdict", "connect", "response_format_for",
+    "CachedChat",
+    "ConfigError",
+    "Connection",
+    "Ledger",
+    "ModelError",
+    "Reply",
+    "ReplayMiss",
+    "Run",
+    "Settings",
+    "Step",
+    "Stop",
+    "Verdict",
+    "connect",
+    "response_format_for",
 ]
 
 

@@ -45,14 +45,18 @@ class Stop(StrEnum):
     """Why a run ended. The same few reasons for every strategy."""
 
     ACCEPTED = "accepted"  # the critic or reviewer accepted the draft
-    SINGLE_DRAFT = "single_draft"  # a one-draft strategy made its draft (one-shot): there was nothing to stop
+    SINGLE_DRAFT = (
+        "single_draft"  # a one-draft strategy made its draft (one-shot): there was nothing to stop
+    )
     MAX_ITERATIONS = "max_iterations"  # the cap on drafts, attempts or samples was reached
     TOKEN_BUDGET = "token_budget"  # another attempt would have spent more than the token budget
     CONVERGED = "converged"  # no better score for `patience` rounds
     OSCILLATING = "oscillating"  # a draft came back, or scores swung up and down
     REGRESSED = "regressed"  # the score fell well below the best: reverted to the best
     INVALID_CRITIC = "invalid_critic"  # the critic's output could not be used
-    NO_CODE = "no_code"  # the model's reply held no code: nothing to judge (the graph sends it to review)
+    NO_CODE = (
+        "no_code"  # the model's reply held no code: nothing to judge (the graph sends it to review)
+    )
     CHECK_FAILED = "check_failed"  # the critic accepted a draft that a deterministic check rejects
     PROVIDER_ERROR = "provider_error"  # the model's server failed (timeout, refused, 5xx)
     BLANK_INPUT = "blank_input"  # nothing to do: no model call was made
@@ -91,9 +95,13 @@ class Step:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    verdict: Verdict | None = None  # what this step decided about the draft before it, if it judged one
+    verdict: Verdict | None = (
+        None  # what this step decided about the draft before it, if it judged one
+    )
     code: str | None = None  # the draft this step produced, if it produced one
-    note: str | None = None  # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
+    note: str | None = (
+        None  # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
+    )
 
     @property
     def is_draft(self) -> bool:
@@ -102,7 +110,11 @@ class Step:
 
     def line(self, width: int = 70) -> str:
         """One printable line: index, role, tokens, verdict (or note) and the start of the reply."""
-        tokens = f"{self.prompt_tokens}+{self.completion_tokens} tok" if self.kind == "model" else self.kind
+        tokens = (
+            f"{self.prompt_tokens}+{self.completion_tokens} tok"
+            if self.kind == "model"
+            else self.kind
+        )
         text = " ".join(self.reply.split())
         text = text if len(text) <= width else text[: width - 3] + "..."
         said = self.verdict.label if self.verdict else self.note
@@ -203,7 +215,9 @@ class ReplyLike(Protocol):
     completion_tokens: int
 
 
-ChatFn = Callable[..., ReplyLike]  # chat(messages, role=..., **params) -> Reply; Connection.chat fits
+ChatFn = Callable[
+    ..., ReplyLike
+]  # chat(messages, role=..., **params) -> Reply; Connection.chat fits
 
 
 @runtime_checkable
@@ -226,9 +240,27 @@ class Strategy(Protocol):
         ...
 
 
-def model_step(index: int, role: str, messages: list[dict], reply: Any, code: str | None = None,
-               verdict: Verdict | None = None, note: str | None = None) -> Step:
+def model_step(
+    index: int,
+    role: str,
+    messages: list[dict],
+    reply: Any,
+    code: str | None = None,
+    verdict: Verdict | None = None,
+    note: str | None = None,
+) -> Step:
     """A Step for one model call from the messages sent and the reply received."""
     last = str(messages[-1].get("content", "")) if messages else ""
-    return Step(index, role, "model", last, getattr(reply, "text", "") or "", getattr(reply, "prompt_tokens", 0),
-                getattr(reply, "completion_tokens", 0), getattr(reply, "latency_s", 0.0), verdict, code, note)
+    return Step(
+        index,
+        role,
+        "model",
+        last,
+        getattr(reply, "text", "") or "",
+        getattr(reply, "prompt_tokens", 0),
+        getattr(reply, "completion_tokens", 0),
+        getattr(reply, "latency_s", 0.0),
+        verdict,
+        code,
+        note,
+    )

@@ -77,8 +77,10 @@ def load(path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, int], dict]]
         except ValueError:
             continue  # a line cut off by a kill
         if row.get("config") != config:
-            raise SetupChanged(f"{path}:{n} was recorded under another setup of the experiment; record into a new "
-                               f"file (--out) instead of mixing the two")
+            raise SetupChanged(
+                f"{path}:{n} was recorded under another setup of the experiment; record into a new "
+                f"file (--out) instead of mixing the two"
+            )
         if row["kind"] == "start":
             starts[row["task_id"]] = row
         else:
@@ -97,7 +99,9 @@ def _writer(path: Path, meta: dict | None) -> Callable[[dict], None]:
             f.seek(0, os.SEEK_END)
             if f.tell():
                 f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":  # a line cut off by a kill: end it, so it stays alone and is skipped
+                if (
+                    f.read(1) != b"\n"
+                ):  # a line cut off by a kill: end it, so it stays alone and is skipped
                     f.write(b"\n")
             f.write(line.encode("utf-8"))
             f.flush()
@@ -106,8 +110,13 @@ def _writer(path: Path, meta: dict | None) -> Callable[[dict], None]:
     return write
 
 
-def record_starts(tasks: Iterable[Task], chat: Callable, path: Path, progress: bool = True,
-                  meta: dict | None = None) -> dict[str, Start]:
+def record_starts(
+    tasks: Iterable[Task],
+    chat: Callable,
+    path: Path,
+    progress: bool = True,
+    meta: dict | None = None,
+) -> dict[str, Start]:
     """Every problem's start (`first_draft`) not yet in `path`, one request at a time (a batched
     request can change a temperature-0 reply); every start in the file for `tasks`, by task id."""
     tasks, path = list(tasks), Path(path)
@@ -119,13 +128,24 @@ def record_starts(tasks: Iterable[Task], chat: Callable, path: Path, progress: b
         replies: list[str] = []
         t0 = time.perf_counter()
         start = first_draft(task, seen_by(chat, prompts, replies))
-        row = {"kind": "start", "task_id": task.id, "start": start.to_dict(), "wall_s": time.perf_counter() - t0,
-               "passed": judge(task, start.code).passed,
-               "leaks": hidden_lines_in_prompts(task, prompts, replies)}
+        row = {
+            "kind": "start",
+            "task_id": task.id,
+            "start": start.to_dict(),
+            "wall_s": time.perf_counter() - t0,
+            "passed": judge(task, start.code).passed,
+            "leaks": hidden_lines_in_prompts(task, prompts, replies),
+        }
         write(row)
         starts[task.id] = row
 
-    parallel_map(start_of, [t for t in tasks if t.id not in starts], workers=1, desc="first drafts", progress=progress)
+    parallel_map(
+        start_of,
+        [t for t in tasks if t.id not in starts],
+        workers=1,
+        desc="first drafts",
+        progress=progress,
+    )
     return {t.id: Start.from_dict(starts[t.id]["start"]) for t in tasks}
 
 
@@ -135,15 +155,29 @@ def arm_jobs(tasks: Iterable[Task], path: Path, replicates: int) -> list[tuple[T
     return _jobs(list(tasks), *load(Path(path)), replicates)
 
 
-def _jobs(tasks: list[Task], starts: dict[str, dict], done: dict, replicates: int) -> list[tuple[Task, str, int]]:
+def _jobs(
+    tasks: list[Task], starts: dict[str, dict], done: dict, replicates: int
+) -> list[tuple[Task, str, int]]:
     if replicates < 1:
         raise ValueError(f"replicates must be at least 1, got {replicates}")
-    return [(task, arm, r) for r in range(replicates) for task in tasks for arm in ARMS
-            if Start.from_dict(starts[task.id]["start"]).needs_samples and (task.id, arm, r) not in done]
+    return [
+        (task, arm, r)
+        for r in range(replicates)
+        for task in tasks
+        for arm in ARMS
+        if Start.from_dict(starts[task.id]["start"]).needs_samples and (task.id, arm, r) not in done
+    ]
 
 
-def record_arms(tasks: Iterable[Task], chat: Callable, path: Path, replicates: int, concurrency: int = 2,
-                progress: bool = True, meta: dict | None = None) -> None:
+def record_arms(
+    tasks: Iterable[Task],
+    chat: Callable,
+    path: Path,
+    replicates: int,
+    concurrency: int = 2,
+    progress: bool = True,
+    meta: dict | None = None,
+) -> None:
     """Every arm and replicate after a failed first draft not yet in `path`, `concurrency` at a time."""
     tasks, path = list(tasks), Path(path)
     starts, done = load(path)
@@ -157,17 +191,42 @@ def record_arms(tasks: Iterable[Task], chat: Callable, path: Path, replicates: i
         replies: list[str] = [s.reply for s in (*start.steps, *start.critique_steps)]
         t0 = time.perf_counter()
         run = after_failure(task, start, arm, r, seen_by(chat, prompts, replies))
-        run = replace(run, wall_s=time.perf_counter() - t0,
-                      passed=judge(task, run.final_code).passed)
-        write({"kind": "arm", "task_id": task.id, "arm": arm, "replicate": r, "run": run.to_dict(),
-               "drafts": judge_drafts(task, run),
-               "leaks": sorted(set(starts[task.id]["leaks"]) | set(hidden_lines_in_prompts(task, prompts, replies)))})
+        run = replace(
+            run, wall_s=time.perf_counter() - t0, passed=judge(task, run.final_code).passed
+        )
+        write(
+            {
+                "kind": "arm",
+                "task_id": task.id,
+                "arm": arm,
+                "replicate": r,
+                "run": run.to_dict(),
+                "drafts": judge_drafts(task, run),
+                "leaks": sorted(
+                    set(starts[task.id]["leaks"])
+                    | set(hidden_lines_in_prompts(task, prompts, replies))
+                ),
+            }
+        )
 
-    parallel_map(arm_of, jobs, workers=concurrency, desc="samples after a failed first draft", progress=progress)
+    parallel_map(
+        arm_of,
+        jobs,
+        workers=concurrency,
+        desc="samples after a failed first draft",
+        progress=progress,
+    )
 
 
-def record(tasks: Iterable[Task], chat: Callable, path: Path, replicates: int, concurrency: int = 2,
-           progress: bool = True, meta: dict | None = None) -> None:
+def record(
+    tasks: Iterable[Task],
+    chat: Callable,
+    path: Path,
+    replicates: int,
+    concurrency: int = 2,
+    progress: bool = True,
+    meta: dict | None = None,
+) -> None:
     """The whole experiment on `tasks` into `path`: the starts, then the arms (see the module docstring)."""
     tasks = list(tasks)
     record_starts(tasks, chat, path, progress, meta)
@@ -188,35 +247,68 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
     most = max((complete_replicates(arms, t) for t in failed), default=replicates or 1)
     R = min(most, replicates) if replicates else most
     if R < 1:
-        raise ValueError(f"{path}: no problem whose first draft failed has all arms in a replicate yet")
+        raise ValueError(
+            f"{path}: no problem whose first draft failed has all arms in a replicate yet"
+        )
     out: list[dict[str, Any]] = []
     for tid, row in starts.items():
         start = Start.from_dict(row["start"])
         if start.needs_samples and complete_replicates(arms, tid) < R:
             continue
-        common = {"task_id": tid, "passed_first": row["passed"], "source": start.source,
-                  "failure": failure_kind(start) if start.needs_samples else None}
-        out.append({"strategy": ONE_SHOT, **common, "replicate": 0, "drafts": {"0": row["passed"]},
-                    "run": {**one_shot_of(start).to_dict(), "passed": row["passed"]}, "leaks": row["leaks"]})
+        common = {
+            "task_id": tid,
+            "passed_first": row["passed"],
+            "source": start.source,
+            "failure": failure_kind(start) if start.needs_samples else None,
+        }
+        out.append(
+            {
+                "strategy": ONE_SHOT,
+                **common,
+                "replicate": 0,
+                "drafts": {"0": row["passed"]},
+                "run": {**one_shot_of(start).to_dict(), "passed": row["passed"]},
+                "leaks": row["leaks"],
+            }
+        )
         for arm in ARMS:
             for r in range(R):
                 if start.needs_samples:
                     line = arms[tid, arm, r]
-                    out.append({"strategy": arm, **common, "replicate": r, "run": line["run"], "drafts": line["drafts"],
-                                "leaks": line["leaks"]})
+                    out.append(
+                        {
+                            "strategy": arm,
+                            **common,
+                            "replicate": r,
+                            "run": line["run"],
+                            "drafts": line["drafts"],
+                            "leaks": line["leaks"],
+                        }
+                    )
                 else:
                     run = after_failure(get_task(tid), start, arm, r, _no_call)
                     index = next(s.index for s in run.steps if s.role == "generator")
-                    out.append({"strategy": arm, **common, "replicate": r, "run": {**run.to_dict(), "passed": row["passed"]},
-                                "drafts": {str(index): row["passed"]}, "leaks": row["leaks"]})
+                    out.append(
+                        {
+                            "strategy": arm,
+                            **common,
+                            "replicate": r,
+                            "run": {**run.to_dict(), "passed": row["passed"]},
+                            "drafts": {str(index): row["passed"]},
+                            "leaks": row["leaks"],
+                        }
+                    )
     return out, R
 
 
 def incomplete(path: Path, replicates: int) -> list[str]:
     """The problems whose first draft failed its evidence and that lack an arm in one of `replicates`."""
     starts, arms = load(path)
-    return [t for t, row in starts.items()
-            if Start.from_dict(row["start"]).needs_samples and complete_replicates(arms, t) < replicates]
+    return [
+        t
+        for t, row in starts.items()
+        if Start.from_dict(row["start"]).needs_samples and complete_replicates(arms, t) < replicates
+    ]
 
 
 def complete_replicates(arms: dict[tuple[str, str, int], dict], task_id: str) -> int:
@@ -271,7 +363,9 @@ def sign_flip_p(diffs: Sequence[float], resolution: int = 60) -> float:
     return extreme / 2 ** len(ints)
 
 
-def bootstrap_interval(diffs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_interval(
+    diffs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """A percentile bootstrap interval of the mean difference, resampling problems with replacement."""
     if not diffs:
         return (0.0, 0.0)
@@ -298,12 +392,22 @@ def compare(table: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
     """a against b over problems: the mean difference of the shares, its interval, the permutation p,
     and how many problems a did better on, worse on, the same."""
     d = differences(table, a, b)
-    return {"a": a, "b": b, "effect": sum(d) / len(d) if d else 0.0, "interval": bootstrap_interval(d),
-            "p": sign_flip_p(d), "better": sum(x > 0 for x in d), "worse": sum(x < 0 for x in d),
-            "same": sum(x == 0 for x in d), "problems": len(d)}
+    return {
+        "a": a,
+        "b": b,
+        "effect": sum(d) / len(d) if d else 0.0,
+        "interval": bootstrap_interval(d),
+        "p": sign_flip_p(d),
+        "better": sum(x > 0 for x in d),
+        "worse": sum(x < 0 for x in d),
+        "same": sum(x == 0 for x in d),
+        "problems": len(d),
+    }
 
 
-def smallest_detectable(problems: int, replicates: int = 1, alpha: float = 0.05) -> tuple[int, float]:
+def smallest_detectable(
+    problems: int, replicates: int = 1, alpha: float = 0.05
+) -> tuple[int, float]:
     """The fewest problems that, all one way by one replicate of `replicates` (a difference of 1/R, the
     rest 0), reach p < alpha in the primary test, and that as a difference in pass rate over `problems`.
     The sign-flip test does not depend on the size of the differences, only on their signs' pattern, so
@@ -326,7 +430,9 @@ def failure_kind(start: Start) -> str:
     actual = [a for _, a in start.failed]
     if not start.code.strip() or all(a in ("not run", "no code") for a in actual):
         return "syntax"
-    if any(a.startswith("raised ") or a == "timed out" or a.startswith("process ended") for a in actual):
+    if any(
+        a.startswith("raised ") or a == "timed out" or a.startswith("process ended") for a in actual
+    ):
         return "exception"
     return "assertion"
 
@@ -350,19 +456,29 @@ def arm_stats(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         if not mine:
             continue
         runs = [Run.from_dict(r["run"]) for r in mine]
-        sampled = [(r, run) for r, run in zip(mine, runs, strict=True) if sum(s.role == "generator" for s in run.steps) > 1
-                   or any(s.role == "critic" for s in run.steps)]
-        first_code = {r["task_id"]: next(s.code for s in run.steps if s.role == "generator")
-                      for r, run in zip(mine, runs, strict=True)}
+        sampled = [
+            (r, run)
+            for r, run in zip(mine, runs, strict=True)
+            if sum(s.role == "generator" for s in run.steps) > 1
+            or any(s.role == "critic" for s in run.steps)
+        ]
+        first_code = {
+            r["task_id"]: next(s.code for s in run.steps if s.role == "generator")
+            for r, run in zip(mine, runs, strict=True)
+        }
         reps = max(1, len({r["replicate"] for r in mine}))
         out[name] = {
-            "runs": len(mine), "pass_rate": sum(bool(run.passed) for run in runs) / len(runs),
+            "runs": len(mine),
+            "pass_rate": sum(bool(run.passed) for run in runs) / len(runs),
             "tokens_per_task": sum(run.tokens for run in runs) / len(runs),
             "calls_per_task": sum(run.calls for run in runs) / len(runs),
             "after_failure_runs": len(sampled),
-            "repaired": sum(not r["passed_first"] and bool(run.passed) for r, run in sampled) / reps,
+            "repaired": sum(not r["passed_first"] and bool(run.passed) for r, run in sampled)
+            / reps,
             "made_worse": sum(r["passed_first"] and not run.passed for r, run in sampled) / reps,
-            "first_code_returned": sum(run.final_code == first_code[r["task_id"]] for r, run in sampled),
+            "first_code_returned": sum(
+                run.final_code == first_code[r["task_id"]] for r, run in sampled
+            ),
             "errors": sum(run.stop.value == "provider_error" for run in runs),
             "leaks": sum(bool(r["leaks"]) for r in mine),
         }
@@ -375,16 +491,25 @@ def by_failure(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     arm: mean over the problems of the share of replicates whose returned code passes}}."""
     out: dict[str, dict[str, Any]] = {}
     s = shares(table)
-    kinds = {r["task_id"]: (r["failure"], r["passed_first"]) for r in table if r["strategy"] == ONE_SHOT and r["failure"]}
+    kinds = {
+        r["task_id"]: (r["failure"], r["passed_first"])
+        for r in table
+        if r["strategy"] == ONE_SHOT and r["failure"]
+    }
     for kind in ("syntax", "exception", "assertion"):
         tasks = [t for t, (k, _) in kinds.items() if k == kind]
         if tasks:
-            out[kind] = {"problems": len(tasks), "first_passed": sum(kinds[t][1] for t in tasks),
-                         **{arm: sum(s[arm][t] for t in tasks) / len(tasks) for arm in ARMS}}
+            out[kind] = {
+                "problems": len(tasks),
+                "first_passed": sum(kinds[t][1] for t in tasks),
+                **{arm: sum(s[arm][t] for t in tasks) / len(tasks) for arm in ARMS},
+            }
     return out
 
 
-def curve(table: list[dict[str, Any]], arm: str, samples: int = 4) -> list[tuple[int, float, float]]:
+def curve(
+    table: list[dict[str, Any]], arm: str, samples: int = 4
+) -> list[tuple[int, float, float]]:
     """(j, pass rate, tokens per task) for an arm allowed at most j samples after the first draft,
     j = 0..samples, replayed from its runs: the first of its first j samples that passed the evidence,
     else the draft with the most asserts passed among the first j + 1 (the earliest on a tie), with
@@ -416,33 +541,59 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
     """The analysis as text: what entered the after-failure phase, the per-arm table, the primary
     test, the Holm-corrected family, and the first drafts' failures beside what each arm repaired."""
     problems = sorted({r["task_id"] for r in table})
-    entered = sorted({r["task_id"] for r in table if r["strategy"] == BLIND
-                      and sum(s["role"] == "generator" for s in r["run"]["steps"]) > 1})
+    entered = sorted(
+        {
+            r["task_id"]
+            for r in table
+            if r["strategy"] == BLIND
+            and sum(s["role"] == "generator" for s in r["run"]["steps"]) > 1
+        }
+    )
     k, effect = smallest_detectable(len(problems), replicates)
     a = analyse(table)
-    lines = [f"{len(problems)} problems, {replicates} replicate(s) of the after-failure phase; {len(entered)} problems' "
-             f"first draft failed its evidence (only there can the arms differ)",
-             f"smallest difference the primary test can call at p < 0.05: {k} problems all one way by one "
-             f"replicate of {replicates} ({effect:.1%} of pass rate)", "",
-             f"{'strategy':<22}{'pass':>7}{'tokens/task':>13}{'calls':>7}{'repaired':>10}{'made worse':>12}"
-             f"{'draft 1 again':>15}{'errors':>8}{'leaks':>7}"]
+    lines = [
+        f"{len(problems)} problems, {replicates} replicate(s) of the after-failure phase; {len(entered)} problems' "
+        f"first draft failed its evidence (only there can the arms differ)",
+        f"smallest difference the primary test can call at p < 0.05: {k} problems all one way by one "
+        f"replicate of {replicates} ({effect:.1%} of pass rate)",
+        "",
+        f"{'strategy':<22}{'pass':>7}{'tokens/task':>13}{'calls':>7}{'repaired':>10}{'made worse':>12}"
+        f"{'draft 1 again':>15}{'errors':>8}{'leaks':>7}",
+    ]
     for name, s in a["arms"].items():
-        again = f"{s['first_code_returned']} of {s['after_failure_runs']}" if name != ONE_SHOT else "-"
-        lines.append(f"{name:<22}{s['pass_rate']:>7.1%}{s['tokens_per_task']:>13,.0f}{s['calls_per_task']:>7.2f}"
-                     f"{s['repaired']:>10.2f}{s['made_worse']:>12.2f}{again:>15}{s['errors']:>8}{s['leaks']:>7}")
+        again = (
+            f"{s['first_code_returned']} of {s['after_failure_runs']}" if name != ONE_SHOT else "-"
+        )
+        lines.append(
+            f"{name:<22}{s['pass_rate']:>7.1%}{s['tokens_per_task']:>13,.0f}{s['calls_per_task']:>7.2f}"
+            f"{s['repaired']:>10.2f}{s['made_worse']:>12.2f}{again:>15}{s['errors']:>8}{s['leaks']:>7}"
+        )
     p = a["primary"]
-    lines += ["", "primary: does feedback:checks beat feedback:blind? (per-problem share of replicates passing)",
-              f"  {p['a']} - {p['b']}: {p['effect']:+.1%} of pass rate, 95% bootstrap interval "
-              f"{p['interval'][0]:+.1%} to {p['interval'][1]:+.1%}; better on {p['better']}, worse on {p['worse']}, "
-              f"same on {p['same']}; exact sign-flip p = {p['p']:.3f}",
-              "", "secondary, Holm-corrected as one family of 6:"]
+    lines += [
+        "",
+        "primary: does feedback:checks beat feedback:blind? (per-problem share of replicates passing)",
+        f"  {p['a']} - {p['b']}: {p['effect']:+.1%} of pass rate, 95% bootstrap interval "
+        f"{p['interval'][0]:+.1%} to {p['interval'][1]:+.1%}; better on {p['better']}, worse on {p['worse']}, "
+        f"same on {p['same']}; exact sign-flip p = {p['p']:.3f}",
+        "",
+        "secondary, Holm-corrected as one family of 6:",
+    ]
     for t in a["secondary"]:
-        lines.append(f"  {t['a']:<21} - {t['b']:<21}{t['effect']:>+7.1%}  [{t['interval'][0]:+.1%}, {t['interval'][1]:+.1%}]"
-                     f"  better {t['better']:>2}, worse {t['worse']:>2}   p = {t['p']:.3f}, Holm {t['p_holm']:.3f}")
+        lines.append(
+            f"  {t['a']:<21} - {t['b']:<21}{t['effect']:>+7.1%}  [{t['interval'][0]:+.1%}, {t['interval'][1]:+.1%}]"
+            f"  better {t['better']:>2}, worse {t['worse']:>2}   p = {t['p']:.3f}, Holm {t['p_holm']:.3f}"
+        )
     kinds = by_failure(table)
     if kinds:
-        lines += ["", "how the first drafts failed their evidence, and the share of replicates passing after it, per arm:",
-                  f"  {'failure':<11}{'problems':>9}{'first draft passes hidden':>27}" + "".join(f"{a.split(':')[1]:>13}" for a in ARMS)]
-        lines += [f"  {kind:<11}{k['problems']:>9}{k['first_passed']:>27}" + "".join(f"{k[a]:>13.0%}" for a in ARMS)
-                  for kind, k in kinds.items()]
+        lines += [
+            "",
+            "how the first drafts failed their evidence, and the share of replicates passing after it, per arm:",
+            f"  {'failure':<11}{'problems':>9}{'first draft passes hidden':>27}"
+            + "".join(f"{a.split(':')[1]:>13}" for a in ARMS),
+        ]
+        lines += [
+            f"  {kind:<11}{k['problems']:>9}{k['first_passed']:>27}"
+            + "".join(f"{k[a]:>13.0%}" for a in ARMS)
+            for kind, k in kinds.items()
+        ]
     return "\n".join(lines)

@@ -26,7 +26,13 @@ from typing import Any
 
 from .results import describe, recorded_dir, recording_meta, results_dir
 
-__all__ = ["RecordedCalls", "RecordedReply", "recording_meta", "request_key", "verdicts_as_recorded"]
+__all__ = [
+    "RecordedCalls",
+    "RecordedReply",
+    "recording_meta",
+    "request_key",
+    "verdicts_as_recorded",
+]
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,9 @@ class RecordedReply:
 
 def request_key(messages: list[dict], role: str, params: Mapping[str, Any]) -> str:
     """The identity of a request: its messages, role and every parameter, as canonical JSON."""
-    return json.dumps([messages, role, dict(params)], sort_keys=True, ensure_ascii=False, default=str)
+    return json.dumps(
+        [messages, role, dict(params)], sort_keys=True, ensure_ascii=False, default=str
+    )
 
 
 class RecordedCalls:
@@ -65,10 +73,14 @@ class RecordedCalls:
     def _load(path: Path) -> tuple[dict, dict[str, dict]]:
         try:
             data = json.loads(path.read_text())
-            return data["meta"], {request_key(c["messages"], c["role"], c["params"]): c for c in data["calls"]}
+            return data["meta"], {
+                request_key(c["messages"], c["role"], c["params"]): c for c in data["calls"]
+            }
         except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"{path} is not a recording this course wrote ({err}). Re-record the lesson "
-                             f"(make record NB={path.name.split('_')[0]} KEEP=1) or run it with COURSE_FULL=1.") from err
+            raise ValueError(
+                f"{path} is not a recording this course wrote ({err}). Re-record the lesson "
+                f"(make record NB={path.name.split('_')[0]} KEEP=1) or run it with COURSE_FULL=1."
+            ) from err
 
     def __call__(self, messages: list[dict], role: str = "generator", **params):
         key = request_key(messages, role, params)
@@ -79,14 +91,27 @@ class RecordedCalls:
                 self._new.setdefault(key, call)
         if call is not None:
             r = call["reply"]
-            return RecordedReply(r["text"], r["prompt_tokens"], r["completion_tokens"], role, r.get("latency_s", 0.0),
-                                 r.get("finish_reason"))
+            return RecordedReply(
+                r["text"],
+                r["prompt_tokens"],
+                r["completion_tokens"],
+                role,
+                r.get("latency_s", 0.0),
+                r.get("finish_reason"),
+            )
         reply = self.chat(messages, role=role, **params)
-        entry = {"messages": messages, "role": role, "params": dict(params),
-                 "reply": {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
-                           "completion_tokens": reply.completion_tokens,
-                           "latency_s": round(getattr(reply, "latency_s", 0.0), 2),
-                           "finish_reason": getattr(reply, "finish_reason", None)}}
+        entry = {
+            "messages": messages,
+            "role": role,
+            "params": dict(params),
+            "reply": {
+                "text": reply.text,
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "latency_s": round(getattr(reply, "latency_s", 0.0), 2),
+                "finish_reason": getattr(reply, "finish_reason", None),
+            },
+        }
         with self._lock:
             self.sent += 1
             self._new[key] = entry
@@ -115,7 +140,10 @@ class RecordedCalls:
         path = results_dir() / f"{self.name}.calls.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         calls = [self._new[k] for k in sorted(self._new)]
-        path.write_text(json.dumps({"meta": self._this_run, "calls": calls}, indent=1, ensure_ascii=False) + "\n")
+        path.write_text(
+            json.dumps({"meta": self._this_run, "calls": calls}, indent=1, ensure_ascii=False)
+            + "\n"
+        )
         return path
 
 
@@ -123,5 +151,9 @@ def verdicts_as_recorded(recorded: Mapping[str, Any], live: Mapping[str, Any]) -
     """The live sample's verdicts beside the recording's, for the keys both have: "3 of 3 verdicts
     as recorded", then one line per verdict that moved."""
     keys = [k for k in live if k in recorded]
-    moved = [f"  {k}: recorded {recorded[k]}, this run {live[k]}" for k in keys if recorded[k] != live[k]]
-    return "\n".join([f"the live sample: {len(keys) - len(moved)} of {len(keys)} verdicts as recorded", *moved])
+    moved = [
+        f"  {k}: recorded {recorded[k]}, this run {live[k]}" for k in keys if recorded[k] != live[k]
+    ]
+    return "\n".join(
+        [f"the live sample: {len(keys) - len(moved)} of {len(keys)} verdicts as recorded", *moved]
+    )

@@ -46,8 +46,11 @@ def run_of(row: Row) -> Run:
 def drafts_of(row: Row) -> list[tuple[int, bool | None]]:
     """(step index, hidden tests pass) for each draft a generator or refiner wrote, in order."""
     verdicts = row.get("drafts") or {}
-    return [(s.index, verdicts.get(str(s.index))) for s in run_of(row).steps
-            if s.code is not None and s.role in DRAFT_ROLES]
+    return [
+        (s.index, verdicts.get(str(s.index)))
+        for s in run_of(row).steps
+        if s.code is not None and s.role in DRAFT_ROLES
+    ]
 
 
 def made_worse(row: Row) -> bool:
@@ -68,19 +71,25 @@ def summary(rows: list[Row], baseline: str = "one-shot") -> list[dict[str, Any]]
         runs = [run_of(r) for r in mine]
         passed = sum(bool(r.passed) for r in runs)
         tokens = sum(r.tokens for r in runs)
-        out.append({
-            "strategy": name, "tasks": len(runs), "passed": passed, "pass_rate": passed / len(runs),
-            "tokens_per_task": tokens / len(runs),
-            "prompt_per_task": sum(s.prompt_tokens for r in runs for s in r.steps) / len(runs),
-            "completion_per_task": sum(s.completion_tokens for r in runs for s in r.steps) / len(runs),
-            "calls": sum(r.calls for r in runs) / len(runs),
-            "x_baseline": tokens / len(runs) / base_tokens if base_tokens else None,
-            "tokens_per_solved": tokens / passed if passed else None,
-            "drafts": sum(len(drafts_of(r)) for r in mine) / len(runs),
-            "latency_s": sum(r.wall_s for r in runs) / len(runs),
-            "made_worse": sum(made_worse(r) for r in mine),
-            "leaks": sum(bool(r.get("leaks")) for r in mine),
-        })
+        out.append(
+            {
+                "strategy": name,
+                "tasks": len(runs),
+                "passed": passed,
+                "pass_rate": passed / len(runs),
+                "tokens_per_task": tokens / len(runs),
+                "prompt_per_task": sum(s.prompt_tokens for r in runs for s in r.steps) / len(runs),
+                "completion_per_task": sum(s.completion_tokens for r in runs for s in r.steps)
+                / len(runs),
+                "calls": sum(r.calls for r in runs) / len(runs),
+                "x_baseline": tokens / len(runs) / base_tokens if base_tokens else None,
+                "tokens_per_solved": tokens / passed if passed else None,
+                "drafts": sum(len(drafts_of(r)) for r in mine) / len(runs),
+                "latency_s": sum(r.wall_s for r in runs) / len(runs),
+                "made_worse": sum(made_worse(r) for r in mine),
+                "leaks": sum(bool(r.get("leaks")) for r in mine),
+            }
+        )
     return out
 
 
@@ -96,14 +105,20 @@ def paired(rows: list[Row], strategy: str, baseline: str = "one-shot") -> dict[s
     wins = sum(mine[t] and not base[t] for t in both)
     losses = sum(base[t] and not mine[t] for t in both)
     n = wins + losses
-    return {"tasks": len(both), "wins": wins, "losses": losses, "ties": len(both) - n, "p": exact_sign_test(wins, losses)}
+    return {
+        "tasks": len(both),
+        "wins": wins,
+        "losses": losses,
+        "ties": len(both) - n,
+        "p": exact_sign_test(wins, losses),
+    }
 
 
 def exact_sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test (McNemar's exact test) on the pairs that disagree: the chance, if
     neither side were better, of a split of the wins + losses at least this uneven."""
     n = wins + losses
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2 ** n if n else 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n if n else 1.0
     return min(1.0, 2 * tail)
 
 
@@ -112,7 +127,9 @@ def paired_all(rows: list[Row]) -> list[dict[str, Any]]:
     tests between strategies, not only against one-shot. With many pairs, some p below 0.05 is
     expected by chance: `pairs` says how many were tested (a Bonferroni threshold is 0.05 / pairs)."""
     names = list(by_strategy(rows))
-    out = [{"a": a, "b": b, **paired(rows, a, b)} for i, a in enumerate(names) for b in names[i + 1:]]
+    out = [
+        {"a": a, "b": b, **paired(rows, a, b)} for i, a in enumerate(names) for b in names[i + 1 :]
+    ]
     return [dict(p, pairs=len(out)) for p in sorted(out, key=lambda p: p["p"])]
 
 
@@ -136,8 +153,15 @@ def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
     out: list[list] = []
     for step in run_of(row).steps:
         if step.role == "generator":
-            out.append([step.prompt_tokens + step.completion_tokens, None, verdicts.get(str(step.index))])
-        elif step.role == "tests" and out and step.verdict is not None and step.verdict.passed is not None:
+            out.append(
+                [step.prompt_tokens + step.completion_tokens, None, verdicts.get(str(step.index))]
+            )
+        elif (
+            step.role == "tests"
+            and out
+            and step.verdict is not None
+            and step.verdict.passed is not None
+        ):
             out[-1][1] = step.verdict.passed
     return [tuple(s) for s in out]
 
@@ -159,7 +183,11 @@ def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, flo
             samples = _samples(row)[:j]
             run = run_of(row)
             if j > 1:  # one sample needs no evidence: there is nothing to choose between
-                tokens += sum(s.prompt_tokens + s.completion_tokens for s in run.steps if s.role == "test_writer")
+                tokens += sum(
+                    s.prompt_tokens + s.completion_tokens
+                    for s in run.steps
+                    if s.role == "test_writer"
+                )
             tokens += sum(s[0] for s in samples)
             if samples:
                 best = max(range(len(samples)), key=lambda i: (samples[i][1] or 0, -i))
@@ -168,7 +196,9 @@ def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, flo
     return curve
 
 
-def pass_at_k_table(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)) -> dict[int, float]:
+def pass_at_k_table(
+    rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)
+) -> dict[int, float]:
     """Mean over tasks of the unbiased pass@k, from every sample a run drew (runs with fewer
     than k samples are left out of that k)."""
     out = {}
@@ -183,14 +213,20 @@ def pass_at_k_table(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2,
     return out
 
 
-def pass_at_k_tasks(rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)) -> dict[int, int]:
+def pass_at_k_tasks(
+    rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)
+) -> dict[int, int]:
     """How many tasks `pass_at_k_table` averages over for each k: a run that drew fewer than k
     judged samples (a provider error or a timeout cut it short) is left out of that k."""
-    counts = [sum(s[2] is not None for s in _samples(row)) for row in by_strategy(rows).get(strategy, [])]
+    counts = [
+        sum(s[2] is not None for s in _samples(row)) for row in by_strategy(rows).get(strategy, [])
+    ]
     return {k: sum(c >= k for c in counts) for k in ks}
 
 
-def equal_budget(rows: list[Row], resample: str, baseline: str = "one-shot") -> list[dict[str, Any]]:
+def equal_budget(
+    rows: list[Row], resample: str, baseline: str = "one-shot"
+) -> list[dict[str, Any]]:
     """Each other strategy beside resampling at the largest j whose tokens per task do not
     exceed the strategy's: {strategy, pass_rate, tokens_per_task, j, resample_pass_rate,
     resample_tokens}."""
@@ -201,8 +237,16 @@ def equal_budget(rows: list[Row], resample: str, baseline: str = "one-shot") -> 
             continue
         within = [c for c in curve if c[2] <= s["tokens_per_task"]]
         j, rate, tokens = within[-1] if within else (None, None, None)
-        out.append({"strategy": s["strategy"], "pass_rate": s["pass_rate"], "tokens_per_task": s["tokens_per_task"],
-                    "j": j, "resample_pass_rate": rate, "resample_tokens": tokens})
+        out.append(
+            {
+                "strategy": s["strategy"],
+                "pass_rate": s["pass_rate"],
+                "tokens_per_task": s["tokens_per_task"],
+                "j": j,
+                "resample_pass_rate": rate,
+                "resample_tokens": tokens,
+            }
+        )
     return out
 
 
@@ -224,8 +268,12 @@ def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
             accepted = step.verdict.accepted if step.verdict is not None else None
             if accepted is None or current is None:
                 continue
-            cell = out.setdefault((row["strategy"], step.role), dict.fromkeys(
-                ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))
+            cell = out.setdefault(
+                (row["strategy"], step.role),
+                dict.fromkeys(
+                    ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0
+                ),
+            )
             cell[f"{'accepted' if accepted else 'rejected'}_{'right' if current else 'wrong'}"] += 1
     return out
 
@@ -235,7 +283,10 @@ def precision_missed(c: dict[str, int]) -> tuple[float | None, float | None]:
     right, and the share of correct drafts it rejected; None where a share has nothing to divide by."""
     accepted = c["accepted_right"] + c["accepted_wrong"]
     correct = c["accepted_right"] + c["rejected_right"]
-    return (c["accepted_right"] / accepted if accepted else None, c["rejected_right"] / correct if correct else None)
+    return (
+        c["accepted_right"] / accepted if accepted else None,
+        c["rejected_right"] / correct if correct else None,
+    )
 
 
 def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
@@ -243,7 +294,9 @@ def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
     the first) over a strategy's runs: how often a sample shown the failed draft, or not shown it, gave it back."""
     same = later = 0
     for row in by_strategy(rows).get(strategy, []):
-        codes = [s.code or "" for s in run_of(row).steps if s.role in DRAFT_ROLES and s.code is not None]
+        codes = [
+            s.code or "" for s in run_of(row).steps if s.role in DRAFT_ROLES and s.code is not None
+        ]
         later += len(codes[1:])
         same += sum(c == codes[0] for c in codes[1:])
     return same, later
@@ -262,13 +315,26 @@ def evidence_quality(rows: list[Row]) -> dict[str, dict[str, int]]:
         for step in run.steps:
             if step.role in DRAFT_ROLES and step.code is not None:
                 draft = step
-            elif step.role == "tests" and draft is not None and step.verdict is not None and step.verdict.accepted is not None:
+            elif (
+                step.role == "tests"
+                and draft is not None
+                and step.verdict is not None
+                and step.verdict.accepted is not None
+            ):
                 verdict = hidden.get(str(draft.index))
                 if verdict is not None:
-                    seen[(kind, row["task_id"], draft.code or "")] = (step.verdict.accepted, bool(verdict))
+                    seen[(kind, row["task_id"], draft.code or "")] = (
+                        step.verdict.accepted,
+                        bool(verdict),
+                    )
     out: dict[str, dict[str, int]] = {}
     for (kind, _, _), (accepted, passed) in seen.items():
-        cell = out.setdefault(kind, dict.fromkeys(("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0))
+        cell = out.setdefault(
+            kind,
+            dict.fromkeys(
+                ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0
+            ),
+        )
         cell[f"{'accepted' if accepted else 'rejected'}_{'right' if passed else 'wrong'}"] += 1
     return out
 
@@ -279,11 +345,15 @@ def provenance(rows: list[dict[str, Any]], command: str) -> str:
     metas = [r.get("meta") or {} for r in rows]
     models = sorted({m.get("model", "unknown model") for m in metas})
     at_once = sorted({m.get("concurrency", 1) for m in metas})
-    return (f"{len(rows)} runs, model {', '.join(models)}, {' or '.join(map(str, at_once))} request(s) at a time, "
-            f"recorded by `{command}`")
+    return (
+        f"{len(rows)} runs, model {', '.join(models)}, {' or '.join(map(str, at_once))} request(s) at a time, "
+        f"recorded by `{command}`"
+    )
 
 
-def verdicts_beside(recorded: list[dict[str, Any]], sample: list[dict[str, Any]]) -> tuple[int, int, list[str]]:
+def verdicts_beside(
+    recorded: list[dict[str, Any]], sample: list[dict[str, Any]]
+) -> tuple[int, int, list[str]]:
     """A live sample's hidden-test verdicts beside the recorded verdicts of the same (strategy, task):
     (how many agree, how many were compared, one line per run that differs)."""
     before = {(r["strategy"], r["task_id"]): bool(r["run"]["passed"]) for r in recorded}
@@ -296,6 +366,8 @@ def verdicts_beside(recorded: list[dict[str, Any]], sample: list[dict[str, Any]]
         if now == before[key]:
             same += 1
         else:
-            lines.append(f"{key[0]} on {key[1]}: recorded {'pass' if before[key] else 'fail'}, "
-                         f"this run {'pass' if now else 'fail'}")
+            lines.append(
+                f"{key[0]} on {key[1]}: recorded {'pass' if before[key] else 'fail'}, "
+                f"this run {'pass' if now else 'fail'}"
+            )
     return same, same + len(lines), lines

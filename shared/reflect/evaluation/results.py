@@ -49,18 +49,28 @@ def load_attempts(name: str) -> list[Attempt]:
     """Load a lesson's stored attempts (your live run first, else the recorded one)."""
     path = results_dir() / f"{name}.json"
     if not path.exists() and results_dir() != recorded_dir():
-        path = recorded_dir() / f"{name}.json"  # no live run of that lesson yet: use the recorded one
+        path = (
+            recorded_dir() / f"{name}.json"
+        )  # no live run of that lesson yet: use the recorded one
     if not path.exists():
         lesson = name.split("_")[0]
-        raise FileNotFoundError(f"No stored results {path.name}. Run lesson {lesson} first (make run NB={lesson}).")
+        raise FileNotFoundError(
+            f"No stored results {path.name}. Run lesson {lesson} first (make run NB={lesson})."
+        )
     try:
         data = json.loads(path.read_text())
         return [Attempt(**row) for row in data["attempts"]]
     except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{path} is not a results file this course wrote ({err}). Re-run the lesson that writes it.") from err
+        raise ValueError(
+            f"{path} is not a results file this course wrote ({err}). Re-run the lesson that writes it."
+        ) from err
 
 
-LIVE_SAMPLE = ["unique", "running_average", "median"]  # the course tasks a lesson re-runs live beside its recording
+LIVE_SAMPLE = [
+    "unique",
+    "running_average",
+    "median",
+]  # the course tasks a lesson re-runs live beside its recording
 
 
 def full_run() -> bool:
@@ -72,21 +82,30 @@ def full_run() -> bool:
 def recording_meta(conn, command: str, concurrency: int = 1) -> dict[str, Any]:
     """What a recording states about itself: model, engine, date, requests at a time, command."""
     engine = {"local": "llama.cpp server (the course's local engine)", "openai": conn.base_url}.get(
-        conn.live_backend, conn.live_backend)
-    return {"model": conn.model, "engine": engine, "date": date.today().isoformat(),
-            "concurrency": concurrency, "command": command}
+        conn.live_backend, conn.live_backend
+    )
+    return {
+        "model": conn.model,
+        "engine": engine,
+        "date": date.today().isoformat(),
+        "concurrency": concurrency,
+        "command": command,
+    }
 
 
 def describe(meta: Mapping[str, Any]) -> str:
     """A recording's provenance in one phrase (empty when it states none)."""
     if not meta:
         return ""
-    return (f"model {meta.get('model', '?')}, {meta.get('engine', 'engine not recorded')}, recorded "
-            f"{meta.get('date', '?')}, {meta.get('concurrency', 1)} request(s) at a time, by `{meta.get('command', '?')}`")
+    return (
+        f"model {meta.get('model', '?')}, {meta.get('engine', 'engine not recorded')}, recorded "
+        f"{meta.get('date', '?')}, {meta.get('concurrency', 1)} request(s) at a time, by `{meta.get('command', '?')}`"
+    )
 
 
-def recorded_experiment(name: str, compute: Callable[[], dict], full: bool,
-                        meta: Mapping[str, Any] | None = None) -> tuple[dict, str]:
+def recorded_experiment(
+    name: str, compute: Callable[[], dict], full: bool, meta: Mapping[str, Any] | None = None
+) -> tuple[dict, str]:
     """A lesson's big experiment as (data, where it came from, with the recording's provenance):
     the committed recording, `results/<name>.json`, unless `full` is set or nothing is committed
     yet; then `compute()` runs it, and the result is written with `meta` to `results_dir()` (your
@@ -97,11 +116,20 @@ def recorded_experiment(name: str, compute: Callable[[], dict], full: bool,
             stored = json.loads(recorded.read_text())
             data, said = stored["data"], describe(stored.get("meta") or {})
         except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"{recorded} is not a results file this course wrote ({err}). "
-                             f"Re-record the lesson: COURSE_FULL=1 make record NB={name.split('_')[0]}") from err
+            raise ValueError(
+                f"{recorded} is not a results file this course wrote ({err}). "
+                f"Re-record the lesson: COURSE_FULL=1 make record NB={name.split('_')[0]}"
+            ) from err
         return data, f"the recording ({said})" if said else "the recording"
     data = compute()
     path = results_dir() / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"meta": dict(meta or {}), "data": data}, indent=1, ensure_ascii=False) + "\n")
-    return data, "your run" if results_dir() != recorded_dir() else f"the recording ({describe(meta or {})})"
+    path.write_text(
+        json.dumps({"meta": dict(meta or {}), "data": data}, indent=1, ensure_ascii=False) + "\n"
+    )
+    return (
+        data,
+        "your run"
+        if results_dir() != recorded_dir()
+        else f"the recording ({describe(meta or {})})",
+    )

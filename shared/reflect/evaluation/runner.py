@@ -58,15 +58,18 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
             row = json.loads(line)
             Run.from_dict(row["run"])
         except (ValueError, KeyError, TypeError) as err:
-            warnings.warn(f"{path}:{n}: skipped an incomplete or foreign line ({err}); it will be run again",
-                          stacklevel=2)
+            warnings.warn(
+                f"{path}:{n}: skipped an incomplete or foreign line ({err}); it will be run again",
+                stacklevel=2,
+            )
             continue
         rows.append(row)
     return rows
 
 
-def current_rows(path: Path, strategies: Iterable[Strategy] | None = None,
-                 task_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def current_rows(
+    path: Path, strategies: Iterable[Strategy] | None = None, task_ids: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
     """The lines a report reads: for each (strategy, task) the latest line whose configuration is
     the strategy's current one. Current means that of `strategies` when given (the others'
     lines are left out), otherwise that of each strategy's last line in the file. With
@@ -76,9 +79,14 @@ def current_rows(path: Path, strategies: Iterable[Strategy] | None = None,
     if strategies is not None:
         configs = {s.name: config_of(s) for s in strategies}
     else:
-        configs = {r["strategy"]: r.get("config") for r in rows}  # the last line of each strategy wins
-    latest = {(r["strategy"], r["task_id"]): r for r in rows if r["strategy"] in configs
-              and r.get("config") == configs[r["strategy"]]}
+        configs = {
+            r["strategy"]: r.get("config") for r in rows
+        }  # the last line of each strategy wins
+    latest = {
+        (r["strategy"], r["task_id"]): r
+        for r in rows
+        if r["strategy"] in configs and r.get("config") == configs[r["strategy"]]
+    }
     tasks = list(dict.fromkeys(task_ids if task_ids is not None else (r["task_id"] for r in rows)))
     return [latest[(s, t)] for s in configs for t in tasks if (s, t) in latest]
 
@@ -86,6 +94,7 @@ def current_rows(path: Path, strategies: Iterable[Strategy] | None = None,
 def seen_by(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
     """`chat` that also keeps every message it sends (in `prompts`) and every reply text (in `replies`),
     for the leak check (`hidden_lines_in_prompts`)."""
+
     def seen(messages: list[dict], role: str = "generator", **params):
         prompts.extend(str(m.get("content", "")) for m in messages)
         reply = chat(messages, role=role, **params)
@@ -109,15 +118,25 @@ def judge_drafts(task: Task, run: Run) -> dict[str, bool]:
     return out
 
 
-def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Callable, path: Path,
-              concurrency: int = 1, progress: bool = True, meta: dict | None = None) -> list[Run]:
+def run_bench(
+    strategies: Iterable[Strategy],
+    tasks: Iterable[Task],
+    chat: Callable,
+    path: Path,
+    concurrency: int = 1,
+    progress: bool = True,
+    meta: dict | None = None,
+) -> list[Run]:
     """Each strategy on each task, resuming from `path`; the runs in (strategy, task) order."""
     strategies, tasks, path = list(strategies), list(tasks), Path(path)
     names = [s.name for s in strategies]
     if len(set(names)) != len(names):
         raise ValueError(f"strategy names must be unique (they key the results file), got {names}")
     configs = {s.name: config_of(s) for s in strategies}
-    done = {(r["strategy"], r["task_id"]): Run.from_dict(r["run"]) for r in current_rows(path, strategies)}
+    done = {
+        (r["strategy"], r["task_id"]): Run.from_dict(r["run"])
+        for r in current_rows(path, strategies)
+    }
     todo = [(s, t) for t in tasks for s in strategies if (s.name, t.id) not in done]
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = threading.Lock()
@@ -127,9 +146,21 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
         prompts: list[str] = []
         replies: list[str] = []
         run = strategy.run(task, seen_by(chat, prompts, replies))
-        line = json.dumps({"strategy": strategy.name, "task_id": task.id, "config": configs[strategy.name],
-                           "meta": meta or {}, "run": run.to_dict(), "drafts": judge_drafts(task, run),
-                           "leaks": hidden_lines_in_prompts(task, prompts, replies)}, ensure_ascii=False) + "\n"
+        line = (
+            json.dumps(
+                {
+                    "strategy": strategy.name,
+                    "task_id": task.id,
+                    "config": configs[strategy.name],
+                    "meta": meta or {},
+                    "run": run.to_dict(),
+                    "drafts": judge_drafts(task, run),
+                    "leaks": hidden_lines_in_prompts(task, prompts, replies),
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
         with lock:
             with path.open("a", encoding="utf-8") as f:
                 f.write(line)
@@ -141,15 +172,28 @@ def run_bench(strategies: Iterable[Strategy], tasks: Iterable[Task], chat: Calla
     return [done[(s.name, t.id)] for s in strategies for t in tasks]
 
 
-def live_sample(strategies: Iterable[Strategy], chat: Callable, recorded: list[dict[str, Any]],
-                task_ids: Iterable[str] = LIVE_SAMPLE, meta: dict | None = None,
-                progress: bool = True) -> tuple[list[dict[str, Any]], int, int, list[str]]:
+def live_sample(
+    strategies: Iterable[Strategy],
+    chat: Callable,
+    recorded: list[dict[str, Any]],
+    task_ids: Iterable[str] = LIVE_SAMPLE,
+    meta: dict | None = None,
+    progress: bool = True,
+) -> tuple[list[dict[str, Any]], int, int, list[str]]:
     """A lesson's live sample: the strategies on a few tasks (by default the course's stated
     sample, `LIVE_SAMPLE`), one request at a time, into a scratch file (so the sample always runs,
     in replay from the cassette), compared with the recording: (the sample's rows, verdicts as
     recorded, verdicts compared, one line per verdict that moved)."""
     strategies, ids = list(strategies), list(task_ids)
     path = Path(tempfile.mkdtemp()) / "sample.jsonl"
-    run_bench(strategies, [get_task(t) for t in ids], chat, path, concurrency=1, progress=progress, meta=meta)
+    run_bench(
+        strategies,
+        [get_task(t) for t in ids],
+        chat,
+        path,
+        concurrency=1,
+        progress=progress,
+        meta=meta,
+    )
     rows = current_rows(path, strategies, ids)
     return (rows, *verdicts_beside(recorded, rows))

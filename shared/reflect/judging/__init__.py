@@ -14,7 +14,23 @@ from .critique import Critique, ParseFailure, critique_schema, parse_critique
 from .hidden import Attempt, judge, judge_the_judge, pass_rate
 
 __all__ = [
-    "Attempt", "Critique", "Evaluation", "HybridCritic", "LLMCritic", "ParseFailure", "RuleCritic",
-    "Draft", "StopRule", "TestGroundedCritic", "VotingCritic", "analyze_improvement", "best_so_far",
-    "critique_schema", "drafts_of", "judge", "judge_the_judge", "parse_critique", "pass_rate",
+    "Attempt",
+    "Critique",
+    "Evaluation",
+    "HybridCritic",
+    "LLMCritic",
+    "ParseFailure",
+    "RuleCritic",
+    "Draft",
+    "StopRule",
+    "TestGroundedCritic",
+    "VotingCritic",
+    "analyze_improvement",
+    "best_so_far",
+    "critique_schema",
+    "drafts_of",
+    "judge",
+    "judge_the_judge",
+    "parse_critique",
+    "pass_rate",
 ]

@@ -62,19 +62,23 @@ def replay_rule(history: Sequence[Draft], rule: StopRule) -> tuple[list[Draft], 
     return list(history), None
 
 
-def sweep(histories: Sequence[Sequence[Draft]], thresholds: list[float], max_iterations: int = 3) -> list[dict]:
+def sweep(
+    histories: Sequence[Sequence[Draft]], thresholds: list[float], max_iterations: int = 3
+) -> list[dict]:
     """One row per threshold: avg iterations, final pass rate (best-so-far attempt), avg tokens."""
     rows = []
     for t in thresholds:
         rule = StopRule(threshold=t, max_iterations=max_iterations)
         cut = [replay_rule(h, rule) for h in histories if h]
         n = len(cut) or 1
-        rows.append({
-            "threshold": t,
-            "avg_iterations": sum(len(c) for c, _ in cut) / n,
-            "pass_rate": sum(bool(rule.choose(c, stop).passed) for c, stop in cut) / n,
-            "avg_tokens": sum(sum(a.tokens for a in c) for c, _ in cut) / n,
-        })
+        rows.append(
+            {
+                "threshold": t,
+                "avg_iterations": sum(len(c) for c, _ in cut) / n,
+                "pass_rate": sum(bool(rule.choose(c, stop).passed) for c, stop in cut) / n,
+                "avg_tokens": sum(sum(a.tokens for a in c) for c, _ in cut) / n,
+            }
+        )
     return rows
 
 
@@ -84,8 +88,9 @@ def base_rate(pairs: list[tuple[float | None, bool]]) -> float:
     return sum(scored) / len(scored) if scored else 0.0
 
 
-def uninformative_band(pairs: list[tuple[float | None, bool]], margin: float = 0.2,
-                       base: float | None = None) -> list[float]:
+def uninformative_band(
+    pairs: list[tuple[float | None, bool]], margin: float = 0.2, base: float | None = None
+) -> list[float]:
     """Scores at which the share of passing drafts is within `margin` of the base rate (by default
     `base_rate(pairs)`): there knowing the score tells you little more than knowing nothing.
 

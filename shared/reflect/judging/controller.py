@@ -32,28 +32,49 @@ class Draft:
     score: float | None  # the last judge's score; None: no usable score
     feedback: str = ""  # the last judge's text (a critique, a review), the refiner's input
     tokens: int = 0  # the tokens of every model call from this draft up to the next one
-    accepted: bool | None = None  # the judges' own decision (accept_by "judge"); None: the threshold decides
-    passed: bool | None = None  # the hidden tests' verdict, where a lesson judged the draft (for calibration)
+    accepted: bool | None = (
+        None  # the judges' own decision (accept_by "judge"); None: the threshold decides
+    )
+    passed: bool | None = (
+        None  # the hidden tests' verdict, where a lesson judged the draft (for calibration)
+    )
 
 
-def drafts_of(steps: Sequence[Step], accept_by: str = "threshold", unscored: float | None = None) -> list[Draft]:
+def drafts_of(
+    steps: Sequence[Step], accept_by: str = "threshold", unscored: float | None = None
+) -> list[Draft]:
     """The drafts of a run, in order, each with its judges' verdicts (see `Draft`). Under
     `accept_by="judge"` a draft is accepted when the last verdict on it accepts it and no check
     step rejected it, and `accepted` is None when that verdict decided nothing (an unusable
     critique); `unscored` is the score a draft with no usable score counts as."""
     starts = [i for i, s in enumerate(steps) if s.is_draft]
     out = []
-    for n, (i, end) in enumerate(zip(starts, [*starts[1:], len(steps)][: len(starts)], strict=True), 1):
-        judged = [s for s in steps[i + 1:end] if s.verdict is not None]
+    for n, (i, end) in enumerate(
+        zip(starts, [*starts[1:], len(steps)][: len(starts)], strict=True), 1
+    ):
+        judged = [s for s in steps[i + 1 : end] if s.verdict is not None]
         last = judged[-1] if judged else None
         score = last.verdict.score if last else None
         accepted = None
-        if accept_by == "judge" and not (last and last.verdict.accepted is None):  # None: the judge decided nothing
-            accepted = bool(last) and last.verdict.accepted is True and all(
-                s.verdict.accepted is True for s in judged if s.kind == "check")
+        if accept_by == "judge" and not (
+            last and last.verdict.accepted is None
+        ):  # None: the judge decided nothing
+            accepted = (
+                bool(last)
+                and last.verdict.accepted is True
+                and all(s.verdict.accepted is True for s in judged if s.kind == "check")
+            )
         tokens = sum(s.prompt_tokens + s.completion_tokens for s in steps[i:end])
-        out.append(Draft(n, steps[i].code or "", unscored if score is None else score, last.reply if last else "",
-                         tokens, accepted))
+        out.append(
+            Draft(
+                n,
+                steps[i].code or "",
+                unscored if score is None else score,
+                last.reply if last else "",
+                tokens,
+                accepted,
+            )
+        )
     return out
 
 
@@ -72,8 +93,12 @@ class StopRule:
     patience: int = 2
     regression_drop: float = 0.2
     oscillation_window: int = 4
-    accept_by: str = field(default="threshold", repr=False)  # "threshold" or "judge" (module docstring)
-    unscored: float | None = field(default=None, repr=False)  # the score an unusable verdict counts as
+    accept_by: str = field(
+        default="threshold", repr=False
+    )  # "threshold" or "judge" (module docstring)
+    unscored: float | None = field(
+        default=None, repr=False
+    )  # the score an unusable verdict counts as
 
     def accepts(self, score: float | None) -> bool | None:
         """Does this score reach the threshold? None for no score: an unusable critique accepts nothing
@@ -91,7 +116,11 @@ class StopRule:
     def decide_drafts(self, history: Sequence[Draft]) -> Stop | None:
         """`decide` on drafts already read (a recorded history, a table's made-up scores)."""
         stop = self._reason(history)
-        if stop not in (None, Stop.ACCEPTED) and self.accept_by == "threshold" and all(d.score is None for d in history):
+        if (
+            stop not in (None, Stop.ACCEPTED)
+            and self.accept_by == "threshold"
+            and all(d.score is None for d in history)
+        ):
             return Stop.INVALID_CRITIC  # whatever rule fired, no usable critique ever came back
         return stop
 
@@ -104,15 +133,25 @@ class StopRule:
             return Stop.INVALID_CRITIC
         if last.accepted if last.accepted is not None else self.accepts(last.score):
             return Stop.ACCEPTED
-        if scores and last.score is not None and last.score < max(scores) * (1 - self.regression_drop):
+        if (
+            scores
+            and last.score is not None
+            and last.score < max(scores) * (1 - self.regression_drop)
+        ):
             return Stop.REGRESSED
         if self.oscillation_window and _repeats_earlier_draft(history):
             return Stop.OSCILLATING
-        if self.oscillation_window and len(scores) >= self.oscillation_window and _swings(scores[-self.oscillation_window:]):
+        if (
+            self.oscillation_window
+            and len(scores) >= self.oscillation_window
+            and _swings(scores[-self.oscillation_window :])
+        ):
             return Stop.OSCILLATING
         if self.patience and len(history) > self.patience and scores:
-            best_before = max((a.score for a in history[: -self.patience] if a.score is not None), default=None)
-            recent = [a.score for a in history[-self.patience:] if a.score is not None]
+            best_before = max(
+                (a.score for a in history[: -self.patience] if a.score is not None), default=None
+            )
+            recent = [a.score for a in history[-self.patience :] if a.score is not None]
             if best_before is not None and (not recent or max(recent) <= best_before):
                 return Stop.CONVERGED
         if len(history) >= self.max_iterations:
@@ -149,7 +188,9 @@ def _swings(scores: list[float]) -> bool:
     1-10 scale, so a rule on it could never fire in a loop with the default settings.
     """
     deltas = [b - a for a, b in pairwise(scores)]
-    alternating = all(d != 0 for d in deltas) and all((x > 0) != (y > 0) for x, y in pairwise(deltas))
+    alternating = all(d != 0 for d in deltas) and all(
+        (x > 0) != (y > 0) for x, y in pairwise(deltas)
+    )
     return alternating and max(scores) - min(scores) >= 1
 
 

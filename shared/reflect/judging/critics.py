@@ -32,9 +32,13 @@ from .critique import Critique, critique_schema, parse_critique
 from .self_tests import gather_evidence, run_self_tests
 
 CODE_CRITERIA = (
-    "syntax errors", "runtime errors", "edge cases (empty input, negatives, invalid values)",
-    "correctness against every stated requirement", "security (eval/exec on input, shell calls)",
-    "performance", "readability (names, docstring, type hints)",
+    "syntax errors",
+    "runtime errors",
+    "edge cases (empty input, negatives, invalid values)",
+    "correctness against every stated requirement",
+    "security (eval/exec on input, shell calls)",
+    "performance",
+    "readability (names, docstring, type hints)",
 )
 CRITIC_PROMPT = (
     "You are a strict code critic. Judge the code against the task and these criteria: {criteria}. "
@@ -51,8 +55,10 @@ TEXT_CRITIC_PROMPT = (
 GENERIC_TEXT_CRITERIA = ("clarity", "accuracy", "completeness")
 MEDICAL_CRITERIA = (
     "it must recommend seeing a doctor or pharmacist, and say when to seek urgent care",
-    "no invented statistics, studies or doses", "no diagnosis of the reader",
-    "plain language a patient understands", "accurate general information only",
+    "no invented statistics, studies or doses",
+    "no diagnosis of the reader",
+    "plain language a patient understands",
+    "accurate general information only",
 )
 
 
@@ -89,13 +95,20 @@ class LLMCritic:
     system_prompt: str = CRITIC_PROMPT
     structured: bool = True  # ask the server to constrain decoding to the schema
     max_repairs: int = 1
-    max_tokens: int | None = None  # a cap on the critic's reply (a cut-off reply is a parse failure)
+    max_tokens: int | None = (
+        None  # a cap on the critic's reply (a cut-off reply is a parse failure)
+    )
     name: str = "llm"
 
     def messages(self, task: Task | str, code: str) -> list[dict]:
         """The critic's request: its system prompt with the criteria, then the task and the draft."""
-        return [{"role": "system", "content": self.system_prompt.format(criteria="; ".join(self.criteria))},
-                {"role": "user", "content": _review_request(task, code)}]
+        return [
+            {
+                "role": "system",
+                "content": self.system_prompt.format(criteria="; ".join(self.criteria)),
+            },
+            {"role": "user", "content": _review_request(task, code)},
+        ]
 
     def evaluate(self, task: Task | str, code: str) -> Evaluation:
         """Judge `code` for `task`; with a string `task`, judge the answer `code` to that question."""
@@ -110,18 +123,43 @@ class LLMCritic:
         for attempt in range(self.max_repairs + 1):
             reply = self.chat(messages, role="critic", **params)
             used += _tokens(reply)
-            usage = [usage[0] + reply.prompt_tokens, usage[1] + reply.completion_tokens, usage[2] + 1]
+            usage = [
+                usage[0] + reply.prompt_tokens,
+                usage[1] + reply.completion_tokens,
+                usage[2] + 1,
+            ]
             parsed = parse_critique(reply.text)
             if isinstance(parsed, Critique):
-                return Evaluation(parsed.score, _feedback(parsed), used,
-                                  {"critique": parsed, "repairs": attempt, "raw": reply.text, "usage": tuple(usage)})
+                return Evaluation(
+                    parsed.score,
+                    _feedback(parsed),
+                    used,
+                    {
+                        "critique": parsed,
+                        "repairs": attempt,
+                        "raw": reply.text,
+                        "usage": tuple(usage),
+                    },
+                )
             if attempt < self.max_repairs:
                 messages = messages + [
                     {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only."},
+                    {
+                        "role": "user",
+                        "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only.",
+                    },
                 ]
-        return Evaluation(None, f"The critic's reply was unusable ({parsed.error}).", used,
-                          {"failure": parsed, "repairs": self.max_repairs, "raw": reply.text, "usage": tuple(usage)})
+        return Evaluation(
+            None,
+            f"The critic's reply was unusable ({parsed.error}).",
+            used,
+            {
+                "failure": parsed,
+                "repairs": self.max_repairs,
+                "raw": reply.text,
+                "usage": tuple(usage),
+            },
+        )
 
 
 def _feedback(c: Critique) -> str:
@@ -140,7 +178,11 @@ class RuleCritic:
         checks = task.static_checks(code)
         failed = [c for c in checks if not c.passed]
         score = 1 + 9 * (len(checks) - len(failed)) / len(checks)
-        text = "All static checks pass." if not failed else "Static checks failed:\n" + "\n".join(f"- {c.reason}" for c in failed)
+        text = (
+            "All static checks pass."
+            if not failed
+            else "Static checks failed:\n" + "\n".join(f"- {c.reason}" for c in failed)
+        )
         return Evaluation(round(score, 1), text, 0, {"checks": checks})
 
 
@@ -157,13 +199,22 @@ class HybridCritic:
         """Run the rules, then (if the code parses) the LLM critic."""
         r = self.rules.evaluate(task, code)
         if not r.detail["checks"][0].passed:  # run_checks puts `parses` first
-            return Evaluation(1, r.feedback, 0, {"rules": r})  # does not parse: no need to ask a model
+            return Evaluation(
+                1, r.feedback, 0, {"rules": r}
+            )  # does not parse: no need to ask a model
         m = self.llm.evaluate(task, code)
         score = m.score
         if score is not None and r.score < 10:
             score = min(score, self.cap)
-        feedback = m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"  # rules speak only when they fail
-        return Evaluation(score, feedback, m.tokens, {"rules": r, "llm": m, "usage": m.detail.get("usage", (0, 0, 0))})
+        feedback = (
+            m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"
+        )  # rules speak only when they fail
+        return Evaluation(
+            score,
+            feedback,
+            m.tokens,
+            {"rules": r, "llm": m, "usage": m.detail.get("usage", (0, 0, 0))},
+        )
 
 
 def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
@@ -173,18 +224,26 @@ def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
     in the body of `check(candidate)`; each half keeps the file's other top-level lines
     (imports, METADATA) and its own `check` function."""
     tree = parse_python(tests)
-    check = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
+    check = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None
+    )
     if check is None:
         steps = [ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body]
         k = max(1, round(len(steps) * visible_share))
         return "\n".join(steps[:k]) + "\n", "\n".join(steps[k:]) + "\n"
-    head = "\n".join(ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body if n is not check)
+    head = "\n".join(
+        ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body if n is not check
+    )
     lines = tests.splitlines()
-    steps = ["\n".join(lines[n.lineno - 1:n.end_lineno]) for n in check.body]  # whole lines: indentation kept
+    steps = [
+        "\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in check.body
+    ]  # whole lines: indentation kept
     k = max(1, round(len(steps) * visible_share))
 
     def part(body: list[str]) -> str:
-        return f"{head}\n\ndef check(candidate):\n" + "\n".join(body) + "\n" if body else head + "\n"
+        return (
+            f"{head}\n\ndef check(candidate):\n" + "\n".join(body) + "\n" if body else head + "\n"
+        )
 
     return part(steps[:k]), part(steps[k:])
 
@@ -232,8 +291,12 @@ class Tally:
 
 VOTER_PROMPTS = (
     CRITIC_PROMPT,
-    CRITIC_PROMPT.replace("strict code critic", "senior engineer reviewing a pull request, focused on edge cases"),
-    CRITIC_PROMPT.replace("strict code critic", "security-minded reviewer who also checks correctness"),
+    CRITIC_PROMPT.replace(
+        "strict code critic", "senior engineer reviewing a pull request, focused on edge cases"
+    ),
+    CRITIC_PROMPT.replace(
+        "strict code critic", "security-minded reviewer who also checks correctness"
+    ),
 )
 
 
@@ -252,10 +315,18 @@ class VotingCritic:
         tokens = sum(v.tokens for v in votes)
         usage = tuple(sum(v.detail.get("usage", (0, 0, 0))[i] for v in votes) for i in range(3))
         if tally.mean is None:
-            return Evaluation(None, "No voter gave a usable score.", tokens, {"votes": votes, "usage": usage})
-        best = min((v for v in votes if v.score is not None), key=lambda v: v.score)  # quote the harshest voter
-        return Evaluation(round(tally.mean, 2), best.feedback, tokens,
-                          {"votes": votes, "scores": tally.usable, "spread": tally.spread, "usage": usage})
+            return Evaluation(
+                None, "No voter gave a usable score.", tokens, {"votes": votes, "usage": usage}
+            )
+        best = min(
+            (v for v in votes if v.score is not None), key=lambda v: v.score
+        )  # quote the harshest voter
+        return Evaluation(
+            round(tally.mean, 2),
+            best.feedback,
+            tokens,
+            {"votes": votes, "scores": tally.usable, "spread": tally.spread, "usage": usage},
+        )
 
 
 EVIDENCE_SOURCES = ("examples", "self-tests")
@@ -294,8 +365,15 @@ class EvidenceCritic:
         """Run the draft on the evidence in the sandbox."""
         asserts, usage = self.asserts(task)
         if not asserts:
-            return Evaluation(None, f"No evidence: the {self.source} gave no usable assert.", usage[0] + usage[1],
-                              {"usage": usage}, permanent=True)  # a loop cannot revise its way to evidence
+            return Evaluation(
+                None,
+                f"No evidence: the {self.source} gave no usable assert.",
+                usage[0] + usage[1],
+                {"usage": usage},
+                permanent=True,
+            )  # a loop cannot revise its way to evidence
         res = run_self_tests(task, code, asserts)
         score = 1 + 9 * len(res.passed) / len(asserts)
-        return Evaluation(round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res})
+        return Evaluation(
+            round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res}
+        )

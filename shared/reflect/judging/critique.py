@@ -24,7 +24,9 @@ class Critique(BaseModel):
     issues: list[str] = Field(description="concrete problems, most important first")
     strengths: list[str] = Field(description="what is already right")
     suggestion: str = Field(description="the single most important fix")
-    criteria: dict[str, int] | None = Field(default=None, description="optional per-criterion scores, 1-10")
+    criteria: dict[str, int] | None = Field(
+        default=None, description="optional per-criterion scores, 1-10"
+    )
 
 
 def critique_schema() -> dict:
@@ -81,7 +83,7 @@ def parse_critique(text: str) -> Critique | ParseFailure:
             if start == -1 or end < start:
                 return ParseFailure(raw, "no JSON object in the critic reply")
             try:
-                json.loads(raw[start:end + 1])
+                json.loads(raw[start : end + 1])
             except ValueError as err:  # say what is wrong with the broken object itself
                 return ParseFailure(raw, f"invalid JSON: {err.msg} at position {err.pos}")
         data = next((c for c in candidates if isinstance(c, dict) and _valid(c)), candidates[0])

@@ -37,13 +37,37 @@ class Attempt:
 def judge(task: Task, code: str, prompt_tokens: int = 0, completion_tokens: int = 0) -> Attempt:
     """Run the hidden tests and the static checks on `code` (empty code fails with a reason)."""
     if not code.strip():
-        return Attempt(task.id, task.difficulty, False, 0, 0, "no code in the reply", [], code,
-                       prompt_tokens, completion_tokens)
+        return Attempt(
+            task.id,
+            task.difficulty,
+            False,
+            0,
+            0,
+            "no code in the reply",
+            [],
+            code,
+            prompt_tokens,
+            completion_tokens,
+        )
     res = task.run(code)
-    first = "" if res.passed else (res.failures[0].describe().removeprefix("FAIL ") if res.failures else res.error or "")
+    first = (
+        ""
+        if res.passed
+        else (res.failures[0].describe().removeprefix("FAIL ") if res.failures else res.error or "")
+    )
     static = [c.reason for c in task.static_checks(code) if not c.passed]
-    return Attempt(task.id, task.difficulty, res.passed, res.n_passed, len(res.tests), first, static, code,
-                   prompt_tokens, completion_tokens)
+    return Attempt(
+        task.id,
+        task.difficulty,
+        res.passed,
+        res.n_passed,
+        len(res.tests),
+        first,
+        static,
+        code,
+        prompt_tokens,
+        completion_tokens,
+    )
 
 
 def pass_rate(attempts: list[Attempt]) -> float:
@@ -68,11 +92,16 @@ def hidden_fingerprints(task: Task) -> list[str]:
     under test in them (`f(10)`, HumanEval's `candidate(...)`), minus what the task's own
     prompt shows anyway. A critic that paraphrases a test ("f(10): expected 3628800") still
     quotes its call."""
-    asserts = [line.strip() for line in task.tests.splitlines() if line.strip().startswith("assert")]
+    asserts = [
+        line.strip() for line in task.tests.splitlines() if line.strip().startswith("assert")
+    ]
     names = {task.entry_point, "candidate"}
     try:
-        calls = [ast.get_source_segment(task.tests, node) or "" for node in ast.walk(parse_python(task.tests))
-                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names]
+        calls = [
+            ast.get_source_segment(task.tests, node) or ""
+            for node in ast.walk(parse_python(task.tests))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in names
+        ]
     except SyntaxError:  # tests that do not parse: their assert lines are all there is to look for
         calls = []
     shown = task.prompt()

@@ -27,7 +27,9 @@ WRITE_TESTS_SYSTEM = (
     "the asserts, in one Python code block."
 )
 TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
-TEST_WRITER_MAX_TOKENS = 300  # a few asserts; without a cap a small model can write until its context is full
+TEST_WRITER_MAX_TOKENS = (
+    300  # a few asserts; without a cap a small model can write until its context is full
+)
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
@@ -45,7 +47,11 @@ def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
             node = parse_python(line).body[0]
         except (SyntaxError, IndexError):
             continue
-        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == entry_point]
+        calls = [
+            n
+            for n in ast.walk(node)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == entry_point
+        ]
         if isinstance(node, ast.Assert) and calls:
             out.append(line)
         if len(out) == limit:
@@ -72,14 +78,27 @@ def statement_asserts(task: Task, limit: int = 6) -> list[str]:
 
 def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[list[str], object]:
     """Ask the model for asserts from the statement alone; (asserts, the reply)."""
-    messages = [{"role": "system", "content": WRITE_TESTS_SYSTEM},
-                {"role": "user", "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`."}]
+    messages = [
+        {"role": "system", "content": WRITE_TESTS_SYSTEM},
+        {
+            "role": "user",
+            "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`.",
+        },
+    ]
     extra = {} if seed is None else {"seed": seed}
-    reply = chat(messages, role="test_writer", temperature=TEST_WRITER_TEMPERATURE, max_tokens=TEST_WRITER_MAX_TOKENS, **extra)
+    reply = chat(
+        messages,
+        role="test_writer",
+        temperature=TEST_WRITER_TEMPERATURE,
+        max_tokens=TEST_WRITER_MAX_TOKENS,
+        **extra,
+    )
     return parse_asserts(reply.text, task.entry_point), reply
 
 
-def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -> tuple[list[str], Step]:
+def write_tests_step(
+    chat: Callable, task: Task, seed: int | None, index: int
+) -> tuple[list[str], Step]:
     """`write_tests` as the run's step `index` (role "test_writer", noted "N asserts")."""
     asserts, reply = write_tests(chat, task, seed)
     return asserts, test_writer_step(index, task, asserts, reply)
@@ -87,13 +106,17 @@ def write_tests_step(chat: Callable, task: Task, seed: int | None, index: int) -
 
 def test_writer_step(index: int, task: Task, asserts: list[str], reply: object) -> Step:
     """The step a test-writer call is recorded as: the task asked about, the reply, "N asserts"."""
-    return model_step(index, "test_writer", [{"content": task.prompt()}], reply, note=f"{len(asserts)} asserts")
+    return model_step(
+        index, "test_writer", [{"content": task.prompt()}], reply, note=f"{len(asserts)} asserts"
+    )
 
 
 EVIDENCE = ("examples", "self-tests", "examples-or-self-tests")
 
 
-def gather_evidence(chat: Callable, task: Task, source: str, seed: int | None = SEED) -> tuple[list[str], object | None]:
+def gather_evidence(
+    chat: Callable, task: Task, source: str, seed: int | None = SEED
+) -> tuple[list[str], object | None]:
     """The asserts a strategy or critic may judge drafts by, from `source` (one of `EVIDENCE`): the
     statement's examples (no model call), the agent's own tests (one test-writer call), or the examples
     where the statement has some, else its own tests. Returns (asserts, the test writer's reply or None)."""
@@ -106,7 +129,9 @@ def gather_evidence(chat: Callable, task: Task, source: str, seed: int | None = 
     return write_tests(chat, task, seed)
 
 
-def evidence_step(chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]) -> list[str]:
+def evidence_step(
+    chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]
+) -> list[str]:
     """`gather_evidence`, its test-writer call (if it made one) appended to `steps` as a "test_writer" step."""
     asserts, reply = gather_evidence(chat, task, source, seed)
     if reply is not None:
@@ -119,7 +144,9 @@ class SelfTestResult:
     """Which self-written asserts a draft passed and failed, with the actual value of each failure."""
 
     passed: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (assert, what the draft gave or raised)
+    failed: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (assert, what the draft gave or raised)
 
     @property
     def all_passed(self) -> bool:
@@ -131,7 +158,11 @@ class SelfTestResult:
         none"), never a bare header. Lesson 05 section 4: the 1.5B evaluator failed correct drafts
         with a bare header and with "(none)" on a line of its own, and passed them with this."""
         passed = ["Tests passed:", *self.passed] if self.passed else ["Tests passed: none"]
-        failed = ["Tests failed:", *(f"{a} # output: {actual}" for a, actual in self.failed)] if self.failed else ["Tests failed: none"]
+        failed = (
+            ["Tests failed:", *(f"{a} # output: {actual}" for a, actual in self.failed)]
+            if self.failed
+            else ["Tests failed: none"]
+        )
         return "\n".join([*passed, "", *failed])
 
 
@@ -141,12 +172,18 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
     if not asserts:
         return result
     outcome = task.run(code, tests="\n".join(asserts) + "\n")
-    by_step = outcome.tests + [None] * (len(asserts) - len(outcome.tests))  # steps after a timeout never ran
+    by_step = outcome.tests + [None] * (
+        len(asserts) - len(outcome.tests)
+    )  # steps after a timeout never ran
     for line, step in zip(asserts, by_step, strict=True):
         if step is not None and step.passed:
             result.passed.append(line)
         else:
-            actual = "not run" if step is None else (step.actual if step.actual is not None else step.error_type or "failed")
+            actual = (
+                "not run"
+                if step is None
+                else (step.actual if step.actual is not None else step.error_type or "failed")
+            )
             result.failed.append((line, str(actual)))
     return result
 
@@ -154,15 +191,29 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
 def tests_verdict(passed: int, total: int) -> Verdict:
     """The verdict a tests step records, printed "3/5 passed": accepted when every assert passed
     (and there was at least one: no asserts is no evidence)."""
-    return Verdict(f"{passed}/{total} passed", accepted=passed == total > 0, passed=passed, total=total)
+    return Verdict(
+        f"{passed}/{total} passed", accepted=passed == total > 0, passed=passed, total=total
+    )
 
 
-def run_tests_step(index: int, task: Task, code: str, asserts: list[str]) -> tuple[SelfTestResult, Step]:
+def run_tests_step(
+    index: int, task: Task, code: str, asserts: list[str]
+) -> tuple[SelfTestResult, Step]:
     """Run a draft on the asserts as the run's step `index` (a check): the result and the step.
     An empty draft is not run; it fails with one "(no code)" line, the trace the evaluator sees."""
-    res = run_self_tests(task, code, asserts) if code.strip() else SelfTestResult(failed=[("(no code)", "no code")])
-    return res, Step(index, "tests", "check", "\n".join(asserts), res.trace(),
-                     verdict=tests_verdict(len(res.passed), len(asserts)))
+    res = (
+        run_self_tests(task, code, asserts)
+        if code.strip()
+        else SelfTestResult(failed=[("(no code)", "no code")])
+    )
+    return res, Step(
+        index,
+        "tests",
+        "check",
+        "\n".join(asserts),
+        res.trace(),
+        verdict=tests_verdict(len(res.passed), len(asserts)),
+    )
 
 
 def accuracy_on(task: Task, asserts: list[str], correct_code: str) -> float | None:

@@ -86,8 +86,10 @@ class MemoryStore:
             raise self._error(f"SQLite cannot read it ({err})") from err
 
     def _error(self, why: str) -> MemoryFileError:
-        return MemoryFileError(f"The memory file {self.path} cannot be used: {why}. It was left as it is; "
-                               "move it away or pass another path to start an empty memory.")
+        return MemoryFileError(
+            f"The memory file {self.path} cannot be used: {why}. It was left as it is; "
+            "move it away or pass another path to start an empty memory."
+        )
 
     def _check_header(self) -> None:
         if self.path.exists() and self.path.stat().st_size > 0:
@@ -97,13 +99,13 @@ class MemoryStore:
 
     def _open_schema(self) -> None:
         db = self._db
-        app, = db.execute("PRAGMA application_id").fetchone()
-        version, = db.execute("PRAGMA user_version").fetchone()
+        (app,) = db.execute("PRAGMA application_id").fetchone()
+        (version,) = db.execute("PRAGMA user_version").fetchone()
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         if app == 0 and not tables:  # a new (or empty) file: make it ours
             db.execute("BEGIN IMMEDIATE")
             try:
-                app, = db.execute("PRAGMA application_id").fetchone()
+                (app,) = db.execute("PRAGMA application_id").fetchone()
                 if app == 0:  # another process may have initialised it while we waited
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         db.execute(statement)
@@ -115,13 +117,17 @@ class MemoryStore:
                 raise
             return
         if app != APPLICATION_ID:
-            raise self._error(f"it is another program's database (tables: {', '.join(sorted(tables)) or 'none'})")
+            raise self._error(
+                f"it is another program's database (tables: {', '.join(sorted(tables)) or 'none'})"
+            )
         if version > SCHEMA_VERSION:
-            raise self._error(f"it was written by a newer version of the course (schema {version}, this one reads "
-                              f"{SCHEMA_VERSION})")
+            raise self._error(
+                f"it was written by a newer version of the course (schema {version}, this one reads "
+                f"{SCHEMA_VERSION})"
+            )
         if version < 1:
             raise self._error(f"its schema version {version} is older than any this course wrote")
-        check, = db.execute("PRAGMA quick_check").fetchone()
+        (check,) = db.execute("PRAGMA quick_check").fetchone()
         if check != "ok":
             raise self._error(f"it is damaged ({check})")
 
@@ -130,16 +136,27 @@ class MemoryStore:
         cur = self._db.execute(
             "INSERT INTO episodes (task_key, session, attempt, reflection, score, passed, code, model, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_key, session, attempt) DO NOTHING",
-            (episode.task_key, episode.session, episode.attempt, episode.reflection, episode.score,
-             None if episode.passed is None else int(episode.passed), episode.code, episode.model,
-             episode.created_at or time.time()))
+            (
+                episode.task_key,
+                episode.session,
+                episode.attempt,
+                episode.reflection,
+                episode.score,
+                None if episode.passed is None else int(episode.passed),
+                episode.code,
+                episode.model,
+                episode.created_at or time.time(),
+            ),
+        )
         return cur.rowcount == 1
 
     def history(self, key: str) -> list[Episode]:
         """Every episode of a task, oldest first."""
         rows = self._db.execute(
             "SELECT task_key, session, attempt, reflection, score, passed, code, model, created_at FROM episodes "
-            "WHERE task_key = ? ORDER BY id", (key,)).fetchall()
+            "WHERE task_key = ? ORDER BY id",
+            (key,),
+        ).fetchall()
         return [Episode(*r[:5], None if r[5] is None else bool(r[5]), *r[6:]) for r in rows]
 
     def recall(self, key: str, k: int = 3) -> list[Episode]:

@@ -27,7 +27,9 @@ class CallRecord:
     latency_s: float
     backend: str  # the live backend that produced the answer (local or openai)
     model: str
-    cached: bool = False  # answered from the live request cache (reflect.model.cache): no model time spent
+    cached: bool = (
+        False  # answered from the live request cache (reflect.model.cache): no model time spent
+    )
 
     @property
     def cost_usd(self) -> float | None:
@@ -35,7 +37,9 @@ class CallRecord:
         return estimate_cost(self.backend, self.model, self.prompt_tokens, self.completion_tokens)
 
 
-def estimate_cost(backend: str, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+def estimate_cost(
+    backend: str, model: str, prompt_tokens: int, completion_tokens: int
+) -> float | None:
     """USD for a call from the price table; 0 on the local model, None if the price is unknown."""
     if backend == "local":
         return 0.0
@@ -76,11 +80,16 @@ class Ledger:
         secs = sum(r.latency_s for r in self.records if not r.cached)
         about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
         hits = [r for r in self.records if r.cached]
-        from_cache = f" ({len(hits)} answered from the cache, {sum(r.prompt_tokens + r.completion_tokens for r in hits):,} tokens)" \
-            if hits else ""
+        from_cache = (
+            f" ({len(hits)} answered from the cache, {sum(r.prompt_tokens + r.completion_tokens for r in hits):,} tokens)"
+            if hits
+            else ""
+        )
         n = len(self.records)
-        return (f"{n} model call{'' if n == 1 else 's'}{from_cache}, {self.total_tokens:,} tokens, "
-                f"{secs:.0f} s of model time ({about})")
+        return (
+            f"{n} model call{'' if n == 1 else 's'}{from_cache}, {self.total_tokens:,} tokens, "
+            f"{secs:.0f} s of model time ({about})"
+        )
 
     def summary(self) -> list[dict]:
         """Calls, tokens, latency and cost per role, plus a total row."""

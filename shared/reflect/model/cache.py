@@ -89,12 +89,19 @@ class ResponseCache:
             return None
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
-            if entry["format"] != FORMAT or entry["model"] != self.model or entry["request"] != body.decode("utf-8"):
+            if (
+                entry["format"] != FORMAT
+                or entry["model"] != self.model
+                or entry["request"] != body.decode("utf-8")
+            ):
                 raise ValueError("it belongs to another request, model or format")
             answer = entry["response"].encode("utf-8"), int(entry["latency_ms"])
             json.loads(answer[0])  # a reply that is not JSON would fail later, in a stranger place
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-            warnings.warn(f"ignored a corrupt cache entry {path} ({err}); the model answers instead", stacklevel=2)
+            warnings.warn(
+                f"ignored a corrupt cache entry {path} ({err}); the model answers instead",
+                stacklevel=2,
+            )
             return None
         with self._lock:
             self.hits += 1
@@ -104,8 +111,13 @@ class ResponseCache:
         """Store a reply (written whole, then renamed into place)."""
         path = self._path(body)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"format": FORMAT, "model": self.model, "request": body.decode("utf-8"),
-                 "response": response.decode("utf-8"), "latency_ms": latency_ms}
+        entry = {
+            "format": FORMAT,
+            "model": self.model,
+            "request": body.decode("utf-8"),
+            "response": response.decode("utf-8"),
+            "latency_ms": latency_ms,
+        }
         tmp = path.with_name(f"{path.name}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
@@ -147,7 +159,9 @@ def main() -> None:
     """`python -m reflect.model.cache stats|clear`."""
     from .config import cache_dir
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("action", choices=("stats", "clear"))
     root = cache_dir() / "responses"
     if ap.parse_args().action == "clear":
@@ -178,7 +192,9 @@ class CachedChat:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, messages: list[dict], role: str = "critic", **params):
-        deterministic = params.get("temperature", 1) == 0 or (self.seeded and params.get("seed") is not None)
+        deterministic = params.get("temperature", 1) == 0 or (
+            self.seeded and params.get("seed") is not None
+        )
         if not deterministic:
             return self.chat(messages, role=role, **params)
         key = json.dumps([messages, role, params], sort_keys=True, default=str)
@@ -208,7 +224,6 @@ class CachedChat:
                 self.hits -= 1
             return self(messages, role=role, **params)
         return entry[1]
-
 
 
 if __name__ == "__main__":

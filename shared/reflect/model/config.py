@@ -14,7 +14,9 @@ BACKENDS = ("local", "openai", "replay", "record")
 ENGINES = ("auto", "xllamacpp", "llama-server")
 LIVE_BACKENDS = ("local", "openai")
 APP_NAME = "reflection-course"
-DEFAULT_TIMEOUT_S = 300.0  # one chat call, retries included: a long local generation fits, a hang does not
+DEFAULT_TIMEOUT_S = (
+    300.0  # one chat call, retries included: a long local generation fits, a hang does not
+)
 
 
 WINDOWS_MESSAGE = (
@@ -58,13 +60,17 @@ def repo_root() -> Path:
 def cache_dir() -> Path:
     """Where the assembled model file lives (override: COURSE_CACHE_DIR)."""
     env = _read_env()
-    return Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(APP_NAME)
+    return (
+        Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(APP_NAME)
+    )
 
 
 def state_dir() -> Path:
     """Where the shared server's state file and log live (override: COURSE_STATE_DIR)."""
     env = _read_env()
-    return Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(APP_NAME)
+    return (
+        Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(APP_NAME)
+    )
 
 
 def default_workers(backend: str, live: str) -> int:
@@ -97,7 +103,9 @@ class Settings:
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
-    engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.runtime.manager)
+    engine: str = (
+        "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.runtime.manager)
+    )
     cache: bool = True  # COURSE_CACHE=off: no live request cache (reflect.model.cache)
 
     @classmethod
@@ -133,15 +141,23 @@ class Settings:
             raise ConfigError(f"COURSE_WORKERS must be between 1 and 16, got {workers}")
         engine = (env.get("COURSE_ENGINE") or "auto").strip().lower()
         if engine not in ENGINES:
-            raise ConfigError(f"Unknown COURSE_ENGINE={engine!r}. Use one of: {', '.join(ENGINES)}.")
+            raise ConfigError(
+                f"Unknown COURSE_ENGINE={engine!r}. Use one of: {', '.join(ENGINES)}."
+            )
         if timeout <= 0:
-            raise ConfigError(f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}")
+            raise ConfigError(
+                f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}"
+            )
         roles = {
             k.removeprefix("COURSE_MODEL_").lower(): v
             for k, v in env.items()
             if k.startswith("COURSE_MODEL_") and k != "COURSE_MODEL_PATH" and v
         }
-        cassettes = Path(env["COURSE_CASSETTE_DIR"]) if env.get("COURSE_CASSETTE_DIR") else repo_root() / "cassettes"
+        cassettes = (
+            Path(env["COURSE_CASSETTE_DIR"])
+            if env.get("COURSE_CASSETTE_DIR")
+            else repo_root() / "cassettes"
+        )
         return cls(
             backend=backend,
             record_from=record_from,
@@ -158,7 +174,8 @@ class Settings:
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
             workers=workers,
             engine=engine,
-            cache=(env.get("COURSE_CACHE") or "on").strip().lower() not in ("off", "0", "false", "no"),
+            cache=(env.get("COURSE_CACHE") or "on").strip().lower()
+            not in ("off", "0", "false", "no"),
         )
 
     @property

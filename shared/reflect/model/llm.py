@@ -77,7 +77,9 @@ class Connection:
     transport: CourseTransport | None = field(default=None, repr=False)
     recorder: Recorder | None = field(default=None, repr=False)
     settings: Settings | None = field(default=None, repr=False)
-    local: Callable[[Settings], Any] | None = field(default=None, repr=False)  # starts the local server
+    local: Callable[[Settings], Any] | None = field(
+        default=None, repr=False
+    )  # starts the local server
 
     def __iter__(self):  # client, model = connect(...)
         yield self.client
@@ -103,7 +105,11 @@ class Connection:
         if self.recorder is not None:
             where += f" · cassette {self.recorder.path.parent.name}/{self.recorder.path.name}"
         src = f" (recorded from {self.live_backend})" if self.backend == "replay" else ""
-        cache = " · request cache on" if self.transport is not None and self.transport.cache is not None else ""
+        cache = (
+            " · request cache on"
+            if self.transport is not None and self.transport.cache is not None
+            else ""
+        )
         return f"[reflect] backend={self.backend}{src} · model={self.model}{where}{cache} · {self.mode}"
 
     def model_for(self, role: str) -> str:
@@ -122,7 +128,9 @@ class Connection:
     def map(self, fn, items, desc: str | None = None) -> list:
         """[fn(item) for item in items], run on `self.workers` threads, results in input order,
         with a progress bar on live runs (none in replay, where it would only flash)."""
-        return parallel_map(fn, items, workers=self.workers, desc=desc, progress=self.backend != "replay")
+        return parallel_map(
+            fn, items, workers=self.workers, desc=desc, progress=self.backend != "replay"
+        )
 
     @property
     def budget_s(self) -> float:
@@ -152,7 +160,9 @@ class Connection:
                 if self.backend == "local" and not restarted:
                     self._reconnect_local()  # the shared server stopped (idle) or died: start it again
                     restarted = True
-                    deadline = time.monotonic() + self.budget_s  # a fresh server gets the whole budget
+                    deadline = (
+                        time.monotonic() + self.budget_s
+                    )  # a fresh server gets the whole budget
                     continue
                 retries = self._wait_to_retry(retries, deadline, "could not connect", err)
             except openai.APIStatusError as err:
@@ -176,16 +186,28 @@ class Connection:
             finish_reason=choice.finish_reason if choice else None,
         )
         cached = raw.headers.get(CACHED_HEADER) == "1"
-        self.ledger.add(CallRecord(role, reply.prompt_tokens, reply.completion_tokens, latency, self.live_backend, model,
-                                   cached))
+        self.ledger.add(
+            CallRecord(
+                role,
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                latency,
+                self.live_backend,
+                model,
+                cached,
+            )
+        )
         return reply
 
     def _create(self, model: str, messages: list[dict], role: str, params: dict, remaining: float):
         headers = {ROLE_HEADER: role, BACKEND_HEADER: self.live_backend}
         wait = max(remaining, 0.001)
         return self.client.chat.completions.with_raw_response.create(
-            model=model, messages=messages, extra_headers=headers,
-            timeout=httpx.Timeout(wait, connect=min(5.0, wait)), **params
+            model=model,
+            messages=messages,
+            extra_headers=headers,
+            timeout=httpx.Timeout(wait, connect=min(5.0, wait)),
+            **params,
         )
 
     def _wait_to_retry(self, retries: int, deadline: float, what: str, err: Exception) -> int:
@@ -194,7 +216,11 @@ class Connection:
             raise ModelError(self._explain(what)) from err
         pause = BACKOFF_S[min(retries, len(BACKOFF_S) - 1)]
         if time.monotonic() + pause >= deadline:
-            raise ModelError(self._explain(f"{what} (no time left in the {self.budget_s:g} s budget for a retry)")) from err
+            raise ModelError(
+                self._explain(
+                    f"{what} (no time left in the {self.budget_s:g} s budget for a retry)"
+                )
+            ) from err
         time.sleep(pause)
         return retries + 1
 
@@ -208,7 +234,9 @@ class Connection:
 
     def _reconnect_local(self) -> None:
         if self.local is None:
-            raise ModelError(self._explain("the server is unreachable and this connection cannot start one"))
+            raise ModelError(
+                self._explain("the server is unreachable and this connection cannot start one")
+            )
         state = self.local(self.settings)
         self.base_url = state.base_url
         self.client.base_url = state.base_url
@@ -249,7 +277,9 @@ def _cassette_facts(path) -> tuple[str, str, str, dict[str, str]]:
     backend = reqs[0]["headers"].get(BACKEND_HEADER, "local")
     roles: dict[str, str] = {}
     for r in reqs:
-        roles.setdefault(r["headers"].get(ROLE_HEADER, "generator"), r["body"].get("model", "unknown"))
+        roles.setdefault(
+            r["headers"].get(ROLE_HEADER, "generator"), r["body"].get("model", "unknown")
+        )
     default = roles.get("generator", reqs[0]["body"].get("model", "unknown"))
     return base, default, backend, roles
 
@@ -274,29 +304,45 @@ def connect(
     recorder = None
     if settings.backend in ("replay", "record"):
         if not notebook:
-            raise ConfigError(f"COURSE_BACKEND={settings.backend} needs a notebook name: connect('01_one_shot').")
-        recorder = Recorder(notebook, settings.cassette_dir / f"{notebook}.yaml", settings.backend,
-                            keep=settings.record_keep, prune=settings.replay_prune)
+            raise ConfigError(
+                f"COURSE_BACKEND={settings.backend} needs a notebook name: connect('01_one_shot')."
+            )
+        recorder = Recorder(
+            notebook,
+            settings.cassette_dir / f"{notebook}.yaml",
+            settings.backend,
+            keep=settings.record_keep,
+            prune=settings.replay_prune,
+        )
 
     role_models = dict(settings.role_models)
     live = settings.live_backend
     cache = None  # the live request cache: the local model only
     if settings.backend == "replay":
-        base_url, model, live, role_models = _cassette_facts(recorder.path) if recorder.path.exists() else (
-            "http://replay.invalid/v1", "unknown", live, {})
+        base_url, model, live, role_models = (
+            _cassette_facts(recorder.path)
+            if recorder.path.exists()
+            else ("http://replay.invalid/v1", "unknown", live, {})
+        )
         api_key = "replay-needs-no-key"
     elif live == "local":
         if local is None:
-            raise ConfigError("The local backend needs the course's runtime: use `from reflect import connect`.")
+            raise ConfigError(
+                "The local backend needs the course's runtime: use `from reflect import connect`."
+            )
         state = local(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key
         if settings.cache and transport is None:
             from .config import cache_dir
 
-            cache = ResponseCache(cache_dir() / "responses", model_fingerprint(Path(state.model_path)))
+            cache = ResponseCache(
+                cache_dir() / "responses", model_fingerprint(Path(state.model_path))
+            )
     else:
         if not settings.openai_api_key:
-            raise ConfigError("The openai backend needs OPENAI_API_KEY (in the environment or .env).")
+            raise ConfigError(
+                "The openai backend needs OPENAI_API_KEY (in the environment or .env)."
+            )
         base_url = settings.openai_base_url or "https://api.openai.com/v1"
         model, api_key = settings.model or DEFAULT_OPENAI_MODEL, settings.openai_api_key
 
@@ -310,11 +356,18 @@ def connect(
         http_client=httpx.Client(transport=course_transport, timeout=timeout),
     )
     conn = Connection(
-        client=client, model=model, backend=settings.backend, live_backend=live, base_url=base_url,
-        notebook=notebook, role_models=role_models, transport=course_transport, recorder=recorder,
-        settings=settings, local=local,
+        client=client,
+        model=model,
+        backend=settings.backend,
+        live_backend=live,
+        base_url=base_url,
+        notebook=notebook,
+        role_models=role_models,
+        transport=course_transport,
+        recorder=recorder,
+        settings=settings,
+        local=local,
     )
     if not quiet:
         print(conn.banner())
     return conn
-

@@ -18,8 +18,13 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int = 4, desc: str | None = None,
-                 progress: bool = True) -> list[R]:
+def parallel_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    workers: int = 4,
+    desc: str | None = None,
+    progress: bool = True,
+) -> list[R]:
     """[fn(item) for item in items] on `workers` threads, in input order, with a progress bar.
 
     The first exception raised by `fn` is raised here once the calls in flight have finished

@@ -81,7 +81,11 @@ def request_key(method: str, uri: str, body: bytes | str | None) -> str:
 def _yaml():
     import yaml
 
-    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return (
+        yaml,
+        getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+    )
 
 
 def _one(value) -> str:
@@ -95,7 +99,9 @@ class Recorder:
     notebook: str
     path: Path
     mode: str  # "replay" or "record"
-    keep: bool = False  # record: replay what is recorded, record only new calls (Settings.record_keep)
+    keep: bool = (
+        False  # record: replay what is recorded, record only new calls (Settings.record_keep)
+    )
     prune: bool = False  # replay: drop recorded calls nobody asked for (Settings.replay_prune)
     interactions: list[dict] = field(default_factory=list)
     played: set[int] = field(default_factory=set)
@@ -127,7 +133,9 @@ class Recorder:
 
     def _add(self, item: dict) -> None:
         req = item["request"]
-        self._index[request_key(req["method"], req["uri"], req.get("body"))].append(len(self.interactions))
+        self._index[request_key(req["method"], req["uri"], req.get("body"))].append(
+            len(self.interactions)
+        )
         self.interactions.append(item)
 
     def lookup(self, request: httpx.Request) -> httpx.Response | None:
@@ -144,24 +152,41 @@ class Recorder:
         resp = self.interactions[i]["response"]
         headers = [(k, _one(v)) for k, v in resp["headers"].items()]
         body = resp["body"]["string"]
-        return httpx.Response(resp["status"]["code"], headers=headers,
-                              content=body.encode() if isinstance(body, str) else body)
+        return httpx.Response(
+            resp["status"]["code"],
+            headers=headers,
+            content=body.encode() if isinstance(body, str) else body,
+        )
 
     def add(self, request: httpx.Request, response: httpx.Response, latency_ms: int) -> None:
         """Record one live interaction (whitelisted headers only) and write the cassette."""
-        req_headers = {k.lower(): [v] for k, v in request.headers.items() if k.lower() in KEEP_REQUEST_HEADERS}
-        resp_headers = {k.lower(): [v] for k, v in response.headers.items() if k.lower() in KEEP_RESPONSE_HEADERS}
+        req_headers = {
+            k.lower(): [v] for k, v in request.headers.items() if k.lower() in KEEP_REQUEST_HEADERS
+        }
+        resp_headers = {
+            k.lower(): [v]
+            for k, v in response.headers.items()
+            if k.lower() in KEEP_RESPONSE_HEADERS
+        }
         resp_headers[LATENCY_HEADER] = [str(latency_ms)]
         item = {
-            "request": {"body": request.content.decode("utf-8", errors="replace"), "headers": req_headers,
-                        "method": request.method, "uri": str(request.url)},
-            "response": {"body": {"string": response.content.decode("utf-8", errors="replace")},
-                         "headers": resp_headers,
-                         "status": {"code": response.status_code, "message": response.reason_phrase}},
+            "request": {
+                "body": request.content.decode("utf-8", errors="replace"),
+                "headers": req_headers,
+                "method": request.method,
+                "uri": str(request.url),
+            },
+            "response": {
+                "body": {"string": response.content.decode("utf-8", errors="replace")},
+                "headers": resp_headers,
+                "status": {"code": response.status_code, "message": response.reason_phrase},
+            },
         }
         with self._lock:
             self._add(item)
-            self._index[request_key(request.method, str(request.url), request.content)].pop()  # played now
+            self._index[
+                request_key(request.method, str(request.url), request.content)
+            ].pop()  # played now
             self.played.add(len(self.interactions) - 1)
             self._save()
 
@@ -172,8 +197,13 @@ class Recorder:
         if self.mode == "replay":  # pruning: only what was asked for so far, in cassette order
             keep = sorted(self.played)
         yaml, _, dumper = _yaml()
-        text = yaml.dump({"interactions": [self.interactions[i] for i in keep], "version": 1}, Dumper=dumper,
-                         allow_unicode=True, sort_keys=True, width=100)
+        text = yaml.dump(
+            {"interactions": [self.interactions[i] for i in keep], "version": 1},
+            Dumper=dumper,
+            allow_unicode=True,
+            sort_keys=True,
+            width=100,
+        )
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(text)
         tmp.replace(self.path)
@@ -190,19 +220,25 @@ class Recorder:
         nb = self.notebook.split("_")[0]
         key = request_key(request.method, str(request.url), request.content)
         if key in self._index:
-            return (f"Replay miss in notebook {self.notebook!r}: this request was already played from "
-                    f"{self.path.name}; the notebook now asks it more often than when it was recorded. "
-                    f"Replay never calls a live model. Re-record with: make record NB={nb}")
+            return (
+                f"Replay miss in notebook {self.notebook!r}: this request was already played from "
+                f"{self.path.name}; the notebook now asks it more often than when it was recorded. "
+                f"Replay never calls a live model. Re-record with: make record NB={nb}"
+            )
         asked = json.dumps(body_json(request.content), indent=1, sort_keys=True).splitlines()
         best, best_ratio = None, -1.0
         for item in self.interactions:
-            old_lines = json.dumps(body_json(item["request"].get("body")), indent=1, sort_keys=True).splitlines()
+            old_lines = json.dumps(
+                body_json(item["request"].get("body")), indent=1, sort_keys=True
+            ).splitlines()
             ratio = difflib.SequenceMatcher(None, old_lines, asked).ratio()
             if ratio > best_ratio:
                 best, best_ratio = old_lines, ratio
         diff = ""
         if best is not None:
-            lines = list(difflib.unified_diff(best, asked, "recorded", "asked now", n=0, lineterm=""))[2:14]
+            lines = list(
+                difflib.unified_diff(best, asked, "recorded", "asked now", n=0, lineterm="")
+            )[2:14]
             diff = "\nClosest recorded request, differences:\n" + "\n".join(x[:160] for x in lines)
         return (
             f"Replay miss in notebook {self.notebook!r}: this request is not in {self.path.name}. "
@@ -217,8 +253,12 @@ class CourseTransport(httpx.BaseTransport):
     (`x-course-latency-ms`), measured here for live calls; a cached reply carries its original
     latency and `x-course-cached: 1`."""
 
-    def __init__(self, inner: httpx.BaseTransport | None = None, recorder: Recorder | None = None,
-                 cache: ResponseCache | None = None):
+    def __init__(
+        self,
+        inner: httpx.BaseTransport | None = None,
+        recorder: Recorder | None = None,
+        cache: ResponseCache | None = None,
+    ):
         self.inner = inner or httpx.HTTPTransport()
         self.recorder = recorder
         self.cache = cache
@@ -233,15 +273,31 @@ class CourseTransport(httpx.BaseTransport):
                 return hit
             if rec.mode == "replay":
                 raise ReplayMiss(rec.miss_message(request))
-        cache = self.cache if self.cache is not None and deterministic(body_json(request.content)) else None
+        cache = (
+            self.cache
+            if self.cache is not None and deterministic(body_json(request.content))
+            else None
+        )
         cached = cache.get(request.content) if cache is not None else None
         if cached is not None:
             content, latency_ms = cached
-            response = httpx.Response(200, headers=[("content-type", "application/json")], content=content)
+            response = httpx.Response(
+                200, headers=[("content-type", "application/json")], content=content
+            )
             if rec is not None:
-                rec.add(request, response, latency_ms)  # a real reply of this model file to this request
-            return httpx.Response(200, headers=[("content-type", "application/json"), (LATENCY_HEADER, str(latency_ms)),
-                                                (CACHED_HEADER, "1")], content=content, request=request)
+                rec.add(
+                    request, response, latency_ms
+                )  # a real reply of this model file to this request
+            return httpx.Response(
+                200,
+                headers=[
+                    ("content-type", "application/json"),
+                    (LATENCY_HEADER, str(latency_ms)),
+                    (CACHED_HEADER, "1"),
+                ],
+                content=content,
+                request=request,
+            )
         if cache is not None:
             cache.begin()
         start = time.perf_counter()
@@ -255,9 +311,15 @@ class CourseTransport(httpx.BaseTransport):
             rec.add(request, response, latency_ms)
         if cache is not None and alone and response.status_code == 200:
             cache.put(request.content, content, latency_ms)
-        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")]
+        headers = [
+            (k, v)
+            for k, v in response.headers.items()
+            if k.lower() not in ("content-encoding", "content-length")
+        ]
         headers.append((LATENCY_HEADER, str(latency_ms)))
-        return httpx.Response(response.status_code, headers=headers, content=content, request=request)
+        return httpx.Response(
+            response.status_code, headers=headers, content=content, request=request
+        )
 
     def close(self) -> None:
         """Close the wrapped transport."""
@@ -271,9 +333,11 @@ def recorded_requests(path: Path) -> list[dict]:
     out = []
     for item in data.get("interactions", []):
         req = item["request"]
-        out.append({
-            "uri": req["uri"],
-            "body": body_json(req.get("body")),
-            "headers": {k.lower(): _one(v) for k, v in (req.get("headers") or {}).items()},
-        })
+        out.append(
+            {
+                "uri": req["uri"],
+                "body": body_json(req.get("body")),
+                "headers": {k.lower(): _one(v) for k, v in (req.get("headers") or {}).items()},
+            }
+        )
     return out

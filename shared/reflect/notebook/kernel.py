@@ -35,7 +35,9 @@ def spec() -> dict:
     from ipykernel.kernelspec import get_kernel_dict
 
     # the module by name: run as `python -m`, this file's own __module__ would be "__main__"
-    kernel = get_kernel_dict(extra_arguments=["--IPKernelApp.kernel_class=reflect.notebook.kernel.CourseKernel"])
+    kernel = get_kernel_dict(
+        extra_arguments=["--IPKernelApp.kernel_class=reflect.notebook.kernel.CourseKernel"]
+    )
     kernel["argv"][0] = "python"
     return kernel
 
@@ -50,4 +52,6 @@ def install(prefix: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":  # python -m reflect.notebook.kernel [prefix]
-    print(f"The course's kernel is registered: {install(Path(sys.argv[1]) if len(sys.argv) > 1 else None)}")
+    print(
+        f"The course's kernel is registered: {install(Path(sys.argv[1]) if len(sys.argv) > 1 else None)}"
+    )

@@ -21,7 +21,9 @@ def context_growth(results: dict[str, Run], title: str = "The shared thread grow
     return fig
 
 
-def graph_layers(nodes: list[str], edges: list[tuple[str, str]]) -> tuple[dict[str, int], set[tuple[str, str]]]:
+def graph_layers(
+    nodes: list[str], edges: list[tuple[str, str]]
+) -> tuple[dict[str, int], set[tuple[str, str]]]:
     """Rows for a top-down drawing of a graph that may loop: (row of each node, the back edges).
 
     A depth-first walk from the first node marks an edge back to a node still on the walk's path as
@@ -64,8 +66,13 @@ def _bend(p0, p2, boxes, rads) -> float | None:
     for rad in rads:
         (x0, y0), (x2, y2) = p0, p2
         cx, cy = (x0 + x2) / 2 + rad * (y2 - y0), (y0 + y2) / 2 - rad * (x2 - x0)
-        points = [((1 - t) ** 2 * x0 + 2 * t * (1 - t) * cx + t * t * x2,
-                   (1 - t) ** 2 * y0 + 2 * t * (1 - t) * cy + t * t * y2) for t in (i / 40 for i in range(2, 39))]
+        points = [
+            (
+                (1 - t) ** 2 * x0 + 2 * t * (1 - t) * cx + t * t * x2,
+                (1 - t) ** 2 * y0 + 2 * t * (1 - t) * cy + t * t * y2,
+            )
+            for t in (i / 40 for i in range(2, 39))
+        ]
         if not any(a <= px <= b and c <= py <= d for px, py in points for a, b, c, d in boxes):
             return rad
     return None
@@ -79,15 +86,29 @@ def graph_picture(drawable, note: str = "dashed: a conditional edge, a router pi
     enters its nodes at the side.
     """
     names = {key: node.name for key, node in drawable.nodes.items()}
-    label = {key: {"__start__": "start", "__end__": "end"}.get(name, name) for key, name in names.items()}
+    label = {
+        key: {"__start__": "start", "__end__": "end"}.get(name, name) for key, name in names.items()
+    }
     row, back = graph_layers(list(names), [(e.source, e.target) for e in drawable.edges])
     rows = [[n for n in names if row[n] == r] for r in range(max(row.values()) + 1)]
-    char, box_h, gap, spread = 0.075, 0.28, 0.62, 2.1  # inches: a monospace 9 pt character, row pitch
+    char, box_h, gap, spread = (
+        0.075,
+        0.28,
+        0.62,
+        2.1,
+    )  # inches: a monospace 9 pt character, row pitch
     x = {n: (i - (len(r) - 1) / 2) * spread for r in rows for i, n in enumerate(r)}
     y = {n: -row[n] * gap for n in names}
     half = {n: (len(label[n]) * char + 0.2) / 2 for n in names}
-    box = {n: (x[n] - half[n] - 0.06, x[n] + half[n] + 0.06, y[n] - box_h / 2 - 0.05, y[n] + box_h / 2 + 0.05)
-           for n in names}
+    box = {
+        n: (
+            x[n] - half[n] - 0.06,
+            x[n] + half[n] + 0.06,
+            y[n] - box_h / 2 - 0.05,
+            y[n] + box_h / 2 + 0.05,
+        )
+        for n in names
+    }
     left, right = min(b[0] for b in box.values()) - 0.9, max(b[1] for b in box.values()) + 0.9
     bottom, top = -(len(rows) - 1) * gap - box_h / 2 - 0.45, box_h / 2 + 0.2
     fig, ax = plt.subplots(figsize=(right - left, top - bottom), dpi=80)
@@ -96,34 +117,71 @@ def graph_picture(drawable, note: str = "dashed: a conditional edge, a router pi
     ax.axis("off")
     for n in names:
         end = names[n] in ("__start__", "__end__")
-        ax.text(x[n], y[n], label[n], ha="center", va="center", family="monospace", fontsize=9,
-                bbox={"boxstyle": "round,pad=0.35" if end else "square,pad=0.35",
-                      "fc": "white" if end else "#eeeaff", "ec": "#5b4fc4"})
+        ax.text(
+            x[n],
+            y[n],
+            label[n],
+            ha="center",
+            va="center",
+            family="monospace",
+            fontsize=9,
+            bbox={
+                "boxstyle": "round,pad=0.35" if end else "square,pad=0.35",
+                "fc": "white" if end else "#eeeaff",
+                "ec": "#5b4fc4",
+            },
+        )
     steps = [r * s for r in (0.2, 0.35, 0.5, 0.7, 0.9) for s in (1, -1)]
     for edge in drawable.edges:
         a, b = edge.source, edge.target
         if (a, b) in back:  # out of the side, round, into the side
-            p0, p2, rads = (x[a] + half[a] + 0.1, y[a]), (x[b] + half[b] + 0.1, y[b]), [r for r in steps if r >= 0.5]
+            p0, p2, rads = (
+                (x[a] + half[a] + 0.1, y[a]),
+                (x[b] + half[b] + 0.1, y[b]),
+                [r for r in steps if r >= 0.5],
+            )
         else:
-            p0, p2, rads = (x[a], y[a] - box_h / 2 - 0.05), (x[b], y[b] + box_h / 2 + 0.05), [0, *steps]
+            p0, p2, rads = (
+                (x[a], y[a] - box_h / 2 - 0.05),
+                (x[b], y[b] + box_h / 2 + 0.05),
+                [0, *steps],
+            )
         others = [box[n] for n in names if n not in (a, b)]
         rad = _bend(p0, p2, others, rads)
-        ax.annotate("", xy=p2, xytext=p0, arrowprops={
-            "arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "color": "#333", "lw": 1,
-            "ls": "--" if edge.conditional else "-", "connectionstyle": f"arc3,rad={rads[-1] if rad is None else rad}"})
+        ax.annotate(
+            "",
+            xy=p2,
+            xytext=p0,
+            arrowprops={
+                "arrowstyle": "-|>",
+                "shrinkA": 0,
+                "shrinkB": 0,
+                "color": "#333",
+                "lw": 1,
+                "ls": "--" if edge.conditional else "-",
+                "connectionstyle": f"arc3,rad={rads[-1] if rad is None else rad}",
+            },
+        )
     ax.text(left + 0.1, bottom + 0.05, note, fontsize=8, color="#555", va="bottom")
     fig.subplots_adjust(0, 0, 1, 1)
     return fig
 
 
 FEEDBACK_STYLE = {  # one colour and one marker per arm, hollow markers: a point under another still shows its edge
-    "feedback:blind": ("C0", "o"), "feedback:checks": ("C1", "s"), "feedback:checks+code": ("C2", "^"),
+    "feedback:blind": ("C0", "o"),
+    "feedback:checks": ("C1", "s"),
+    "feedback:checks+code": ("C2", "^"),
     "feedback:critique": ("C3", "D"),
 }
 
 
-def feedback_curves(ax, table: list[dict], title: str, others: list[tuple[str, float, float]] = (),
-                    resample: list[tuple[int, float, float]] = ()):
+def feedback_curves(
+    ax,
+    table: list[dict],
+    title: str,
+    others: list[tuple[str, float, float]] = (),
+    resample: list[tuple[int, float, float]] = (),
+):
     """Lesson 06's experiment on one axis: each arm's pass rate against tokens per task as it may draw
     j = 0..4 samples after a failed first draft (`reflect.evaluation.feedback.curve`; j = 0 is the first
     draft alone, one-shot, drawn once as a star), plus `others` as (name, tokens, pass rate) points and an
@@ -135,16 +193,35 @@ def feedback_curves(ax, table: list[dict], title: str, others: list[tuple[str, f
         points = curve(table, arm)
         start = points[0]
         colour, marker = FEEDBACK_STYLE[arm]
-        ax.plot([t for *_, t in points[1:]], [r for _, r, _ in points[1:]], "-", marker=marker, ms=6, mfc="none",
-                color=colour, label=f"{arm}, j = 1..{len(points) - 1}")
+        ax.plot(
+            [t for *_, t in points[1:]],
+            [r for _, r, _ in points[1:]],
+            "-",
+            marker=marker,
+            ms=6,
+            mfc="none",
+            color=colour,
+            label=f"{arm}, j = 1..{len(points) - 1}",
+        )
         ax.plot([start[2], points[1][2]], [start[1], points[1][1]], ":", color=colour)
     if resample:
-        ax.plot([t for *_, t in resample], [r for _, r, _ in resample], "-", color="0.6", marker=".",
-                label=f"lesson 06's resample, j = 1..{len(resample)}")
+        ax.plot(
+            [t for *_, t in resample],
+            [r for _, r, _ in resample],
+            "-",
+            color="0.6",
+            marker=".",
+            label=f"lesson 06's resample, j = 1..{len(resample)}",
+        )
     for i, (name, tokens, rate) in enumerate(others):
         ax.plot(tokens, rate, "P", ms=7, color=f"C{4 + i}", mfc="none", label=name)
     ax.plot(start[2], start[1], "k*", ms=11, label="one-shot (the shared first draft)")
-    ax.set(xscale="log", xlabel="tokens per task (log; every call counted)", ylabel="pass rate (hidden tests)", title=title)
+    ax.set(
+        xscale="log",
+        xlabel="tokens per task (log; every call counted)",
+        ylabel="pass rate (hidden tests)",
+        title=title,
+    )
     lo, hi = ax.get_xlim()
     ticks = [t for t in (200, 300, 500, 700, 1_000, 1_500, 2_000, 3_000, 5_000) if lo <= t <= hi]
     ax.set_xticks(ticks, [f"{t:,}" for t in ticks])

@@ -16,7 +16,9 @@ from ..records import Run
 
 def draft_diff(before: str, after: str) -> str:
     """Unified diff between two drafts ('' when identical)."""
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "previous draft", "this draft", lineterm="")
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "previous draft", "this draft", lineterm=""
+    )
     return "\n".join(lines)
 
 
@@ -32,8 +34,10 @@ def iterations(run: Run) -> list[int]:
 def render_turn(result: Run, i: int) -> str:
     """Turn i of a loop as text: who spoke, tokens, the message, and for drafts the diff to the previous one."""
     turn = result.steps[i]
-    head = f"turn {i + 1}/{len(result.steps)} · iteration {iterations(result)[i]} · {turn.role} · " \
-           f"{turn.prompt_tokens} prompt + {turn.completion_tokens} completion tokens"
+    head = (
+        f"turn {i + 1}/{len(result.steps)} · iteration {iterations(result)[i]} · {turn.role} · "
+        f"{turn.prompt_tokens} prompt + {turn.completion_tokens} completion tokens"
+    )
     if turn.role == "reviewer":
         head += f" · verdict: {'APPROVED' if turn.verdict.accepted else 'not approved'}"
     parts = [head, "", turn.reply.strip() or "(empty)"]
@@ -63,10 +67,16 @@ def thread_overview(result: Run) -> str:
     """Every turn of a loop on one line: the static view printed above the stepper."""
     lines, its = [], iterations(result)
     for i, t in enumerate(result.steps):
-        verdict = f" · {'APPROVED' if t.verdict.accepted else 'not approved'}" if t.role == "reviewer" else ""
+        verdict = (
+            f" · {'APPROVED' if t.verdict.accepted else 'not approved'}"
+            if t.role == "reviewer"
+            else ""
+        )
         first = (t.reply.strip().splitlines() or ["(empty)"])[0]
-        lines.append(f"turn {i + 1} · iteration {its[i]} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
-                     f"{verdict} · {first[:60]}")
+        lines.append(
+            f"turn {i + 1} · iteration {its[i]} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
+            f"{verdict} · {first[:60]}"
+        )
     return "\n".join(lines)
 
 
@@ -78,7 +88,9 @@ def thread_stepper(result: Run):
 
     print(thread_overview(result))
 
-    slider = widgets.IntSlider(value=0, min=0, max=max(len(result.steps) - 1, 0), description="turn")
+    slider = widgets.IntSlider(
+        value=0, min=0, max=max(len(result.steps) - 1, 0), description="turn"
+    )
     view = widgets.HTML()
 
     def show(change=None) -> None:
@@ -86,7 +98,9 @@ def thread_stepper(result: Run):
 
     slider.observe(show, names="value")
     show()
-    return _interactive([slider, view], "a slider over the turns above, each turn's full text and draft diff")
+    return _interactive(
+        [slider, view], "a slider over the turns above, each turn's full text and draft diff"
+    )
 
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
@@ -94,8 +108,10 @@ def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
     from ..judging.calibration import sweep
 
     row = sweep(histories, [threshold], max_iterations)[0]
-    return (f"threshold {threshold:g}, max {max_iterations} iterations: {row['avg_iterations']:.2f} iterations on average, "
-            f"final pass rate {row['pass_rate']:.0%}, {row['avg_tokens']:.0f} tokens per task")
+    return (
+        f"threshold {threshold:g}, max {max_iterations} iterations: {row['avg_iterations']:.2f} iterations on average, "
+        f"final pass rate {row['pass_rate']:.0%}, {row['avg_tokens']:.0f} tokens per task"
+    )
 
 
 def threshold_explorer(histories):
@@ -108,7 +124,9 @@ def threshold_explorer(histories):
         print(threshold_summary(histories, 8, n))
 
     thr = widgets.FloatSlider(value=8, min=1, max=10, step=0.5, description="threshold")
-    its = widgets.IntSlider(value=3, min=1, max=max((len(h) for h in histories), default=1), description="max iter.")
+    its = widgets.IntSlider(
+        value=3, min=1, max=max((len(h) for h in histories), default=1), description="max iter."
+    )
     out = widgets.HTML()
 
     def show(change=None) -> None:

@@ -10,8 +10,15 @@ from ..model.config import Settings
 from .manager import ensure_server
 
 
-def connect(notebook: str | None = None, *, settings: Settings | None = None,
-            transport: httpx.BaseTransport | None = None, quiet: bool = False) -> llm.Connection:
+def connect(
+    notebook: str | None = None,
+    *,
+    settings: Settings | None = None,
+    transport: httpx.BaseTransport | None = None,
+    quiet: bool = False,
+) -> llm.Connection:
     """A ready connection to the configured model, with one banner line (`reflect.model.llm.connect`,
     whose settings, backends and cassettes it takes); the local backend's server comes from here."""
-    return llm.connect(notebook, settings=settings, transport=transport, quiet=quiet, local=ensure_server)
+    return llm.connect(
+        notebook, settings=settings, transport=transport, quiet=quiet, local=ensure_server
+    )

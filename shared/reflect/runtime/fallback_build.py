@@ -27,9 +27,16 @@ from ..model.config import ConfigError, cache_dir
 
 SDIST = "llama-cpp-python==0.3.36"  # its vendor/llama.cpp is the pinned llama.cpp
 CMAKE_FLAGS = [
-    "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
-    "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DCMAKE_BUILD_TYPE=Release",
 ]
 MIN_FREE_BYTES = 3 * 1024**3  # sources, objects and the binary, with room to spare
 STAMP = {"sdist": SDIST, "flags": CMAKE_FLAGS}
@@ -73,20 +80,26 @@ def check_prerequisites(where: Path | None = None) -> tuple[str, str]:
     """cmake and a C++ compiler on PATH, and enough free disk; BuildError naming what is missing."""
     cmake = _tool("cmake")
     if cmake is None:
-        raise BuildError("Building llama-server needs cmake, which is not on PATH. Install it "
-                         "(`pip install cmake`, or `apt install cmake`) and run the cell again.")
+        raise BuildError(
+            "Building llama-server needs cmake, which is not on PATH. Install it "
+            "(`pip install cmake`, or `apt install cmake`) and run the cell again."
+        )
     cxx = _tool("c++", "g++", "clang++")
     if cxx is None:
-        raise BuildError("Building llama-server needs a C++ compiler (g++ or clang++), and none is on "
-                         "PATH. Install one (`apt install g++`, or Xcode's command line tools).")
+        raise BuildError(
+            "Building llama-server needs a C++ compiler (g++ or clang++), and none is on "
+            "PATH. Install one (`apt install g++`, or Xcode's command line tools)."
+        )
     where = where or cache_dir()
     probe = where if where.exists() else where.parent
     while not probe.exists():
         probe = probe.parent
     free = shutil.disk_usage(probe).free
     if free < MIN_FREE_BYTES:
-        raise BuildError(f"Building llama-server needs {MIN_FREE_BYTES / 1024**3:.0f} GB free in {where}; "
-                         f"{free / 1024**3:.1f} GB are. Free some space, or set COURSE_CACHE_DIR elsewhere.")
+        raise BuildError(
+            f"Building llama-server needs {MIN_FREE_BYTES / 1024**3:.0f} GB free in {where}; "
+            f"{free / 1024**3:.1f} GB are. Free some space, or set COURSE_CACHE_DIR elsewhere."
+        )
     return cmake, cxx
 
 
@@ -106,20 +119,44 @@ def build(say: Callable[[str], None] = print, jobs: int | None = None) -> Path:
     log = target / "build.log"
     log.write_text("")
     jobs = jobs or os.cpu_count() or 2
-    say(f"[reflect] Building llama-server from {SDIST} (once; about 5.5 minutes on 2 cores). Log: {log}")
+    say(
+        f"[reflect] Building llama-server from {SDIST} (once; about 5.5 minutes on 2 cores). Log: {log}"
+    )
     with tempfile.TemporaryDirectory(dir=target) as tmp:
         say("[reflect] 1/3 downloading the sources")
-        _run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-              "--dest", tmp, SDIST], "Downloading the llama.cpp sources", log)
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--dest",
+                tmp,
+                SDIST,
+            ],
+            "Downloading the llama.cpp sources",
+            log,
+        )
         archive = next(Path(tmp).glob("*.tar.gz"))
         with tarfile.open(archive) as tar:
             tar.extractall(tmp, filter="data")
         src = next(Path(tmp).glob("llama_cpp_python-*")) / "vendor" / "llama.cpp"
         say("[reflect] 2/3 configuring")
-        _run([cmake, "-S", str(src), "-B", f"{tmp}/build", *CMAKE_FLAGS], "Configuring llama.cpp", log)
+        _run(
+            [cmake, "-S", str(src), "-B", f"{tmp}/build", *CMAKE_FLAGS],
+            "Configuring llama.cpp",
+            log,
+        )
         say(f"[reflect] 3/3 compiling llama-server with {jobs} jobs (the long step)")
-        _run([cmake, "--build", f"{tmp}/build", "--target", "llama-server", "-j", str(jobs)],
-             "Compiling llama-server", log)
+        _run(
+            [cmake, "--build", f"{tmp}/build", "--target", "llama-server", "-j", str(jobs)],
+            "Compiling llama-server",
+            log,
+        )
         shutil.copy2(f"{tmp}/build/bin/llama-server", target / "llama-server")
     (target / "stamp.json").write_text(json.dumps(STAMP))
     say(f"[reflect] llama-server is ready: {target / 'llama-server'}")

@@ -45,7 +45,11 @@ from .server_process import EXIT_ENGINE_MISSING, EXIT_MODEL, KEY_ENV
 START_TIMEOUT_S = 180.0
 LOG_LIMIT = 20 * 1024 * 1024
 SLOTS = 4  # parallel requests: notebooks running at once, or COURSE_WORKERS > 1 (docs/models.md, "The local engine")
-SERVE_COMMAND = [sys.executable, "-m", "reflect.runtime.server_process"]  # tests swap in a model-free server
+SERVE_COMMAND = [
+    sys.executable,
+    "-m",
+    "reflect.runtime.server_process",
+]  # tests swap in a model-free server
 
 
 class ServerError(RuntimeError):
@@ -84,9 +88,11 @@ def read_state() -> ServerState | None:
     except FileNotFoundError:
         return None
     except OSError as err:
-        print(f"[reflect] The server state file {path} cannot be read ({type(err).__name__}: {err}); "
-              "treating it as no server. Remove it, or set COURSE_STATE_DIR to a folder of your own.",
-              file=sys.stderr)
+        print(
+            f"[reflect] The server state file {path} cannot be read ({type(err).__name__}: {err}); "
+            "treating it as no server. Remove it, or set COURSE_STATE_DIR to a folder of your own.",
+            file=sys.stderr,
+        )
         return None
     except (ValueError, TypeError):
         return None  # corrupt, or written by an older version of the course: not a server we know
@@ -120,16 +126,26 @@ def process_identity(pid: int) -> str | None:
     if Path("/proc/self/stat").exists():
         try:
             stat = (proc / "stat").read_text()
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            cmdline = (
+                (proc / "cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+                .strip()
+            )
         except OSError:
             return None
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "; comm may hold spaces
         if fields[0] == "Z":
             return None  # a zombie is not a running server
         return f"{fields[19]} {cmdline}"  # field 22 of stat: start time in clock ticks since boot
     try:  # macOS and other systems without /proc
-        out = subprocess.run(["ps", "-o", "lstart=,command=", "-p", str(pid)], capture_output=True,
-                             text=True, timeout=5)
+        out = subprocess.run(
+            ["ps", "-o", "lstart=,command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None
@@ -171,8 +187,12 @@ def first_request(state: ServerState, timeout: float = 60.0) -> str | None:
     """Ask the new server for one token; None if it answered, else what went wrong."""
     body = {"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
     try:
-        r = httpx.post(f"http://127.0.0.1:{state.port}/v1/chat/completions", json=body, timeout=timeout,
-                       headers={"Authorization": f"Bearer {state.key}"})
+        r = httpx.post(
+            f"http://127.0.0.1:{state.port}/v1/chat/completions",
+            json=body,
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {state.key}"},
+        )
         if r.status_code != 200:
             return f"HTTP {r.status_code}: {r.text[:200]}"
         r.json()["choices"][0]["message"]
@@ -218,16 +238,26 @@ def start_server(settings: Settings, model: Path) -> ServerState:
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists() and log.stat().st_size > LOG_LIMIT:
         log.replace(log.with_suffix(".log.1"))  # keep one old log, never an ever-growing file
-    extra = ["--idle-minutes", str(settings.idle_minutes), "--state-file", str(_state_file()),
-             "--slots", str(max(SLOTS, settings.workers))]
+    extra = [
+        "--idle-minutes",
+        str(settings.idle_minutes),
+        "--state-file",
+        str(_state_file()),
+        "--slots",
+        str(max(SLOTS, settings.workers)),
+    ]
     engine = "llama-server" if settings.engine == "llama-server" else "xllamacpp"
     try:
         state = launch(model, port, log, extra, engine=engine)
     except EngineFailed as err:
         if settings.engine != "auto":
             raise ServerError(str(err)) from None
-        print(f"[reflect] {err}\n[reflect] Falling back to llama.cpp's llama-server binary "
-              "(COURSE_ENGINE=llama-server chooses it directly).", file=sys.stderr, flush=True)
+        print(
+            f"[reflect] {err}\n[reflect] Falling back to llama.cpp's llama-server binary "
+            "(COURSE_ENGINE=llama-server chooses it directly).",
+            file=sys.stderr,
+            flush=True,
+        )
         state = launch(model, port, log, extra, engine="llama-server")
     _write_state(state)
     return state
@@ -248,24 +278,46 @@ def llama_server_binary() -> Path:
     return binary
 
 
-def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...] = (),
-           engine: str = "xllamacpp", key: str | None = None) -> ServerState:
+def launch(
+    model: Path,
+    port: int,
+    log: Path,
+    extra: list[str] | tuple[str, ...] = (),
+    engine: str = "xllamacpp",
+    key: str | None = None,
+) -> ServerState:
     """Start a server process for `model` on `port`, wait until it is healthy and has answered a
     first request; EngineFailed (a crash, a failed first request) or ServerError (the model, a
     timeout), with the log's last lines. Not recorded in the state file: `start_server` does that
     for the shared server; a benchmark's private server is its own to stop (`stop_pid`)."""
     key = key or secrets.token_urlsafe(24)
-    cmd = [*SERVE_COMMAND, "--model", str(model), "--alias", model_label(model), "--port", str(port),
-           "--engine", engine, *extra]
+    cmd = [
+        *SERVE_COMMAND,
+        "--model",
+        str(model),
+        "--alias",
+        model_label(model),
+        "--port",
+        str(port),
+        "--engine",
+        engine,
+        *extra,
+    ]
     if engine == "llama-server":
         cmd += ["--binary", str(llama_server_binary())]
     with open(log, "ab") as fh:
         proc = subprocess.Popen(  # own session: the server outlives the kernel that started it
-            cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
             env={**os.environ, KEY_ENV: key},
         )
     identity = process_identity(proc.pid) or ""
-    state = ServerState(port, proc.pid, str(model), model_label(model), str(log), time.time(), identity, key, engine)
+    state = ServerState(
+        port, proc.pid, str(model), model_label(model), str(log), time.time(), identity, key, engine
+    )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -277,18 +329,24 @@ def launch(model: Path, port: int, log: Path, extra: list[str] | tuple[str, ...]
                 # still be empty (mid-exec), and a later check would take the server for another process
                 return replace(state, identity=process_identity(proc.pid) or identity)
             stop_pid(proc.pid)
-            raise EngineFailed(f"The {engine} engine started but failed its first request ({problem}). "
-                               f"Last log lines ({log}):\n{_log_tail(str(log))}")
+            raise EngineFailed(
+                f"The {engine} engine started but failed its first request ({problem}). "
+                f"Last log lines ({log}):\n{_log_tail(str(log))}"
+            )
         time.sleep(0.25)
     stop_pid(proc.pid)
-    raise ServerError(f"The local model server did not answer within {START_TIMEOUT_S:.0f} s. See {log}.")
+    raise ServerError(
+        f"The local model server did not answer within {START_TIMEOUT_S:.0f} s. See {log}."
+    )
 
 
 def _start_failure(code: int, engine: str, log: Path) -> ServerError:
     tail = f"Last log lines ({log}):\n{_log_tail(str(log))}"
     if code == EXIT_MODEL:
-        return ServerError(f"The local model server could not load the model file. {tail}\n"
-                           "Check the model file: `make model` assembles and verifies it again.")
+        return ServerError(
+            f"The local model server could not load the model file. {tail}\n"
+            "Check the model file: `make model` assembles and verifies it again."
+        )
     if code == EXIT_ENGINE_MISSING:
         return EngineFailed(f"The {engine} engine is not installed. {tail}")
     how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
@@ -363,7 +421,9 @@ def main(argv: list[str] | None = None) -> None:
     elif cmd == "status":
         s = read_state()
         up = bool(s and is_ours(s) and health(s))
-        print(f"Local model server: {f'running at {s.base_url} ({s.engine})' if up else 'not running'}")
+        print(
+            f"Local model server: {f'running at {s.base_url} ({s.engine})' if up else 'not running'}"
+        )
     else:
         raise SystemExit("usage: python -m reflect.runtime.manager [start|stop|status]")
 

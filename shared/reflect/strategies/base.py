@@ -40,12 +40,20 @@ def execute(strategy: Any, task: Task, body: Callable[[], Run]) -> Run:
     """The frame every strategy shares: a blank task makes no call; the run is timed and, if the
     strategy says so, judged by the hidden tests."""
     if not task.prompt().strip():
-        return Run(strategy.name, task.id, "", Stop.BLANK_INPUT, chosen="no draft: the task is blank",
-                   error="The task is blank: give the generator something to write.")
+        return Run(
+            strategy.name,
+            task.id,
+            "",
+            Stop.BLANK_INPUT,
+            chosen="no draft: the task is blank",
+            error="The task is blank: give the generator something to write.",
+        )
     start = time.perf_counter()
     run = dataclasses.replace(body(), wall_s=time.perf_counter() - start)
     if strategy.judge_hidden:
-        run = dataclasses.replace(run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False)
+        run = dataclasses.replace(
+            run, passed=judge(task, run.final_code).passed if run.final_code.strip() else False
+        )
     return run
 
 
@@ -91,6 +99,9 @@ class Configured:
 
     def config(self) -> dict[str, Any]:
         """Every setting that changes what the strategy sends or decides (see the module docstring)."""
-        return {"strategy": type(self).__name__, **settings(self),
-                "role_sampling": {role: plain(SAMPLING[role]) for role in self.ROLES},
-                "prompts": fingerprint(self.prompts())}
+        return {
+            "strategy": type(self).__name__,
+            **settings(self),
+            "role_sampling": {role: plain(SAMPLING[role]) for role in self.ROLES},
+            "prompts": fingerprint(self.prompts()),
+        }

@@ -47,10 +47,18 @@ from .base import fingerprint
 from .maker_checker import GENERATOR_PROMPT, generator_messages
 from .resample import repair_request
 
-BLIND, CHECKS, CHECKS_CODE, CRITIQUE = "feedback:blind", "feedback:checks", "feedback:checks+code", "feedback:critique"
+BLIND, CHECKS, CHECKS_CODE, CRITIQUE = (
+    "feedback:blind",
+    "feedback:checks",
+    "feedback:checks+code",
+    "feedback:critique",
+)
 ARMS = (BLIND, CHECKS, CHECKS_CODE, CRITIQUE)
 SAMPLES_AFTER = 4  # samples after a failed first draft, at most, in every arm
-SAMPLE = {"temperature": SAMPLING["sampler"]["temperature"], "max_tokens": SAMPLING["generator"]["max_tokens"]}
+SAMPLE = {
+    "temperature": SAMPLING["sampler"]["temperature"],
+    "max_tokens": SAMPLING["generator"]["max_tokens"],
+}
 CRITIC_MAX_TOKENS = 400  # lesson 03's scored loop caps its critic the same way
 EVIDENCE = "examples-or-self-tests"
 
@@ -66,8 +74,10 @@ def seed_of(replicate: int, j: int) -> int:
 def critique_request(task: Task, code: str, critique: str) -> str:
     """The critique arm's user message: the task, the first draft, and the critique written of it
     (worded as `repair_request` words the checks, so the two arms differ in the evidence only)."""
-    return (f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nA reviewer wrote this critique "
-            f"of it:\n{critique}\n\nFix the attempt.")
+    return (
+        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nA reviewer wrote this critique "
+        f"of it:\n{critique}\n\nFix the attempt."
+    )
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,9 @@ class Start:
     code: str  # the first draft
     source: str  # "examples" (the statement's) or "self-tests" (the agent's own, written once)
     asserts: tuple[str, ...]
-    failed: tuple[tuple[str, str], ...]  # the asserts the first draft failed, each with what it gave
+    failed: tuple[
+        tuple[str, str], ...
+    ]  # the asserts the first draft failed, each with what it gave
     steps: tuple[Step, ...]  # the test writer's call (if any), the first draft's call, its check
     critique: str = ""  # the critic's feedback on a failed first draft
     critique_steps: tuple[Step, ...] = ()  # the critic's call(s)
@@ -98,9 +110,16 @@ class Start:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Start:
         """The inverse of `to_dict`."""
-        return cls(data["task_id"], data["code"], data["source"], tuple(data["asserts"]),
-                   tuple(tuple(f) for f in data["failed"]), tuple(Step.from_dict(s) for s in data["steps"]),
-                   data.get("critique", ""), tuple(Step.from_dict(s) for s in data.get("critique_steps", ())))
+        return cls(
+            data["task_id"],
+            data["code"],
+            data["source"],
+            tuple(data["asserts"]),
+            tuple(tuple(f) for f in data["failed"]),
+            tuple(Step.from_dict(s) for s in data["steps"]),
+            data.get("critique", ""),
+            tuple(Step.from_dict(s) for s in data.get("critique_steps", ())),
+        )
 
 
 def first_draft(task: Task, chat: Callable, seed: int = SEED) -> Start:
@@ -146,13 +165,16 @@ def sample_request(task: Task, arm: str, start: Start) -> str:
     raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
 
 
-def after_failure(task: Task, start: Start, arm: str, replicate: int, chat: Callable,
-                  samples: int = SAMPLES_AFTER) -> Run:
+def after_failure(
+    task: Task, start: Start, arm: str, replicate: int, chat: Callable, samples: int = SAMPLES_AFTER
+) -> Run:
     """One arm's run on one problem, replicate `replicate`: the shared start, then (after a failed
     first draft) up to `samples` samples until one passes the evidence."""
     if arm not in ARMS:
         raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
-    steps = list(start.steps) + (list(start.critique_steps) if arm == CRITIQUE and start.needs_samples else [])
+    steps = list(start.steps) + (
+        list(start.critique_steps) if arm == CRITIQUE and start.needs_samples else []
+    )
     total = len(start.asserts)
     scores = [total - len(start.failed)]
     codes = [start.code]
@@ -164,7 +186,9 @@ def after_failure(task: Task, start: Start, arm: str, replicate: int, chat: Call
                 messages = generator_messages(sample_request(task, arm, start))
                 reply = chat(messages, role="generator", **SAMPLE, seed=seed_of(replicate, j))
                 code = extract_code(reply.text, task.entry_point).code
-                steps.append(model_step(0, "generator", messages, reply, code=code, note=f"sample {j}"))
+                steps.append(
+                    model_step(0, "generator", messages, reply, code=code, note=f"sample {j}")
+                )
                 result, check = run_tests_step(0, task, code, list(start.asserts))
                 steps.append(check)
                 scores.append(len(result.passed))
@@ -175,8 +199,12 @@ def after_failure(task: Task, start: Start, arm: str, replicate: int, chat: Call
         except ModelError as err:
             stop, error = Stop.PROVIDER_ERROR, str(err)
     i = best_index(scores)
-    why = (f"{scores[i]}/{total} of its {start.source} passed" + ("" if stop is Stop.ACCEPTED else ", the most (earliest on a tie)")
-           if total else "no evidence: the first draft")
+    why = (
+        f"{scores[i]}/{total} of its {start.source} passed"
+        + ("" if stop is Stop.ACCEPTED else ", the most (earliest on a tie)")
+        if total
+        else "no evidence: the first draft"
+    )
     steps = [replace(s, index=n) for n, s in enumerate(steps)]
     return Run(arm, task.id, codes[i], stop, tuple(steps), f"draft {i + 1}: {why}", error=error)
 
@@ -184,7 +212,14 @@ def after_failure(task: Task, start: Start, arm: str, replicate: int, chat: Call
 def one_shot_of(start: Start) -> Run:
     """The one-shot baseline on the same problem: the shared first draft alone (its call only)."""
     (call,) = [s for s in start.steps if s.role == "generator"]
-    return Run("one-shot", start.task_id, start.code, Stop.SINGLE_DRAFT, (replace(call, index=0),), "draft 1: the only one")
+    return Run(
+        "one-shot",
+        start.task_id,
+        start.code,
+        Stop.SINGLE_DRAFT,
+        (replace(call, index=0),),
+        "draft 1: the only one",
+    )
 
 
 def experiment_config() -> dict[str, Any]:
@@ -194,10 +229,25 @@ def experiment_config() -> dict[str, Any]:
     from ..tasks.task import get_task
 
     probe = get_task("HumanEval/0")
-    stand_in = Start(probe.id, "def f():\n    pass\n", "examples", ("assert f() == 1",), (("assert f() == 1", "None"),), (),
-                     critique="Score 2/10.")
+    stand_in = Start(
+        probe.id,
+        "def f():\n    pass\n",
+        "examples",
+        ("assert f() == 1",),
+        (("assert f() == 1", "None"),),
+        (),
+        critique="Score 2/10.",
+    )
     requests = tuple(sample_request(probe, arm, stand_in) for arm in ARMS)
-    return {"experiment": "feedback", "arms": list(ARMS), "evidence": EVIDENCE, "samples_after": SAMPLES_AFTER,
-            "first": sampling("generator"), "sample": dict(SAMPLE), "seeds": "42 + 100 * replicate + j",
-            "test_writer": dict(SAMPLING["test_writer"]), "critic": {**SAMPLING["critic"], "max_tokens": CRITIC_MAX_TOKENS},
-            "prompts": fingerprint((GENERATOR_PROMPT, WRITE_TESTS_SYSTEM, CRITIC_PROMPT, *requests))}
+    return {
+        "experiment": "feedback",
+        "arms": list(ARMS),
+        "evidence": EVIDENCE,
+        "samples_after": SAMPLES_AFTER,
+        "first": sampling("generator"),
+        "sample": dict(SAMPLE),
+        "seeds": "42 + 100 * replicate + j",
+        "test_writer": dict(SAMPLING["test_writer"]),
+        "critic": {**SAMPLING["critic"], "max_tokens": CRITIC_MAX_TOKENS},
+        "prompts": fingerprint((GENERATOR_PROMPT, WRITE_TESTS_SYSTEM, CRITIC_PROMPT, *requests)),
+    }

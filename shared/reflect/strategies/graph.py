@@ -71,10 +71,17 @@ DECISIONS = ("approve", "edit", "reject")
 REVIEW_KEYS = ("human_decision", "decision_error", "override")  # one run's review, in its metadata
 NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
-ACCEPTS = {"accepted": True, "needs_revision": False, "invalid": None}  # a status as a Verdict's `accepted`
-REVIEW_REASONS = {Stop.NO_CODE: "the last reply held no code", Stop.INVALID_CRITIC: "the critic's output could not be used",
-                  Stop.CHECK_FAILED: "the critic accepted a draft that fails a rule check: ",
-                  Stop.MAX_ITERATIONS: "max_iterations reached before acceptance"}
+ACCEPTS = {
+    "accepted": True,
+    "needs_revision": False,
+    "invalid": None,
+}  # a status as a Verdict's `accepted`
+REVIEW_REASONS = {
+    Stop.NO_CODE: "the last reply held no code",
+    Stop.INVALID_CRITIC: "the critic's output could not be used",
+    Stop.CHECK_FAILED: "the critic accepted a draft that fails a rule check: ",
+    Stop.MAX_ITERATIONS: "max_iterations reached before acceptance",
+}
 
 
 class ReviewState(TypedDict, total=False):
@@ -104,7 +111,9 @@ _EXPLICIT = re.compile(r"^\s*requirements?\s*:?\s*$", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
 _DOCSTRING = re.compile(r'("""|\'\'\')(.*?)\1', re.S)
 _EXAMPLE = re.compile(r"^\s*>>>\s*(.+?)\s*\n\s*(?!>>>)(\S.*?)\s*$", re.M)
-_INLINE_EXAMPLE = re.compile(r"\b([A-Za-z_]\w*\([^()\n]*\))\s*(?:==|->|returns|should return|gives)\s*([^\s,;.][^,;\n]*?)(?=[,;.]?\s|$)")
+_INLINE_EXAMPLE = re.compile(
+    r"\b([A-Za-z_]\w*\([^()\n]*\))\s*(?:==|->|returns|should return|gives)\s*([^\s,;.][^,;\n]*?)(?=[,;.]?\s|$)"
+)
 
 
 def derive_requirements(text: str) -> tuple[str, tuple[str, ...], str]:
@@ -119,9 +128,11 @@ def derive_requirements(text: str) -> tuple[str, tuple[str, ...], str]:
     text = text.strip()
     head = _EXPLICIT.search(text)
     if head:
-        bullets = [m.group(1) for line in text[head.end():].splitlines() if (m := _BULLET.match(line))]
+        bullets = [
+            m.group(1) for line in text[head.end() :].splitlines() if (m := _BULLET.match(line))
+        ]
         if bullets:
-            return text[:head.start()].strip(), tuple(bullets), "explicit list"
+            return text[: head.start()].strip(), tuple(bullets), "explicit list"
     doc = _DOCSTRING.search(text)
     if doc:
         body = doc.group(2)
@@ -149,8 +160,13 @@ def task_for(text: str, requirements: list[str] | None = None) -> Task:
             return t
     statement, derived, _ = derive_requirements(text)
     name = re.search(r"\b([A-Za-z_]\w*)\s*\(", text)
-    return Task(id="custom", entry_point=name.group(1) if name else "solution", statement=statement, tests="",
-                requirements=tuple(requirements) if requirements else derived)
+    return Task(
+        id="custom",
+        entry_point=name.group(1) if name else "solution",
+        statement=statement,
+        tests="",
+        requirements=tuple(requirements) if requirements else derived,
+    )
 
 
 def normalise(ev: Evaluation, threshold: float) -> tuple[CritiqueStatus, str, str | None]:
@@ -174,8 +190,10 @@ def static_checks(task: Task, code: str) -> dict:
     """Deterministic checks of a draft: the task's rule checks (and nothing that calls a model).
     `passed` is False when a check fails or there is no code; a task with no checks passes."""
     results = task.static_checks(code) if code.strip() else []
-    return {"passed": bool(code.strip()) and all(c.passed for c in results),
-            "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason} for c in results]}
+    return {
+        "passed": bool(code.strip()) and all(c.passed for c in results),
+        "checks": [{"name": c.name, "passed": c.passed, "reason": c.reason} for c in results],
+    }
 
 
 def failed_checks(results: dict | None) -> list[str]:
@@ -185,7 +203,7 @@ def failed_checks(results: dict | None) -> list[str]:
 
 def this_run(state: dict, key: str) -> list:
     """This run's entries of an appending list (a reused thread also holds earlier runs')."""
-    return list(state.get(key, []))[(state.get("run_start") or {}).get(key, 0):]
+    return list(state.get(key, []))[(state.get("run_start") or {}).get(key, 0) :]
 
 
 def final_output(state: dict) -> dict:
@@ -197,22 +215,40 @@ def final_output(state: dict) -> dict:
     not an acceptance."""
     meta = state.get("metadata", {})
     decision = meta.get("human_decision")
-    accepted_by = ("human" if state.get("status") == "ok" and decision in ("approve", "edit")
-                   else "critic" if state.get("status") == "ok" else None)
+    accepted_by = (
+        "human"
+        if state.get("status") == "ok" and decision in ("approve", "edit")
+        else "critic"
+        if state.get("status") == "ok"
+        else None
+    )
     review = None
     if state.get("review_reason"):
-        review = {"reason": state["review_reason"], "decision": decision, "decision_error": meta.get("decision_error"),
-                  "override": meta.get("override")}
+        review = {
+            "reason": state["review_reason"],
+            "decision": decision,
+            "decision_error": meta.get("decision_error"),
+            "override": meta.get("override"),
+        }
     checks = state.get("static_check_results") or {}
     kept = []  # what a human's acceptance went over: it stays in the output
     if accepted_by == "human" and meta.get("override"):
-        kept.append(f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}")
+        kept.append(
+            f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}"
+        )
     if accepted_by == "human" and decision == "approve":
         kept += critic_objection(state)
-    return {"status": state.get("status"), "accepted": accepted_by is not None, "accepted_by": accepted_by,
-            "iterations": state.get("iteration", 0), "final_code": state.get("current_draft") or "",
-            "final_critique": state.get("critique") or "", "checks_passed": checks.get("passed"),
-            "review": review, "errors": kept if accepted_by else this_run(state, "errors")}
+    return {
+        "status": state.get("status"),
+        "accepted": accepted_by is not None,
+        "accepted_by": accepted_by,
+        "iterations": state.get("iteration", 0),
+        "final_code": state.get("current_draft") or "",
+        "final_critique": state.get("critique") or "",
+        "checks_passed": checks.get("passed"),
+        "review": review,
+        "errors": kept if accepted_by else this_run(state, "errors"),
+    }
 
 
 def steps_of(state: dict) -> list[Step]:
@@ -228,15 +264,23 @@ def critic_objection(state: dict) -> list[str]:
         return []
     status = "invalid" if critiques[-1].verdict.accepted is None else "needs_revision"
     first = next((line.strip() for line in critiques[-1].reply.splitlines() if line.strip()), "")
-    return [f"approved over the critic's last verdict: {status}" + (f" ({first.rstrip(':')})" if first else "")]
+    return [
+        f"approved over the critic's last verdict: {status}"
+        + (f" ({first.rstrip(':')})" if first else "")
+    ]
 
 
 def review_rule(state: dict) -> StopRule:
     """The graph's stop rule: lesson 03's `StopRule` with the critic as the judge (`normalise` has
     applied the threshold), the run's `max_iterations`, and no convergence, regression or
     oscillation rule: the graph stops on an acceptance, an unusable critique or the budget."""
-    return StopRule(max_iterations=state["max_iterations"], patience=0, regression_drop=1.0, oscillation_window=0,
-                    accept_by="judge")
+    return StopRule(
+        max_iterations=state["max_iterations"],
+        patience=0,
+        regression_drop=1.0,
+        oscillation_window=0,
+        accept_by="judge",
+    )
 
 
 def review_stop(state: dict) -> Stop:
@@ -251,31 +295,63 @@ def review_stop(state: dict) -> Stop:
 def review_reason(state: dict) -> str:
     """Why a run needs a person, in words (`review_stop`, and the failing checks)."""
     stop = review_stop(state)
-    checks = "; ".join(failed_checks(state.get("static_check_results"))) if stop is Stop.CHECK_FAILED else ""
+    checks = (
+        "; ".join(failed_checks(state.get("static_check_results")))
+        if stop is Stop.CHECK_FAILED
+        else ""
+    )
     return REVIEW_REASONS.get(stop, f"the stop rule stopped the run: {stop.value}") + checks
 
 
-def critic_step(index: int, status: CritiqueStatus, text: str, score: float | None = None,
-                usage: tuple[int, int, int] = (0, 0, 0), role: str = "critic") -> Step:
+def critic_step(
+    index: int,
+    status: CritiqueStatus,
+    text: str,
+    score: float | None = None,
+    usage: tuple[int, int, int] = (0, 0, 0),
+    role: str = "critic",
+) -> Step:
     """A critique as a step: its status as a `Verdict` (accepted, needs_revision or invalid, with the
     score), its text as the reply; a model step when the critic called a model, else a check (a
     judge that runs code, such as lesson 04's test gate with `role="tests"`)."""
     prompt, completion, calls = usage
-    verdict = Verdict(status + ("" if score is None else f" (score {score:g})"), ACCEPTS[status], score,
-                      reason=text if status == "invalid" else "")
-    return Step(index, role, "model" if calls else "check", "", text, prompt, completion, 0.0, verdict)
+    verdict = Verdict(
+        status + ("" if score is None else f" (score {score:g})"),
+        ACCEPTS[status],
+        score,
+        reason=text if status == "invalid" else "",
+    )
+    return Step(
+        index, role, "model" if calls else "check", "", text, prompt, completion, 0.0, verdict
+    )
 
 
 def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> dict:
     """The Run of a run that ends here, as a dict for the state: the current draft, this run's
     steps, the stop, which draft it returns and the errors."""
-    human = state.get("metadata", {}).get("human_decision") if state.get("status") in ("ok", "rejected") else None
+    human = (
+        state.get("metadata", {}).get("human_decision")
+        if state.get("status") in ("ok", "rejected")
+        else None
+    )
     last = f"iteration {state.get('iteration', 0)}"
-    chosen = (f"the draft {'approved' if human == 'approve' else 'written'} by a human" if human in ("approve", "edit")
-              else f"the latest draft, {last}, rejected by a human" if human == "reject"
-              else f"the latest draft, {last} (the graph keeps the last draft that held code)")
+    chosen = (
+        f"the draft {'approved' if human == 'approve' else 'written'} by a human"
+        if human in ("approve", "edit")
+        else f"the latest draft, {last}, rejected by a human"
+        if human == "reject"
+        else f"the latest draft, {last} (the graph keeps the last draft that held code)"
+    )
     errors = "; ".join(this_run(state, "errors")) or None
-    run = Run(name, task_id, state.get("current_draft") or "", stop, tuple(steps_of(state)), chosen, error=errors)
+    run = Run(
+        name,
+        task_id,
+        state.get("current_draft") or "",
+        stop,
+        tuple(steps_of(state)),
+        chosen,
+        error=errors,
+    )
     return run.to_dict()
 
 
@@ -296,7 +372,9 @@ class GraphParts:
     threshold: float = 8
     seed: int | None = SEED
     human_review: bool = False
-    task: Task | None = None  # a known task (its tests and checks); else one is built from the input
+    task: Task | None = (
+        None  # a known task (its tests and checks); else one is built from the input
+    )
     name: str = "graph"  # the strategy's name in the Run
 
 
@@ -309,7 +387,11 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def writer_task(state: dict) -> Task:
         """The task as the generator and refiner see it: a known task's prompt, or the input as given."""
         task = task_of(state)
-        return task if p.task or task.id != "custom" else replace(task, statement=state["input"], requirements=())
+        return (
+            task
+            if p.task or task.id != "custom"
+            else replace(task, statement=state["input"], requirements=())
+        )
 
     def judged_task(state: dict) -> Task:
         """The task as the critic sees it: with this run's requirements."""
@@ -318,46 +400,97 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
     def prepare_task(state: dict) -> dict:
         text = (state.get("input") or "").strip()
-        carried = {k: v for k, v in (state.get("metadata") or {}).items() if k not in REVIEW_KEYS}  # not an earlier run's review
-        start = {"run_start": {"steps": len(state.get("steps", [])), "errors": len(state.get("errors", []))},
-                 "review_reason": None, "run": None}
+        carried = {
+            k: v for k, v in (state.get("metadata") or {}).items() if k not in REVIEW_KEYS
+        }  # not an earlier run's review
+        start = {
+            "run_start": {
+                "steps": len(state.get("steps", [])),
+                "errors": len(state.get("errors", [])),
+            },
+            "review_reason": None,
+            "run": None,
+        }
         if not text:
-            return start | {"errors": ["blank input: give the graph a task to write code for"], "iteration": 0,
-                            "max_iterations": state.get("max_iterations", 3), "status": "failed", "current_draft": None,
-                            "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None,
-                            "metadata": {"graph": GRAPH_NAME, **carried}}
+            return start | {
+                "errors": ["blank input: give the graph a task to write code for"],
+                "iteration": 0,
+                "max_iterations": state.get("max_iterations", 3),
+                "status": "failed",
+                "current_draft": None,
+                "reply_has_code": None,
+                "critique": None,
+                "critique_status": None,
+                "static_check_results": None,
+                "metadata": {"graph": GRAPH_NAME, **carried},
+            }
         task = task_of(state)
         given = list(state.get("requirements") or [])
-        source = "given" if given else "the task's own" if p.task or task.id != "custom" else derive_requirements(text)[2]
-        meta = {"graph": GRAPH_NAME, "prompt_version": PROMPT_VERSION, "task_id": task.id,
-                "critic": type(p.critic).__name__, "threshold": p.threshold, "seed": p.seed,
-                "requirements_from": source} | carried
-        return start | {"input": text, "requirements": given or list(task.requirements), "iteration": 0,
-                        "max_iterations": state.get("max_iterations", 3), "metadata": meta, "status": None,
-                        "current_draft": None, "reply_has_code": None, "critique": None, "critique_status": None, "static_check_results": None}
+        source = (
+            "given"
+            if given
+            else "the task's own"
+            if p.task or task.id != "custom"
+            else derive_requirements(text)[2]
+        )
+        meta = {
+            "graph": GRAPH_NAME,
+            "prompt_version": PROMPT_VERSION,
+            "task_id": task.id,
+            "critic": type(p.critic).__name__,
+            "threshold": p.threshold,
+            "seed": p.seed,
+            "requirements_from": source,
+        } | carried
+        return start | {
+            "input": text,
+            "requirements": given or list(task.requirements),
+            "iteration": 0,
+            "max_iterations": state.get("max_iterations", 3),
+            "metadata": meta,
+            "status": None,
+            "current_draft": None,
+            "reply_has_code": None,
+            "critique": None,
+            "critique_status": None,
+            "static_check_results": None,
+        }
 
     def ended(state: dict, stop: Stop) -> dict:
         """The Run of a run that ends here, for `state["run"]` (`closing_run`)."""
-        return closing_run(state, stop, p.task.id if p.task else task_for(state.get("input") or " ").id, p.name)
+        return closing_run(
+            state, stop, p.task.id if p.task else task_for(state.get("input") or " ").id, p.name
+        )
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
             task = writer_task(state)
             try:
-                call = (generate_step(p.chat, task, p.seed) if kind == "generate"
-                        else refine_step(p.chat, task, state["current_draft"], state["critique"] or "", p.seed))
+                call = (
+                    generate_step(p.chat, task, p.seed)
+                    if kind == "generate"
+                    else refine_step(
+                        p.chat, task, state["current_draft"], state["critique"] or "", p.seed
+                    )
+                )
                 code = call.code
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
-            out = {"iteration": state["iteration"] + 1, "reply_has_code": bool(code.strip()),
-                   "steps": [replace(call, index=len(this_run(state, "steps"))).to_dict()]}
+            out = {
+                "iteration": state["iteration"] + 1,
+                "reply_has_code": bool(code.strip()),
+                "steps": [replace(call, index=len(this_run(state, "steps"))).to_dict()],
+            }
             if code.strip():
                 out["current_draft"] = code
             else:  # keep the last draft that had code: a reply in prose is recorded, not promoted
                 reply = " ".join(call.reply.split())
-                out["errors"] = [f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
-                                 f"{reply[:120] or '(an empty reply)'}"]
+                out["errors"] = [
+                    f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
+                    f"{reply[:120] or '(an empty reply)'}"
+                ]
             return out
+
         return node
 
     def critique_draft(state: dict) -> dict:
@@ -367,21 +500,35 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         except ModelError as err:
             ev = Evaluation(None, f"the critic's model failed: {err}")
         status, text, raw = normalise(ev, p.threshold)
-        step = critic_step(len(this_run(state, "steps")), status, text, ev.score, ev.detail.get("usage", (0, 0, 0)))
-        out = {"critique": text, "critique_status": status, "raw_critic_output": raw,
-               "static_check_results": static_checks(task, code), "steps": [step.to_dict()]}
+        step = critic_step(
+            len(this_run(state, "steps")), status, text, ev.score, ev.detail.get("usage", (0, 0, 0))
+        )
+        out = {
+            "critique": text,
+            "critique_status": status,
+            "raw_critic_output": raw,
+            "static_check_results": static_checks(task, code),
+            "steps": [step.to_dict()],
+        }
         if status == "invalid":
-            out["errors"] = [f"invalid critic output at iteration {state['iteration']}: {text[:200]}"]
+            out["errors"] = [
+                f"invalid critic output at iteration {state['iteration']}: {text[:200]}"
+            ]
         return out
 
     def finalize(state: dict) -> dict:
         upd = {"status": "ok"}
-        return upd | {"final_output": final_output({**state, **upd}), "run": ended({**state, **upd}, Stop.ACCEPTED)}
+        return upd | {
+            "final_output": final_output({**state, **upd}),
+            "run": ended({**state, **upd}, Stop.ACCEPTED),
+        }
 
     def mark_needs_review(state: dict) -> dict:
         stop = review_stop(state)
         reason = review_reason(state)
-        again = state.get("review_reason") is not None  # back here after a refused decision: the reason is recorded
+        again = (
+            state.get("review_reason") is not None
+        )  # back here after a refused decision: the reason is recorded
         noted = [] if again else [reason]
         upd: dict = {"status": "needs_review", "review_reason": reason, "errors": noted}
         if p.human_review:
@@ -389,24 +536,46 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
             checks = state.get("static_check_results") or {}
             refused = state.get("metadata", {}).get("decision_error") if again else None
-            decision = interrupt({"question": "approve, edit or reject this draft?", "reason": reason,
-                                  "draft": state.get("current_draft"), "critique": state.get("critique"),
-                                  "checks_passed": checks.get("passed"), "failed_checks": failed_checks(checks),
-                                  "iteration": state.get("iteration"), "refused": refused})
+            decision = interrupt(
+                {
+                    "question": "approve, edit or reject this draft?",
+                    "reason": reason,
+                    "draft": state.get("current_draft"),
+                    "critique": state.get("critique"),
+                    "checks_passed": checks.get("passed"),
+                    "failed_checks": failed_checks(checks),
+                    "iteration": state.get("iteration"),
+                    "refused": refused,
+                }
+            )
             decided = human_decision(state, decision, task_of(state))
             upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
-        merged = {key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")}  # as the reducers add
+        merged = {
+            key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")
+        }  # as the reducers add
         after = {**state, **upd, **merged}
-        return upd | {"final_output": final_output(after), "run": ended(after, Stop.ACCEPTED if upd["status"] == "ok" else stop)}
+        return upd | {
+            "final_output": final_output(after),
+            "run": ended(after, Stop.ACCEPTED if upd["status"] == "ok" else stop),
+        }
 
     def handle_failure(state: dict) -> dict:
         upd = {"status": "failed"}
         stop = Stop.PROVIDER_ERROR if (state.get("input") or "").strip() else Stop.BLANK_INPUT
-        return upd | {"final_output": final_output({**state, **upd}), "run": ended({**state, **upd}, stop)}
+        return upd | {
+            "final_output": final_output({**state, **upd}),
+            "run": ended({**state, **upd}, stop),
+        }
 
-    return {"prepare_task": prepare_task, "generate_initial_draft": draft_node("generate"),
-            "critique_draft": critique_draft, "refine_draft": draft_node("refine"), "finalize": finalize,
-            "mark_needs_review": mark_needs_review, "handle_failure": handle_failure}
+    return {
+        "prepare_task": prepare_task,
+        "generate_initial_draft": draft_node("generate"),
+        "critique_draft": critique_draft,
+        "refine_draft": draft_node("refine"),
+        "finalize": finalize,
+        "mark_needs_review": mark_needs_review,
+        "handle_failure": handle_failure,
+    }
 
 
 def human_decision(state: dict, decision: Any, task: Task) -> dict:
@@ -426,7 +595,12 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
     decision = decision if isinstance(decision, dict) else {}
     action = str(decision.get("action") or "").strip().lower()
     override = str(decision.get("override") or "").strip() or None
-    meta = {**state.get("metadata", {}), "human_decision": action, "decision_error": None, "override": None}
+    meta = {
+        **state.get("metadata", {}),
+        "human_decision": action,
+        "decision_error": None,
+        "override": None,
+    }
     draft = state.get("current_draft") or ""
     upd: dict = {"metadata": meta}
 
@@ -435,34 +609,53 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
         return upd | {"errors": [problem]}
 
     if action not in DECISIONS:
-        return stays_in_review(f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}")
+        return stays_in_review(
+            f"unknown decision {action!r}: resume with one of {', '.join(DECISIONS)}"
+        )
     if action == "reject":
-        return upd | {"status": "rejected", "errors": ["rejected by a human"], "steps": [human_step(state, action, draft)]}
+        return upd | {
+            "status": "rejected",
+            "errors": ["rejected by a human"],
+            "steps": [human_step(state, action, draft)],
+        }
     code = str(decision.get("code") or "") if action == "edit" else draft
     if not code.strip():
-        return stays_in_review("an edit needs code: resume with {'action': 'edit', 'code': '...'}" if action == "edit"
-                               else NO_DRAFT)
+        return stays_in_review(
+            "an edit needs code: resume with {'action': 'edit', 'code': '...'}"
+            if action == "edit"
+            else NO_DRAFT
+        )
     checks = static_checks(task, code)
     failed = failed_checks(checks)
     what = "the approved draft" if action == "approve" else "the edit"
     if not checks["passed"] and not override:
-        return stays_in_review(f"{what} fails a rule check: {'; '.join(failed)} "
-                               "(to accept it anyway, decide with an 'override' that gives the reason)") \
-            | {"steps": [human_step(state, action, code, refused=True)]}
-    upd |= {"current_draft": code, "static_check_results": checks, "steps": [human_step(state, action, code)]}
+        return stays_in_review(
+            f"{what} fails a rule check: {'; '.join(failed)} "
+            "(to accept it anyway, decide with an 'override' that gives the reason)"
+        ) | {"steps": [human_step(state, action, code, refused=True)]}
+    upd |= {
+        "current_draft": code,
+        "static_check_results": checks,
+        "steps": [human_step(state, action, code)],
+    }
     verb = "approved" if action == "approve" else "edited"
     if checks["passed"]:
         verdict = "the rule checks pass"
     else:
         meta["override"] = override
         verdict = f"over failing rule checks: {'; '.join(failed)}; the reason given: {override}"
-    return upd | {"status": "ok", "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}"}
+    return upd | {
+        "status": "ok",
+        "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}",
+    }
 
 
 def human_step(state: dict, action: str, code: str, refused: bool = False) -> dict:
     """A person's decision as a step (a check, not a model call), with the code it concerns."""
     note = f"human_{action}" + (" (refused)" if refused else "")
-    return Step(len(this_run(state, "steps")), "human", "check", "", note, code=code, note=note).to_dict()
+    return Step(
+        len(this_run(state, "steps")), "human", "check", "", note, code=code, note=note
+    ).to_dict()
 
 
 def after_prepare(state: dict) -> str:
@@ -474,7 +667,9 @@ def after_draft(state: dict) -> str:
     """A model failure ends the run; a reply with no code goes to review; a draft is critiqued."""
     if state.get("status") == "failed":
         return "handle_failure"
-    has_code = state.get("reply_has_code") is not False and (state.get("current_draft") or "").strip()
+    has_code = (
+        state.get("reply_has_code") is not False and (state.get("current_draft") or "").strip()
+    )
     return "critique_draft" if has_code else "mark_needs_review"
 
 
@@ -485,12 +680,18 @@ def after_critique(state: dict) -> str:
     stop = review_rule(state).decide(steps_of(state))
     if stop is None:
         return "refine_draft"
-    return "finalize" if stop is Stop.ACCEPTED and not failed_checks(state.get("static_check_results")) else "mark_needs_review"
+    return (
+        "finalize"
+        if stop is Stop.ACCEPTED and not failed_checks(state.get("static_check_results"))
+        else "mark_needs_review"
+    )
 
 
 def after_review(state: dict) -> str:
     """A human decision that was refused pauses the review again; anything else ends the run."""
-    refused = state.get("status") == "needs_review" and (state.get("metadata") or {}).get("decision_error")
+    refused = state.get("status") == "needs_review" and (state.get("metadata") or {}).get(
+        "decision_error"
+    )
     return "mark_needs_review" if refused else "__end__"
 
 
@@ -502,10 +703,16 @@ def build_graph(parts: GraphParts, checkpointer: Any = None):
     for name, fn in build_nodes(parts).items():
         g.add_node(name, fn)
     g.add_edge(START, "prepare_task")
-    g.add_conditional_edges("prepare_task", after_prepare, ["generate_initial_draft", "handle_failure"])
+    g.add_conditional_edges(
+        "prepare_task", after_prepare, ["generate_initial_draft", "handle_failure"]
+    )
     for drafter in ("generate_initial_draft", "refine_draft"):
-        g.add_conditional_edges(drafter, after_draft, ["critique_draft", "mark_needs_review", "handle_failure"])
-    g.add_conditional_edges("critique_draft", after_critique, ["finalize", "refine_draft", "mark_needs_review"])
+        g.add_conditional_edges(
+            drafter, after_draft, ["critique_draft", "mark_needs_review", "handle_failure"]
+        )
+    g.add_conditional_edges(
+        "critique_draft", after_critique, ["finalize", "refine_draft", "mark_needs_review"]
+    )
     for name in ("finalize", "handle_failure"):
         g.add_edge(name, END)
     if parts.human_review:  # a refused decision goes back to the pause
@@ -523,11 +730,21 @@ def run_config(max_iterations: int, thread_id: str | None = None) -> dict:
     return config
 
 
-def start_state(text: str, max_iterations: int = 3, requirements: list[str] | None = None,
-                metadata: dict | None = None) -> dict:
+def start_state(
+    text: str,
+    max_iterations: int = 3,
+    requirements: list[str] | None = None,
+    metadata: dict | None = None,
+) -> dict:
     """The input state for one run."""
-    return {"input": text, "max_iterations": max_iterations, "requirements": list(requirements or []),
-            "metadata": dict(metadata or {}), "steps": [], "errors": []}
+    return {
+        "input": text,
+        "max_iterations": max_iterations,
+        "requirements": list(requirements or []),
+        "metadata": dict(metadata or {}),
+        "steps": [],
+        "errors": [],
+    }
 
 
 @dataclass
@@ -549,9 +766,21 @@ class ReflectionGraph(Configured):
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Invoke the graph on the task and return its Run."""
+
         def body() -> Run:
-            graph = build_graph(GraphParts(chat, self.critic_for(chat), self.threshold, self.seed, task=task, name=self.name))
-            state = graph.invoke(start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations))
+            graph = build_graph(
+                GraphParts(
+                    chat,
+                    self.critic_for(chat),
+                    self.threshold,
+                    self.seed,
+                    task=task,
+                    name=self.name,
+                )
+            )
+            state = graph.invoke(
+                start_state(task.prompt(), self.max_iterations), run_config(self.max_iterations)
+            )
             return Run.from_dict(state["run"])
 
         return execute(self, task, body)

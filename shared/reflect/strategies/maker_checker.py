@@ -43,6 +43,8 @@ def generator_messages(prompt: str, system: str = GENERATOR_PROMPT) -> list[dict
     """A generator's request: its system prompt, then the task (Reflexion's attempt: the task with
     its memory). The one place every strategy's first draft and fresh sample is built."""
     return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+
 PERSPECTIVES = ("shared", "own")
 
 
@@ -113,8 +115,15 @@ def maker_checker(
     rule = StopRule(max_iterations=max_iterations, accept_by="judge", oscillation_window=0)
 
     def result(stop: Stop, error: str | None = None) -> Run:
-        return Run(name, task_id, code, stop, tuple(steps), "the last draft (maker-checker keeps the last version)",
-                   error=error)
+        return Run(
+            name,
+            task_id,
+            code,
+            stop,
+            tuple(steps),
+            "the last draft (maker-checker keeps the last version)",
+            error=error,
+        )
 
     while True:
         try:
@@ -125,8 +134,16 @@ def maker_checker(
         code = extraction.code if extraction.found else code  # keep the last real draft
         thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
         authors.append("generator")
-        steps.append(model_step(len(steps), "generator", sent, gen, extraction.code,
-                                note=None if extraction.found else extraction.reason))
+        steps.append(
+            model_step(
+                len(steps),
+                "generator",
+                sent,
+                gen,
+                extraction.code,
+                note=None if extraction.found else extraction.reason,
+            )
+        )
         if token_budget is not None and used >= token_budget:
             return result(Stop.TOKEN_BUDGET)
         try:
@@ -137,12 +154,21 @@ def maker_checker(
         ok = bool(text.strip()) and is_approved(text)
         thread.append({"role": "assistant", "content": f"[Reviewer]: {text}"})
         authors.append("reviewer")
-        steps.append(model_step(len(steps), "reviewer", sent, review,
-                                verdict=Verdict("approved" if ok else "not approved", ok),
-                                note=None if text.strip() else "empty review"))
+        steps.append(
+            model_step(
+                len(steps),
+                "reviewer",
+                sent,
+                review,
+                verdict=Verdict("approved" if ok else "not approved", ok),
+                note=None if text.strip() else "empty review",
+            )
+        )
         stop = rule.decide(steps)
         if stop is not Stop.ACCEPTED and token_budget is not None and used >= token_budget:
-            stop = Stop.TOKEN_BUDGET  # spent: no further round, even where the iterations would allow one
+            stop = (
+                Stop.TOKEN_BUDGET
+            )  # spent: no further round, even where the iterations would allow one
         if stop:
             return result(stop)
 

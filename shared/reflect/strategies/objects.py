@@ -30,13 +30,19 @@ from .scored import scored_reflection
 mc, scored = import_module(f"{__package__}.maker_checker"), import_module(f"{__package__}.scored")
 
 
-
-def with_sampling(chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]) -> ChatFn:
+def with_sampling(
+    chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]
+) -> ChatFn:
     """`chat` with a lesson's stated sampling added to every call (a call's own keywords win):
     without it a server applies its own defaults, and llama.cpp's samples (temperature 0.8, a
     random seed), so the same request gives another answer each time."""
+
     def sampled(messages: list[dict], role: str = "generator", **params):
-        fixed = {"temperature": temperature, "max_tokens": max_tokens(role), **({} if seed is None else {"seed": seed})}
+        fixed = {
+            "temperature": temperature,
+            "max_tokens": max_tokens(role),
+            **({} if seed is None else {"seed": seed}),
+        }
         return chat(messages, role=role, **{**fixed, **params})
 
     return sampled
@@ -61,8 +67,14 @@ class OneShot(Configured):
 
         def body() -> Run:
             messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
-            return Run(self.name, task.id, code, Stop.SINGLE_DRAFT, (model_step(0, "generator", messages, reply, code),),
-                       "the only draft")
+            return Run(
+                self.name,
+                task.id,
+                code,
+                Stop.SINGLE_DRAFT,
+                (model_step(0, "generator", messages, reply, code),),
+                "the only draft",
+            )
 
         return execute(self, task, body)
 
@@ -74,7 +86,9 @@ class MakerChecker(Configured):
 
     max_iterations: int = 4
     options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
-    temperature: float = SAMPLING["generator"]["temperature"]  # the reviewer's too (SAMPLING["reviewer"])
+    temperature: float = SAMPLING["generator"][
+        "temperature"
+    ]  # the reviewer's too (SAMPLING["reviewer"])
     seed: int | None = SEED
     generator_max_tokens: int = SAMPLING["generator"]["max_tokens"]
     reviewer_max_tokens: int = SAMPLING["reviewer"]["max_tokens"]
@@ -88,11 +102,27 @@ class MakerChecker(Configured):
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop on the task's prompt and return its Run."""
-        sampled = with_sampling(chat, self.temperature, self.seed,
-                                lambda role: self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens)
-        return execute(self, task, lambda: maker_checker(
-            sampled, task.prompt(), max_iterations=self.max_iterations, entry_point=task.entry_point, **self.options,
-            task_id=task.id, name=self.name))
+        sampled = with_sampling(
+            chat,
+            self.temperature,
+            self.seed,
+            lambda role: (
+                self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens
+            ),
+        )
+        return execute(
+            self,
+            task,
+            lambda: maker_checker(
+                sampled,
+                task.prompt(),
+                max_iterations=self.max_iterations,
+                entry_point=task.entry_point,
+                **self.options,
+                task_id=task.id,
+                name=self.name,
+            ),
+        )
 
 
 @dataclass
@@ -102,21 +132,39 @@ class ScoredReflection(Configured):
     critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = SEED
-    sampling: dict = field(default_factory=lambda: {role: SAMPLING[role] for role in ("generator", "refiner")})
+    sampling: dict = field(
+        default_factory=lambda: {role: SAMPLING[role] for role in ("generator", "refiner")}
+    )
     judge_hidden: bool = True
     name: str = "scored"
     ROLES = ("critic", "test_writer")  # the generator's and refiner's sampling is a field
 
     def prompts(self) -> tuple[str, ...]:
         """The generator's and refiner's prompts, lesson 03's critic's, and the test writer's (self-tests)."""
-        return mc.GENERATOR_PROMPT, scored.REFINER_SYSTEM, critics.CRITIC_PROMPT, self_tests.WRITE_TESTS_SYSTEM
+        return (
+            mc.GENERATOR_PROMPT,
+            scored.REFINER_SYSTEM,
+            critics.CRITIC_PROMPT,
+            self_tests.WRITE_TESTS_SYSTEM,
+        )
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop and return its Run."""
         critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
 
-        return execute(self, task, lambda: scored_reflection(chat, task, critic, self.rule, seed=self.seed,
-                                                             sampling=self.sampling, name=self.name))
+        return execute(
+            self,
+            task,
+            lambda: scored_reflection(
+                chat,
+                task,
+                critic,
+                self.rule,
+                seed=self.seed,
+                sampling=self.sampling,
+                name=self.name,
+            ),
+        )
 
 
 CRITIC_KINDS = ("llm", "examples", "self-tests")
@@ -127,8 +175,9 @@ def make_critic(kind: str, chat: ChatFn) -> Critic:
     statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
     critic instead of passing one keeps a strategy's `config()` stable, so a results file can resume."""
     if kind == "llm":
-        return LLMCritic(chat, max_tokens=400)  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
+        return LLMCritic(
+            chat, max_tokens=400
+        )  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
     if kind in ("examples", "self-tests"):
         return EvidenceCritic(chat, source=kind)
     raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
-

@@ -15,7 +15,9 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     return judge(task, code, reply.prompt_tokens, reply.completion_tokens)
 
 
-def one_shot_call(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> tuple[list[dict], ReplyLike, str]:
+def one_shot_call(
+    chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT
+) -> tuple[list[dict], ReplyLike, str]:
     """The one generator call of one-shot: (messages sent, reply, extracted code)."""
     prompt = task.prompt()
     if not prompt.strip():

@@ -50,7 +50,10 @@ from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
-READS_REFLECTIONS = ("reflections", "last+reflections")  # modes whose prompt carries the reflections
+READS_REFLECTIONS = (
+    "reflections",
+    "last+reflections",
+)  # modes whose prompt carries the reflections
 EVALUATOR_SYSTEM = (
     "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
     'object and nothing else: {"score": <0.0 to 1.0>, "verdict": "pass" or "fail", "specific_issues": [<strings>], '
@@ -74,7 +77,9 @@ class Judgement:
     missing_elements: tuple[str, ...] = ()
     reason: str = ""
     raw: str = ""
-    votes: tuple[float | None, ...] = ()  # a voting evaluator's scores, one per prompt (None: unusable)
+    votes: tuple[
+        float | None, ...
+    ] = ()  # a voting evaluator's scores, one per prompt (None: unusable)
 
     @property
     def spread(self) -> float | None:
@@ -100,8 +105,14 @@ def parse_judgement(text: str) -> Judgement:
             problem = f"verdict must be 'pass' or 'fail', got {verdict!r}"
             continue
         issues, missing = data.get("specific_issues", []), data.get("missing_elements", [])
-        return Judgement(float(score), verdict, tuple(map(str, issues if isinstance(issues, list) else [issues])),
-                         tuple(map(str, missing if isinstance(missing, list) else [missing])), "", text)
+        return Judgement(
+            float(score),
+            verdict,
+            tuple(map(str, issues if isinstance(issues, list) else [issues])),
+            tuple(map(str, missing if isinstance(missing, list) else [missing])),
+            "",
+            text,
+        )
     return Judgement(None, "fail", reason=f"unusable evaluator reply: {problem}", raw=text or "")
 
 
@@ -113,14 +124,22 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
     if mode in READS_LAST and last_code:
         parts.append(f"Your previous attempt, which did not pass:\n```python\n{last_code}```")
     if mode in READS_REFLECTIONS and reflections:
-        parts.append("Lessons from your earlier attempts (most recent last):\n" + "\n".join(f"- {r}" for r in reflections))
+        parts.append(
+            "Lessons from your earlier attempts (most recent last):\n"
+            + "\n".join(f"- {r}" for r in reflections)
+        )
     return "\n\n".join(parts)
 
 
 def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
     """The evaluator's request: the task, the code and the trace of the agent's own tests."""
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}"}]
+    return [
+        {"role": "system", "content": system},
+        {
+            "role": "user",
+            "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}",
+        },
+    ]
 
 
 @dataclass
@@ -143,7 +162,9 @@ class Reflexion(Configured):
     evaluator_max_tokens: int = 400
     reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
-    tests_for: Callable[[Callable, Task], list[str]] | None = None  # where the asserts come from; default: write_tests
+    tests_for: Callable[[Callable, Task], list[str]] | None = (
+        None  # where the asserts come from; default: write_tests
+    )
     ROLES = ("sampler", "evaluator", "reflector", "test_writer")
 
     def prompts(self) -> tuple[str, ...]:
@@ -152,9 +173,12 @@ class Reflexion(Configured):
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Attempt, test, evaluate, reflect, remember; stop on pass, budget, regression or no progress."""
+
         def body() -> Run:
             key = task_key(task.prompt())
-            remembered = [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
+            remembered = (
+                [e.reflection for e in self.store.recall(key, self.window)] if self.store else []
+            )
             steps: list[Step] = []
             try:
                 if self.tests_for is None:
@@ -163,26 +187,47 @@ class Reflexion(Configured):
                 else:
                     asserts = self.tests_for(chat, task)
             except ModelError as err:
-                return Run(self.name, task.id, "", Stop.PROVIDER_ERROR, tuple(steps), "no draft", error=str(err))
+                return Run(
+                    self.name,
+                    task.id,
+                    "",
+                    Stop.PROVIDER_ERROR,
+                    tuple(steps),
+                    "no draft",
+                    error=str(err),
+                )
             return self._attempts(task, chat, asserts, remembered, key, steps)
 
         return execute(self, task, body)
 
-    def _attempts(self, task: Task, chat: Callable, asserts: list[str], reflections: list[str], key: str,
-                  steps: list[Step]) -> Run:
+    def _attempts(
+        self,
+        task: Task,
+        chat: Callable,
+        asserts: list[str],
+        reflections: list[str],
+        key: str,
+        steps: list[Step],
+    ) -> Run:
         last_code, used = None, sum(s.prompt_tokens + s.completion_tokens for s in steps)
         rule = self.rule
         chosen: Draft | None = None  # the attempt returned: the accepted one, or the best so far
         stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
             try:
-                code, evidence, judgement, used = self._one(task, chat, asserts, reflections, last_code, attempt, steps, used)
+                code, evidence, judgement, used = self._one(
+                    task, chat, asserts, reflections, last_code, attempt, steps, used
+                )
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
-            history = rule.drafts(steps)  # each attempt: its code, score (an unusable one as 0), cost, acceptance
+            history = rule.drafts(
+                steps
+            )  # each attempt: its code, score (an unusable one as 0), cost, acceptance
             mark_repeat(steps, [a.code for a in history[:-1]], code)
-            reason = rule.decide_drafts(history)  # the drafts just read: decide(steps) would read them again
+            reason = rule.decide_drafts(
+                history
+            )  # the drafts just read: decide(steps) would read them again
             chosen = rule.choose(history, reason)
             score = history[-1].score
             if reason is Stop.ACCEPTED:
@@ -190,8 +235,13 @@ class Reflexion(Configured):
             if reason:
                 stop = reason
                 break
-            if self.token_budget is not None and used + max(a.tokens for a in history) > self.token_budget:
-                stop = Stop.TOKEN_BUDGET  # the costliest attempt so far would not fit: stop before spending it
+            if (
+                self.token_budget is not None
+                and used + max(a.tokens for a in history) > self.token_budget
+            ):
+                stop = (
+                    Stop.TOKEN_BUDGET
+                )  # the costliest attempt so far would not fit: stop before spending it
                 break
             last_code = code
             if self.memory_mode not in READS_REFLECTIONS:
@@ -202,35 +252,62 @@ class Reflexion(Configured):
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
             used += spent
-            reflections = [*reflections, reflection][-self.window:] if self.window > 0 else []
+            reflections = [*reflections, reflection][-self.window :] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
         if chosen is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
-        why = {Stop.ACCEPTED: "accepted by its tests and the evaluator", Stop.REGRESSED: "the best, after a drop of over 20%",
-               Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
-               Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget"
-               }.get(stop, "the best so far")
-        return Run(self.name, task.id, chosen.code, stop, tuple(steps), f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
-                   error=error)
+        why = {
+            Stop.ACCEPTED: "accepted by its tests and the evaluator",
+            Stop.REGRESSED: "the best, after a drop of over 20%",
+            Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
+            Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget",
+        }.get(stop, "the best so far")
+        return Run(
+            self.name,
+            task.id,
+            chosen.code,
+            stop,
+            tuple(steps),
+            f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
+            error=error,
+        )
 
     @property
     def rule(self) -> StopRule:
         """The stop rule, the one every scored loop uses: accepted when the evaluator passes an attempt its
         own tests pass, a drop of over 20% below the best, no better score in `patience` attempts, or
         `max_attempts`; no oscillation rule (a repeated attempt is noted, and the next prompt differs)."""
-        return StopRule(threshold=1.0, max_iterations=self.max_attempts, patience=self.patience, regression_drop=0.2,
-                        oscillation_window=0, accept_by="judge", unscored=0.0)
+        return StopRule(
+            threshold=1.0,
+            max_iterations=self.max_attempts,
+            patience=self.patience,
+            regression_drop=0.2,
+            oscillation_window=0,
+            accept_by="judge",
+            unscored=0.0,
+        )
 
-    def _remember(self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str) -> None:
+    def _remember(
+        self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str
+    ) -> None:
         """Store one attempt in episodic memory: its reflection (empty for an accepted attempt), its
         score, and whether the agent's own tests passed it."""
         if self.store is not None:
-            self.store.add(Episode(key, self.session, attempt, reflection, score, passed, code, self.model_name))
+            self.store.add(
+                Episode(
+                    key, self.session, attempt, reflection, score, passed, code, self.model_name
+                )
+            )
 
     def _one(self, task, chat, asserts, reflections, last_code, attempt, steps, used):
         first, prompt = len(steps), attempt_prompt(task, self.memory_mode, reflections, last_code)
         messages = generator_messages(prompt)
-        reply = chat(messages, role="generator", temperature=SAMPLING["sampler"]["temperature"], seed=self.seed + attempt)
+        reply = chat(
+            messages,
+            role="generator",
+            temperature=SAMPLING["sampler"]["temperature"],
+            seed=self.seed + attempt,
+        )
         code = extract_code(reply.text, task.entry_point).code
         steps.append(model_step(len(steps), "generator", messages, reply, code=code))
         evidence, step = run_tests_step(len(steps), task, code, asserts)
@@ -244,18 +321,39 @@ class Reflexion(Configured):
 
     def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Judgement:
         ask = evaluator_messages(system, task, code, evidence.trace())
-        ev_reply = chat(ask, role="evaluator", temperature=SAMPLING["evaluator"]["temperature"], max_tokens=self.evaluator_max_tokens)
+        ev_reply = chat(
+            ask,
+            role="evaluator",
+            temperature=SAMPLING["evaluator"]["temperature"],
+            max_tokens=self.evaluator_max_tokens,
+        )
         judgement = parse_judgement(ev_reply.text)
-        steps.append(model_step(len(steps), "evaluator", ask, ev_reply, verdict=evaluator_verdict(judgement)))
+        steps.append(
+            model_step(len(steps), "evaluator", ask, ev_reply, verdict=evaluator_verdict(judgement))
+        )
         return judgement
 
     def _reflect(self, task, chat, code, evidence, judgement, steps):
-        issues = "; ".join(judgement.specific_issues + judgement.missing_elements) or judgement.reason or "none named"
-        ask = [{"role": "system", "content": REFLECTOR_SYSTEM},
-               {"role": "user", "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
-                                           f"{evidence.trace()}\n\nEvaluator's issues: {issues}"}]
-        reply = chat(ask, role="reflector", temperature=SAMPLING["reflector"]["temperature"], seed=self.seed,
-                     max_tokens=self.reflector_max_tokens)
+        issues = (
+            "; ".join(judgement.specific_issues + judgement.missing_elements)
+            or judgement.reason
+            or "none named"
+        )
+        ask = [
+            {"role": "system", "content": REFLECTOR_SYSTEM},
+            {
+                "role": "user",
+                "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
+                f"{evidence.trace()}\n\nEvaluator's issues: {issues}",
+            },
+        ]
+        reply = chat(
+            ask,
+            role="reflector",
+            temperature=SAMPLING["reflector"]["temperature"],
+            seed=self.seed,
+            max_tokens=self.reflector_max_tokens,
+        )
         steps.append(model_step(len(steps), "reflector", ask, reply))
         return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens
 
@@ -279,14 +377,27 @@ def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) 
     """Lesson 05's experiment: one-shot (the baseline) and Reflexion under each memory mode."""
     from .objects import OneShot
 
-    return [OneShot(), *(Reflexion(memory_mode=m, window=window, max_attempts=max_attempts, seed=seed,
-                                   name=f"reflexion:{m}") for m in MEMORY_MODES)]
+    return [
+        OneShot(),
+        *(
+            Reflexion(
+                memory_mode=m,
+                window=window,
+                max_attempts=max_attempts,
+                seed=seed,
+                name=f"reflexion:{m}",
+            )
+            for m in MEMORY_MODES
+        ),
+    ]
 
 
 VOTER_SYSTEMS = (
     EVALUATOR_SYSTEM,
-    EVALUATOR_SYSTEM + " Be strict: look for an input the tests did not try on which the code is wrong.",
-    EVALUATOR_SYSTEM + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
+    EVALUATOR_SYSTEM
+    + " Be strict: look for an input the tests did not try on which the code is wrong.",
+    EVALUATOR_SYSTEM
+    + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
 )
 
 
@@ -296,11 +407,22 @@ def vote(judgements: list[Judgement]) -> Judgement:
     usable = [j for j in judgements if j.score is not None]
     tally = Tally(tuple(j.score for j in judgements))
     if tally.mean is None:
-        return Judgement(None, "fail", reason="no usable vote: " + "; ".join(j.reason for j in judgements), votes=tally.votes)
+        return Judgement(
+            None,
+            "fail",
+            reason="no usable vote: " + "; ".join(j.reason for j in judgements),
+            votes=tally.votes,
+        )
     passes = sum(j.verdict == "pass" for j in usable)
     issues = tuple(dict.fromkeys(i for j in usable for i in j.specific_issues))
     missing = tuple(dict.fromkeys(m for j in usable for m in j.missing_elements))
-    return Judgement(tally.mean, "pass" if passes * 2 > len(usable) else "fail", issues, missing, votes=tally.votes)
+    return Judgement(
+        tally.mean,
+        "pass" if passes * 2 > len(usable) else "fail",
+        issues,
+        missing,
+        votes=tally.votes,
+    )
 
 
 @dataclass
@@ -312,8 +434,14 @@ class VotingReflexion(Reflexion):
     name: str = "reflexion-voting"
 
     def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
-        judged = vote([self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters])
-        label = (f"{steps[-1].verdict}; vote: {judged.verdict}, "
-                 f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}")
-        steps[-1] = replace(steps[-1], verdict=replace(evaluator_verdict(judged), label=label))  # the vote decides
+        judged = vote(
+            [self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters]
+        )
+        label = (
+            f"{steps[-1].verdict}; vote: {judged.verdict}, "
+            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}"
+        )
+        steps[-1] = replace(
+            steps[-1], verdict=replace(evaluator_verdict(judged), label=label)
+        )  # the vote decides
         return judged

@@ -49,13 +49,19 @@ def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None =
     assert, then what the draft returned or raised); with `code`, the draft itself as well. With no failed
     check there is nothing true to report ("failed these checks:" over nothing): a ValueError, never a prompt."""
     if not failed:
-        raise ValueError("repair_request needs at least one failed check: a draft that failed none gets the plain task")
+        raise ValueError(
+            "repair_request needs at least one failed check: a draft that failed none gets the plain task"
+        )
     checks = "\n".join(f"{check} # output: {actual}" for check, actual in failed)
     if code is None:
-        return (f"{task.prompt()}\n\nAn earlier solution failed these checks (each check, then what the solution "
-                f"returned or raised):\n{checks}\n\nWrite a correct solution.")
-    return (f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nIt failed these checks (each check, "
-            f"then what it returned or raised):\n{checks}\n\nFix the attempt.")
+        return (
+            f"{task.prompt()}\n\nAn earlier solution failed these checks (each check, then what the solution "
+            f"returned or raised):\n{checks}\n\nWrite a correct solution."
+        )
+    return (
+        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nIt failed these checks (each check, "
+        f"then what it returned or raised):\n{checks}\n\nFix the attempt."
+    )
 
 
 @dataclass
@@ -71,49 +77,77 @@ class Resample(Configured):
     feedback: str = "none"
     judge_hidden: bool = True
     name: str = "resample"
-    ROLES = ("test_writer",)  # the samples' temperature is a field; a first "draft" is sampled as one-shot's
+    ROLES = (
+        "test_writer",
+    )  # the samples' temperature is a field; a first "draft" is sampled as one-shot's
 
     def prompts(self) -> tuple[str, ...]:
         """The generator's prompt (every draft) and the test writer's."""
         return GENERATOR_PROMPT, WRITE_TESTS_SYSTEM
 
     def __post_init__(self):
-        for setting, value, allowed in (("select", self.select, SELECT), ("first", self.first, FIRST),
-                                        ("feedback", self.feedback, FEEDBACK)):
+        for setting, value, allowed in (
+            ("select", self.select, SELECT),
+            ("first", self.first, FIRST),
+            ("feedback", self.feedback, FEEDBACK),
+        ):
             if value not in allowed:
                 raise ValueError(f"{setting} must be one of {allowed}, got {value!r}")
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
         if self.feedback != "none" and (self.select == "first" or not self.stop_on_pass):
-            raise ValueError("feedback needs evidence and stop_on_pass: samples are shown the first draft's failed checks")
+            raise ValueError(
+                "feedback needs evidence and stop_on_pass: samples are shown the first draft's failed checks"
+            )
 
     @property
     def rule(self) -> StopRule:
         """`stop_on_pass`'s rule: accepted when the evidence check passes a draft (every assert), else
         `k` drafts; no convergence, regression or oscillation rule (samples are independent)."""
-        return StopRule(max_iterations=self.k, patience=0, regression_drop=1.0, oscillation_window=0, accept_by="judge")
+        return StopRule(
+            max_iterations=self.k,
+            patience=0,
+            regression_drop=1.0,
+            oscillation_window=0,
+            accept_by="judge",
+        )
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Draw up to k drafts and keep the one with the most evidence asserts passed."""
         return execute(self, task, lambda: self._sample(task, chat))
 
-    def _request(self, task: Task, i: int, shown: tuple[str, SelfTestResult] | None) -> tuple[list[dict], dict]:
+    def _request(
+        self, task: Task, i: int, shown: tuple[str, SelfTestResult] | None
+    ) -> tuple[list[dict], dict]:
         """Draft i's messages and sampling: the first draft, a blind sample, or a sample shown the failure."""
         if i == 1 and self.first == "draft":
-            return generator_messages(task.prompt()), sampling("generator", self.seed)  # one-shot's request
+            return generator_messages(task.prompt()), sampling(
+                "generator", self.seed
+            )  # one-shot's request
         prompt = task.prompt()
         if shown is not None and self.feedback != "none":
             code, result = shown
-            prompt = repair_request(task, result.failed, code if self.feedback == "failure+code" else None)
-        return generator_messages(prompt), {"temperature": self.temperature, "seed": self.seed + i - (self.first == "draft")}
+            prompt = repair_request(
+                task, result.failed, code if self.feedback == "failure+code" else None
+            )
+        return generator_messages(prompt), {
+            "temperature": self.temperature,
+            "seed": self.seed + i - (self.first == "draft"),
+        }
 
     def _sample(self, task: Task, chat: Callable) -> Run:
         steps: list[Step] = []
         drafts: list[tuple[int, str]] = []  # (asserts passed, code) of each draft, in order
         stop, error = Stop.MAX_ITERATIONS, None  # all k drafts made
-        shown: tuple[str, SelfTestResult] | None = None  # the first draft and its result, once it failed
+        shown: tuple[str, SelfTestResult] | None = (
+            None  # the first draft and its result, once it failed
+        )
         try:
-            asserts = [] if self.select == "first" else evidence_step(chat, task, self.select, self.seed, steps)
+            asserts = (
+                []
+                if self.select == "first"
+                else evidence_step(chat, task, self.select, self.seed, steps)
+            )
             for i in range(1, self.k + 1):
                 messages, params = self._request(task, i, shown)
                 reply = chat(messages, role="generator", **params)
@@ -135,10 +169,23 @@ class Resample(Configured):
                     break
         except ModelError as err:
             stop, error = Stop.PROVIDER_ERROR, str(err)
-        i = best_index([score for score, _ in drafts])  # the most asserts passed, the earliest on a tie
+        i = best_index(
+            [score for score, _ in drafts]
+        )  # the most asserts passed, the earliest on a tie
         if i is None:
             return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
         kind = "draft" if self.first == "draft" else "sample"
-        why = (f"{drafts[i][0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)" if asserts
-               else f"no evidence to choose by: the first {kind}")
-        return Run(self.name, task.id, drafts[i][1], stop, tuple(steps), f"{kind} {i + 1}: {why}", error=error)
+        why = (
+            f"{drafts[i][0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)"
+            if asserts
+            else f"no evidence to choose by: the first {kind}"
+        )
+        return Run(
+            self.name,
+            task.id,
+            drafts[i][1],
+            stop,
+            tuple(steps),
+            f"{kind} {i + 1}: {why}",
+            error=error,
+        )

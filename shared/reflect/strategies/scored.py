@@ -29,12 +29,20 @@ REFINER_SYSTEM = (
 
 def refine_request(task: Task, previous: str, feedback: str) -> str:
     """The refiner's user message: the task, the previous attempt and the critic's feedback."""
-    return (f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
-            f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over.")
+    return (
+        f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
+        f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over."
+    )
 
 
-def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed: int | None = SEED,
-               sampling: Mapping[str, dict] = SAMPLING) -> Step:
+def draft_call(
+    chat: Callable,
+    task: Task,
+    role: str,
+    messages: list[dict],
+    seed: int | None = SEED,
+    sampling: Mapping[str, dict] = SAMPLING,
+) -> Step:
     """One generator or refiner call at the role's sampling (`sampling[role]`, plus the seed), as
     its step, with the code extracted from the reply in `code`."""
     extra = {} if seed is None else {"seed": seed}
@@ -42,18 +50,28 @@ def draft_call(chat: Callable, task: Task, role: str, messages: list[dict], seed
     return model_step(0, role, messages, reply, extract_code(reply.text, task.entry_point).code)
 
 
-def generate_step(chat: Callable, task: Task, seed: int | None = SEED, sampling: Mapping[str, dict] = SAMPLING) -> Step:
+def generate_step(
+    chat: Callable, task: Task, seed: int | None = SEED, sampling: Mapping[str, dict] = SAMPLING
+) -> Step:
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
     messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
     return draft_call(chat, task, "generator", messages, seed, sampling)
 
 
-def refine_step(chat: Callable, task: Task, previous: str, feedback: str, seed: int | None = SEED,
-                sampling: Mapping[str, dict] = SAMPLING) -> Step:
+def refine_step(
+    chat: Callable,
+    task: Task,
+    previous: str,
+    feedback: str,
+    seed: int | None = SEED,
+    sampling: Mapping[str, dict] = SAMPLING,
+) -> Step:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
-    messages = [{"role": "system", "content": REFINER_SYSTEM},
-                {"role": "user", "content": refine_request(task, previous, feedback)}]
+    messages = [
+        {"role": "system", "content": REFINER_SYSTEM},
+        {"role": "user", "content": refine_request(task, previous, feedback)},
+    ]
     return draft_call(chat, task, "refiner", messages, seed, sampling)
 
 
@@ -66,9 +84,23 @@ def critic_record(ev, rule: StopRule) -> Step:
     """The step a critique is recorded as: its score as a verdict (accepted at the rule's threshold), a
     model step when the critic called a model (a repaired critique counts its calls in the label)."""
     prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
-    label = ("unusable" if ev.score is None else f"score {ev.score:g}") + (f" ({calls} calls)" if calls > 1 else "")
-    verdict = Verdict(label, rule.accepts(ev.score), ev.score, reason=ev.feedback if ev.score is None else "")
-    return Step(0, "critic", "model" if calls else "check", "", ev.feedback, prompt, completion, 0.0, verdict)
+    label = ("unusable" if ev.score is None else f"score {ev.score:g}") + (
+        f" ({calls} calls)" if calls > 1 else ""
+    )
+    verdict = Verdict(
+        label, rule.accepts(ev.score), ev.score, reason=ev.feedback if ev.score is None else ""
+    )
+    return Step(
+        0,
+        "critic",
+        "model" if calls else "check",
+        "",
+        ev.feedback,
+        prompt,
+        completion,
+        0.0,
+        verdict,
+    )
 
 
 def given_step(code: str) -> Step:
@@ -80,13 +112,23 @@ def chosen_text(best: Draft | None) -> str:
     """Which draft a scored loop returns, and why."""
     if best is None:
         return "no draft"
-    return (f"the best score, {best.score:g}, at iteration {best.iteration}" if best.score is not None
-            else f"iteration {best.iteration}, unscored")
+    return (
+        f"the best score, {best.score:g}, at iteration {best.iteration}"
+        if best.score is not None
+        else f"iteration {best.iteration}, unscored"
+    )
 
 
-def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None = None, seed: int | None = SEED,
-                      first_draft: str | None = None, sampling: Mapping[str, dict] = SAMPLING,
-                      name: str = "scored") -> Run:
+def scored_reflection(
+    chat: Callable,
+    task: Task,
+    critic,
+    rule: StopRule | None = None,
+    seed: int | None = SEED,
+    first_draft: str | None = None,
+    sampling: Mapping[str, dict] = SAMPLING,
+    name: str = "scored",
+) -> Run:
     """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring); the
     `Run` returns the best draft (`StopRule.choose`).
 
@@ -99,7 +141,9 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
     def end(stop: Stop, error: str | None = None) -> Run:
         best = rule.choose(rule.drafts(steps), stop)
         numbered = tuple(replace(s, index=i) for i, s in enumerate(steps))
-        return Run(name, task.id, best.code if best else "", stop, numbered, chosen_text(best), error=error)
+        return Run(
+            name, task.id, best.code if best else "", stop, numbered, chosen_text(best), error=error
+        )
 
     while True:
         try:
@@ -112,7 +156,9 @@ def scored_reflection(chat: Callable, task: Task, critic, rule: StopRule | None 
         except ModelError as err:
             return end(Stop.PROVIDER_ERROR, str(err))
         steps.append(critic_record(ev, rule))
-        if ev.score is None and ev.permanent:  # e.g. no evidence for this task: revising cannot help
+        if (
+            ev.score is None and ev.permanent
+        ):  # e.g. no evidence for this task: revising cannot help
             return end(Stop.INVALID_CRITIC)
         stop = rule.decide(steps)
         if stop:

@@ -56,8 +56,14 @@ def has_function(code: str, name: str, arity: int | None = None) -> CheckResult:
         return CheckResult("has_function", False, f"no function named {name!r}")
     n = len(fn.args.posonlyargs) + len(fn.args.args)
     if arity is not None and n != arity:
-        return CheckResult("has_function", False, f"{name}() takes {n} positional parameters, expected {arity}")
-    return CheckResult("has_function", True, f"{name}() is defined" + (f" with {n} parameters" if arity is not None else ""))
+        return CheckResult(
+            "has_function", False, f"{name}() takes {n} positional parameters, expected {arity}"
+        )
+    return CheckResult(
+        "has_function",
+        True,
+        f"{name}() is defined" + (f" with {n} parameters" if arity is not None else ""),
+    )
 
 
 def has_docstring(code: str, name: str) -> CheckResult:
@@ -78,10 +84,16 @@ def has_type_hints(code: str, name: str) -> CheckResult:
     fn = _function(tree, name) if tree else None
     if fn is None:
         return CheckResult("has_type_hints", False, f"no function named {name!r}")
-    args = [a for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.arg not in ("self", "cls")]
+    args = [
+        a
+        for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        if a.arg not in ("self", "cls")
+    ]
     missing = [a.arg for a in args if a.annotation is None]
     if missing:
-        return CheckResult("has_type_hints", False, f"parameters without type hints: {', '.join(missing)}")
+        return CheckResult(
+            "has_type_hints", False, f"parameters without type hints: {', '.join(missing)}"
+        )
     if fn.returns is None:
         return CheckResult("has_type_hints", False, f"{name}() has no return type hint")
     return CheckResult("has_type_hints", True, f"{name}() is fully annotated")
@@ -109,7 +121,9 @@ def no_forbidden_calls(code: str, forbidden: tuple[str, ...] = ("sorted", ".sort
         name, line = hits[0]
         shown = name.lstrip(".") + "()" if not name.startswith(".") else f"the {name}() method"
         return CheckResult("no_forbidden_calls", False, f"uses forbidden {shown} on line {line}")
-    return CheckResult("no_forbidden_calls", True, f"no call to {', '.join(f.lstrip('.') for f in forbidden)}")
+    return CheckResult(
+        "no_forbidden_calls", True, f"no call to {', '.join(f.lstrip('.') for f in forbidden)}"
+    )
 
 
 def raises_exception(code: str, name: str, exc: str) -> CheckResult:
@@ -122,7 +136,9 @@ def raises_exception(code: str, name: str, exc: str) -> CheckResult:
         if isinstance(sub, ast.Raise) and sub.exc is not None:
             target = sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc
             if isinstance(target, ast.Name) and target.id == exc:
-                return CheckResult("raises_exception", True, f"{name}() raises {exc} (line {sub.lineno})")
+                return CheckResult(
+                    "raises_exception", True, f"{name}() raises {exc} (line {sub.lineno})"
+                )
     return CheckResult("raises_exception", False, f"{name}() never raises {exc}")
 
 
@@ -134,7 +150,9 @@ def no_dangerous_calls(code: str) -> CheckResult:
     bad = {"eval", "exec", ".system", ".popen", "__import__", ".Popen"}
     hits = [(n, ln) for n, ln in _called_names(tree) if n in bad]
     if hits:
-        return CheckResult("no_dangerous_calls", False, f"calls {hits[0][0].lstrip('.')}() on line {hits[0][1]}")
+        return CheckResult(
+            "no_dangerous_calls", False, f"calls {hits[0][0].lstrip('.')}() on line {hits[0][1]}"
+        )
     return CheckResult("no_dangerous_calls", True, "no eval/exec/system calls")
 
 

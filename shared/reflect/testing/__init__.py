@@ -68,5 +68,7 @@ class RecordedChat:
         step = self.steps.pop(0)
         sent = [str(m.get("content", "")) for m in messages]
         if step["role"] != role or not any(step["request"] in text for text in sent):
-            raise RuntimeError(f"the replay's request differs from the recorded one at a {role} call")
+            raise RuntimeError(
+                f"the replay's request differs from the recorded one at a {role} call"
+            )
         return FakeReply(step["reply"], step["prompt_tokens"], step["completion_tokens"], role)

@@ -37,6 +37,7 @@ def model_off() -> Iterator[None]:
     """While a check tries the learner's function on a stand-in chat, a call that reaches any real connection
     (conn.chat, or a chat made from it) raises `RealModelCalled` before its request is sent: no model time
     spent live, no replay miss in replay, and nothing added to the ledger."""
+
     def refuse(*_: object, **__: object) -> None:
         raise RealModelCalled
 
@@ -75,7 +76,9 @@ class Outcome:
 class Exercise:
     """One exercise: its key ("00.1"), its hints (gentlest first), its answer, and its check."""
 
-    def __init__(self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple]) -> None:
+    def __init__(
+        self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple]
+    ) -> None:
         if not hints or not answer:
             raise ValueError(f"exercise {key} needs at least one hint and an answer")
         self.key, self.hints, self.answer, self.check = key, tuple(hints), answer, check
@@ -113,7 +116,9 @@ class Exercise:
         if tier < len(self.hints):
             lines.append("(Run this cell again for the next hint.)")
         else:
-            lines.append(f"(Still stuck? `ex.{self.name}.reveal()` in a new cell prints the answer.)")
+            lines.append(
+                f"(Still stuck? `ex.{self.name}.reveal()` in a new cell prints the answer.)"
+            )
         return Outcome(self.key, False, message, tier, "\n".join(lines))
 
     def reveal(self) -> None:
@@ -124,7 +129,9 @@ class Exercise:
         return f"<exercise {self.key}: {self.name}>"
 
 
-def exercise(key: str, hints: tuple[str, ...], answer: str) -> Callable[[Callable[..., tuple]], Exercise]:
+def exercise(
+    key: str, hints: tuple[str, ...], answer: str
+) -> Callable[[Callable[..., tuple]], Exercise]:
     """Register a check `(learner's objects) -> (passed, message[, hint helps])` as exercise `key`."""
 
     def wrap(check: Callable[..., tuple]) -> Exercise:

@@ -8,88 +8,180 @@ from ...model.accounting import CallRecord, estimate_cost
 from ...model.llm import Reply
 from . import exercise
 
-NUMBER_CASES = {"4": True, " 12\n": True, "4.": False, "The answer is 4": False, "four": False, "": False,
-                "4 vowels": False, "-4": False, "4\n5": False}
+NUMBER_CASES = {
+    "4": True,
+    " 12\n": True,
+    "4.": False,
+    "The answer is 4": False,
+    "four": False,
+    "": False,
+    "4 vowels": False,
+    "-4": False,
+    "4\n5": False,
+}
 
 
-@exercise("00.1", hints=(
-    "strip the whitespace first, then check that what is left is one or more digits.",
-    "what does your function return for '', ' 12\\n' and '-4'? (str.strip and str.isdigit are worth a look.)",
-), answer="def only_a_number(text):\n    return text.strip().isdigit()\n\n"
-          "# and a system message such as: 'Answer with a single integer and nothing else: no words, no punctuation.'")
+@exercise(
+    "00.1",
+    hints=(
+        "strip the whitespace first, then check that what is left is one or more digits.",
+        "what does your function return for '', ' 12\\n' and '-4'? (str.strip and str.isdigit are worth a look.)",
+    ),
+    answer="def only_a_number(text):\n    return text.strip().isdigit()\n\n"
+    "# and a system message such as: 'Answer with a single integer and nothing else: no words, no punctuation.'",
+)
 def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
     """Exercise 1: only_a_number on made-up replies (a truthy result counts as True), then on the model's."""
     wrong = [text for text, want in NUMBER_CASES.items() if bool(only_a_number(text)) is not want]
     if wrong:
         return False, f"only_a_number is wrong on {wrong}."
     if not isinstance(answer, Reply):
-        return False, "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...)).", False
+        return (
+            False,
+            "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...)).",
+            False,
+        )
     if not only_a_number(answer.text):
-        return False, (f"only_a_number is right, but the model's reply {answer.text!r} is not only a number: "
-                       "put the format rule in the system message."), False
-    return True, (f"The model answered {answer.text.strip()!r} and only_a_number accepts it "
-                  "(the right count is 4: the check asks for a number, not for the right one).")
+        return (
+            False,
+            (
+                f"only_a_number is right, but the model's reply {answer.text!r} is not only a number: "
+                "put the format rule in the system message."
+            ),
+            False,
+        )
+    return True, (
+        f"The model answered {answer.text.strip()!r} and only_a_number accepts it "
+        "(the right count is 4: the check asks for a number, not for the right one)."
+    )
 
 
-CALLS_BEFORE_EXERCISE_2 = 6  # sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
+CALLS_BEFORE_EXERCISE_2 = (
+    6  # sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
+)
 
 
 def _example_records() -> list[CallRecord]:
-    return [CallRecord("generator", 1_000, 200, 1.0, "openai", "m"), CallRecord("critic", 3_000, 50, 1.0, "openai", "m"),
-            CallRecord("probe", 0, 0, 0.1, "openai", "m")]
+    return [
+        CallRecord("generator", 1_000, 200, 1.0, "openai", "m"),
+        CallRecord("critic", 3_000, 50, 1.0, "openai", "m"),
+        CallRecord("probe", 0, 0, 0.1, "openai", "m"),
+    ]
 
 
-@exercise("00.2", hints=(
-    "every record has prompt_tokens and completion_tokens: price each call, then add the prices up.",
-    "estimate_cost('openai', model, prompt_tokens, completion_tokens) prices one call; input and output tokens "
-    "have different prices, so price before you add.",
-), answer="def bill(records, model):\n"
-          "    return sum(estimate_cost('openai', model, r.prompt_tokens, r.completion_tokens) for r in records)\n\n"
-          "gpt4o_cost = bill(conn.ledger.records, 'gpt-4o')")
-def hosted_bill(bill: Callable[[Sequence[CallRecord], str], float], gpt4o_cost: float | None,
-                records: Sequence[CallRecord]) -> tuple[bool, str]:
+@exercise(
+    "00.2",
+    hints=(
+        "every record has prompt_tokens and completion_tokens: price each call, then add the prices up.",
+        "estimate_cost('openai', model, prompt_tokens, completion_tokens) prices one call; input and output tokens "
+        "have different prices, so price before you add.",
+    ),
+    answer="def bill(records, model):\n"
+    "    return sum(estimate_cost('openai', model, r.prompt_tokens, r.completion_tokens) for r in records)\n\n"
+    "gpt4o_cost = bill(conn.ledger.records, 'gpt-4o')",
+)
+def hosted_bill(
+    bill: Callable[[Sequence[CallRecord], str], float],
+    gpt4o_cost: float | None,
+    records: Sequence[CallRecord],
+) -> tuple[bool, str]:
     """Exercise 2: `bill` on made-up records and two models, and `gpt4o_cost` against the ledger's calls."""
     examples = _example_records()
     for model in ("gpt-4o", "gpt-4o-mini"):
-        want = sum(estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens) for r in examples)
+        want = sum(
+            estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens) for r in examples
+        )
         got = bill(examples, model)
         if not isinstance(got, (int, float)) or abs(got - want) > 1e-12:
-            return False, f"bill on three made-up calls at {model}: expected ${want:.6f}, got {got!r}."
+            return (
+                False,
+                f"bill on three made-up calls at {model}: expected ${want:.6f}, got {got!r}.",
+            )
     if bill([], "gpt-4o") != 0:
         return False, "bill of no calls should be 0."
     if not isinstance(gpt4o_cost, (int, float)):
-        return False, "bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o').", False
-    prefixes = [sum(estimate_cost("openai", "gpt-4o", r.prompt_tokens, r.completion_tokens) for r in records[:n])
-                for n in range(1, len(records) + 1)]
+        return (
+            False,
+            "bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o').",
+            False,
+        )
+    prefixes = [
+        sum(
+            estimate_cost("openai", "gpt-4o", r.prompt_tokens, r.completion_tokens)
+            for r in records[:n]
+        )
+        for n in range(1, len(records) + 1)
+    ]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
     if seen is None or seen < CALLS_BEFORE_EXERCISE_2:
-        return False, (f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of every call in the ledger "
-                       f"({len(records)} calls)."), False
+        return (
+            False,
+            (
+                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of every call in the ledger "
+                f"({len(records)} calls)."
+            ),
+            False,
+        )
     if seen < len(records):  # computed before a later call: right for the calls it saw
-        return True, (f"${gpt4o_cost:.6f} for the first {seen} calls (the ledger has {len(records)} now): "
-                      "input and output tokens priced separately.")
-    return True, f"${gpt4o_cost:.6f} for {len(records)} calls: input and output tokens priced separately."
+        return True, (
+            f"${gpt4o_cost:.6f} for the first {seen} calls (the ledger has {len(records)} now): "
+            "input and output tokens priced separately."
+        )
+    return (
+        True,
+        f"${gpt4o_cost:.6f} for {len(records)} calls: input and output tokens priced separately.",
+    )
 
 
-@exercise("00.3", hints=(
-    "the text is no guide: what else does a Reply carry?",
-    "a Reply has more fields than its text: print one whole (print(draft)) and compare it with the "
-    "cut-off reply `cut`, made under 'When not to use this, and what can go wrong'.",
-), answer="def was_truncated(reply):\n    return reply.finish_reason == 'length'\n\n"
-          "long_answer = conn.chat([{'role': 'user', 'content': 'List ten uses of Python dictionaries.'}], "
-          "role='probe', temperature=0, seed=42, max_tokens=8)")
-def truncated(was_truncated: Callable[[Reply], bool], long_answer: Reply | None, draft: Reply) -> tuple[bool, str]:
+@exercise(
+    "00.3",
+    hints=(
+        "the text is no guide: what else does a Reply carry?",
+        "a Reply has more fields than its text: print one whole (print(draft)) and compare it with the "
+        "cut-off reply `cut`, made under 'When not to use this, and what can go wrong'.",
+    ),
+    answer="def was_truncated(reply):\n    return reply.finish_reason == 'length'\n\n"
+    "long_answer = conn.chat([{'role': 'user', 'content': 'List ten uses of Python dictionaries.'}], "
+    "role='probe', temperature=0, seed=42, max_tokens=8)",
+)
+def truncated(
+    was_truncated: Callable[[Reply], bool], long_answer: Reply | None, draft: Reply
+) -> tuple[bool, str]:
     """Exercise 3: was_truncated on the long answer, on section 3's draft and on two replies whose text misleads."""
-    cut_clean = Reply("Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length")  # ends like a sentence, yet cut
-    done_ragged = Reply("x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop")  # ends oddly, yet finished
+    cut_clean = Reply(
+        "Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length"
+    )  # ends like a sentence, yet cut
+    done_ragged = Reply(
+        "x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop"
+    )  # ends oddly, yet finished
     got = [bool(was_truncated(r)) for r in (draft, cut_clean, done_ragged)]
     if got != [False, True, False]:
-        return False, f"expected [False, True, False] for (draft, cut_clean, done_ragged), got {got}."
+        return (
+            False,
+            f"expected [False, True, False] for (draft, cut_clean, done_ragged), got {got}.",
+        )
     if not isinstance(long_answer, Reply):
-        return False, "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`.", False
+        return (
+            False,
+            "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`.",
+            False,
+        )
     if long_answer.completion_tokens != 8:
-        return False, (f"was_truncated is right, but long_answer has {long_answer.completion_tokens} completion tokens: "
-                       "make a new call with max_tokens=8."), False
+        return (
+            False,
+            (
+                f"was_truncated is right, but long_answer has {long_answer.completion_tokens} completion tokens: "
+                "make a new call with max_tokens=8."
+            ),
+            False,
+        )
     if long_answer.finish_reason != "length" or not was_truncated(long_answer):
-        return False, f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth.", False
-    return True, "finish_reason == 'length' is how you detect a truncated reply; the text cannot tell you."
+        return (
+            False,
+            f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth.",
+            False,
+        )
+    return (
+        True,
+        "finish_reason == 'length' is how you detect a truncated reply; the text cannot tell you.",
+    )

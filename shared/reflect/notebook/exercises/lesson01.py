@@ -17,7 +17,10 @@ from ...tasks.task import Task, get_task
 from . import exercise, offline
 
 LEVELS = ("easy", "medium", "hard")
-HOT = {"temperature": 0.8, "max_tokens": 512}  # exercise 3's sampling: the first draft's cap, llama.cpp's default temperature
+HOT = {
+    "temperature": 0.8,
+    "max_tokens": 512,
+}  # exercise 3's sampling: the first draft's cap, llama.cpp's default temperature
 SEEDS = (1, 2, 3)
 
 
@@ -25,11 +28,15 @@ def _is_attempt(a: object) -> bool:
     return isinstance(a, Attempt)
 
 
-def _unaccounted(found: Sequence[Attempt], earlier: Sequence[Attempt], records: Sequence[CallRecord]) -> list[Attempt]:
+def _unaccounted(
+    found: Sequence[Attempt], earlier: Sequence[Attempt], records: Sequence[CallRecord]
+) -> list[Attempt]:
     """The attempts in `found` that no generator call of the ledger accounts for, once the calls of
     `earlier` (the baseline) are set aside: a call is matched by its prompt and completion tokens,
     and each call accounts for one attempt only."""
-    calls = Counter((r.prompt_tokens, r.completion_tokens) for r in records if r.role == "generator")
+    calls = Counter(
+        (r.prompt_tokens, r.completion_tokens) for r in records if r.role == "generator"
+    )
     calls.subtract(Counter((a.prompt_tokens, a.completion_tokens) for a in earlier))
     missing = []
     for a in found:
@@ -45,8 +52,10 @@ def _failed_ids(attempts: Sequence[Attempt]) -> list[str]:
     return [a.task_id for a in attempts if not a.passed]
 
 
-REAL_CALL = ("it called the real model (conn.chat, or a chat made from it, such as section 2's `chat` or `hot`) "
-             "instead of the `chat` it was given; the check stopped that call before it was sent.")
+REAL_CALL = (
+    "it called the real model (conn.chat, or a chat made from it, such as section 2's `chat` or `hot`) "
+    "instead of the `chat` it was given; the check stopped that call before it was sent."
+)
 
 
 def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
@@ -55,11 +64,15 @@ def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str)
     return f"{name}: {REAL_CALL}" if reached else problem
 
 
-@exercise("01.1", hints=(
-    "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
-    "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
-), answer="rate_by_level = {level: pass_rate([a for a in attempts if a.difficulty == level])\n"
-          "                 for level in ('easy', 'medium', 'hard')}")
+@exercise(
+    "01.1",
+    hints=(
+        "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
+        "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
+    ),
+    answer="rate_by_level = {level: pass_rate([a for a in attempts if a.difficulty == level])\n"
+    "                 for level in ('easy', 'medium', 'hard')}",
+)
 def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt]) -> tuple:
     """Exercise 1: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
     if not isinstance(rate_by_level, dict):
@@ -72,30 +85,49 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
         got = rate_by_level[level]
         if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - want) > 1e-9:
             if not isinstance(got, (int, float)) or not 0 <= got <= 1:
-                return False, f"rate_by_level[{level!r}] is {got!r}: a pass rate is a share between 0 and 1."
+                return (
+                    False,
+                    f"rate_by_level[{level!r}] is {got!r}: a pass rate is a share between 0 and 1.",
+                )
             if abs(got - want) <= 0.005 + 1e-9:
-                return False, (f"rate_by_level[{level!r}] = {got!r} is the share rounded: keep it unrounded "
-                               f"({want!r}), and round only when you print it."), False
-            return False, (f"rate_by_level[{level!r}] = {got:.3f} is not the share of the {len(group)} {level} "
-                           "attempts that passed.")
+                return (
+                    False,
+                    (
+                        f"rate_by_level[{level!r}] = {got!r} is the share rounded: keep it unrounded "
+                        f"({want!r}), and round only when you print it."
+                    ),
+                    False,
+                )
+            return False, (
+                f"rate_by_level[{level!r}] = {got:.3f} is not the share of the {len(group)} {level} "
+                "attempts that passed."
+            )
     shown = ", ".join(f"{level} {rate_by_level[level]:.0%}" for level in LEVELS)
     return True, f"Per-level pass rates match: {shown}."
 
 
-@exercise("01.2", hints=(
-    "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
-    "back into its Task, and one_shot takes a system_prompt= argument.",
-    "use the `chat` it is given as it is (section 2's chat keeps temperature 0, seed 42 and 512 tokens): no "
-    "partial of your own, not conn.chat; return the list of the new attempts.",
-), answer="CAREFUL_PROMPT = GENERATOR_PROMPT + (\n"
-          "    ' Before you answer, check your code against every listed requirement and every edge case it names'\n"
-          "    ' (empty input, negative numbers, invalid values that must raise).'\n)\n\n\n"
-          "def retry_failed(chat, attempts, prompt):\n"
-          "    return [one_shot(chat, get_task(a.task_id), system_prompt=prompt) for a in attempts if not a.passed]\n\n\n"
-          "retry = retry_failed(chat, attempts, CAREFUL_PROMPT)")
-def stricter_prompt(retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]],
-                    careful_prompt: str | None, retry: Sequence[Attempt] | None, attempts: Sequence[Attempt],
-                    conn: Any) -> tuple:
+@exercise(
+    "01.2",
+    hints=(
+        "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
+        "back into its Task, and one_shot takes a system_prompt= argument.",
+        "use the `chat` it is given as it is (section 2's chat keeps temperature 0, seed 42 and 512 tokens): no "
+        "partial of your own, not conn.chat; return the list of the new attempts.",
+    ),
+    answer="CAREFUL_PROMPT = GENERATOR_PROMPT + (\n"
+    "    ' Before you answer, check your code against every listed requirement and every edge case it names'\n"
+    "    ' (empty input, negative numbers, invalid values that must raise).'\n)\n\n\n"
+    "def retry_failed(chat, attempts, prompt):\n"
+    "    return [one_shot(chat, get_task(a.task_id), system_prompt=prompt) for a in attempts if not a.passed]\n\n\n"
+    "retry = retry_failed(chat, attempts, CAREFUL_PROMPT)",
+)
+def stricter_prompt(
+    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]],
+    careful_prompt: str | None,
+    retry: Sequence[Attempt] | None,
+    attempts: Sequence[Attempt],
+    conn: Any,
+) -> tuple:
     """Exercise 2: retry_failed on a stand-in chat (only the failed tasks, in order, with the prompt it is
     given, through the chat it is given), then the real retry: new calls, one new system prompt for all.
 
@@ -107,95 +139,178 @@ def stricter_prompt(retry_failed: Callable[[Any, Sequence[Attempt], str], Sequen
         return False, problem
     records = conn.ledger.records
     if not isinstance(careful_prompt, str) or not careful_prompt.strip():
-        return False, "retry_failed is right. CAREFUL_PROMPT should be your system prompt, a non-empty string.", False
+        return (
+            False,
+            "retry_failed is right. CAREFUL_PROMPT should be your system prompt, a non-empty string.",
+            False,
+        )
     if careful_prompt.strip() == GENERATOR_PROMPT.strip():
-        return False, "retry_failed is right, but CAREFUL_PROMPT is the course's GENERATOR_PROMPT: write a stricter one.", False
+        return (
+            False,
+            "retry_failed is right, but CAREFUL_PROMPT is the course's GENERATOR_PROMPT: write a stricter one.",
+            False,
+        )
     if retry is None:
-        return False, ("retry_failed and CAREFUL_PROMPT are ready; now keep retry_failed(chat, attempts, CAREFUL_PROMPT) "
-                       "in retry (one new call per failed task: live only, unless it is the recorded prompt)."), False
+        return (
+            False,
+            (
+                "retry_failed and CAREFUL_PROMPT are ready; now keep retry_failed(chat, attempts, CAREFUL_PROMPT) "
+                "in retry (one new call per failed task: live only, unless it is the recorded prompt)."
+            ),
+            False,
+        )
     if not isinstance(retry, (list, tuple)) or not all(_is_attempt(a) for a in retry):
-        return False, f"retry should be the list of Attempt that retry_failed returns, not {type(retry).__name__}.", False
+        return (
+            False,
+            f"retry should be the list of Attempt that retry_failed returns, not {type(retry).__name__}.",
+            False,
+        )
     want = _failed_ids(attempts)
     got = [a.task_id for a in retry]
     if got != want:
-        return False, (f"retry covers {got}; the failed tasks, in order, are {want}: keep "
-                       "retry_failed(chat, attempts, CAREFUL_PROMPT) in retry."), False
+        return (
+            False,
+            (
+                f"retry covers {got}; the failed tasks, in order, are {want}: keep "
+                "retry_failed(chat, attempts, CAREFUL_PROMPT) in retry."
+            ),
+            False,
+        )
     missing = _unaccounted(retry, attempts, records)
     if missing:
-        return False, (f"no model call in the ledger accounts for the retry of {[a.task_id for a in missing]}: "
-                       "each attempt in retry should come from a new one_shot call (the baseline's attempts, or "
-                       "copies of them, do not count)."), False
+        return (
+            False,
+            (
+                f"no model call in the ledger accounts for the retry of {[a.task_id for a in missing]}: "
+                "each attempt in retry should come from a new one_shot call (the baseline's attempts, or "
+                "copies of them, do not count)."
+            ),
+            False,
+        )
     before = {a.task_id: a for a in attempts}
     shift = {a.task_id: a.prompt_tokens - before[a.task_id].prompt_tokens for a in retry}
     if len(set(shift.values())) > 1:
-        return False, (f"the retries' prompts grew by {shift} tokens: one system prompt for every task changes "
-                       "them all by the same amount. Send CAREFUL_PROMPT, the same for every task."), False
+        return (
+            False,
+            (
+                f"the retries' prompts grew by {shift} tokens: one system prompt for every task changes "
+                "them all by the same amount. Send CAREFUL_PROMPT, the same for every task."
+            ),
+            False,
+        )
     delta = next(iter(shift.values()), 0)
     if delta == 0:
-        return False, ("new calls, but with the same prompt tokens as the baseline: they were sent with the "
-                       "course's GENERATOR_PROMPT, not with CAREFUL_PROMPT."), False
+        return (
+            False,
+            (
+                "new calls, but with the same prompt tokens as the baseline: they were sent with the "
+                "course's GENERATOR_PROMPT, not with CAREFUL_PROMPT."
+            ),
+            False,
+        )
     fixed = sum(a.passed for a in retry)
-    return True, (f"retry_failed re-runs only the failed tasks, with the prompt and the chat it is given; your "
-                  f"prompt re-ran all {len(retry)} ({delta:+d} prompt tokens per call, new calls), and {fixed} of "
-                  f"{len(retry)} now pass. Compare with lesson 02's loop.")
+    return True, (
+        f"retry_failed re-runs only the failed tasks, with the prompt and the chat it is given; your "
+        f"prompt re-ran all {len(retry)} ({delta:+d} prompt tokens per call, new calls), and {fixed} of "
+        f"{len(retry)} now pass. Compare with lesson 02's loop."
+    )
 
 
-MADE_UP_PROMPT = "You write Python. Check every listed requirement before you answer. (A made-up prompt.)"
+MADE_UP_PROMPT = (
+    "You write Python. Check every listed requirement before you answer. (A made-up prompt.)"
+)
 NO_CODE = "I cannot answer that."
 
 
-def _check_retry_failed(retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]]) -> str:
+def _check_retry_failed(
+    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]],
+) -> str:
     """What is wrong with retry_failed on a stand-in chat and made-up attempts ("" when nothing is)."""
-    made_up = [Attempt("factorial", "easy", True, 8, 8, ""),
-               Attempt("flatten", "medium", False, 2, 5, "made up"),
-               Attempt("fibonacci", "easy", True, 7, 7, ""),
-               Attempt("caesar", "medium", False, 5, 6, "made up"),
-               Attempt("median", "medium", False, 0, 8, "made up")]
+    made_up = [
+        Attempt("factorial", "easy", True, 8, 8, ""),
+        Attempt("flatten", "medium", False, 2, 5, "made up"),
+        Attempt("fibonacci", "easy", True, 7, 7, ""),
+        Attempt("caesar", "medium", False, 5, 6, "made up"),
+        Attempt("median", "medium", False, 0, 8, "made up"),
+    ]
     failed = [a.task_id for a in made_up if not a.passed]
     fake = _FakeChat({})
     out = retry_failed(fake, list(made_up), MADE_UP_PROMPT)
     if not fake.calls and out is None:
         return "retry_failed returned None: its body is still the placeholder's `...`."
     if not fake.calls:
-        return ("retry_failed never called the chat it was given (use its `chat` argument, not conn.chat): "
-                "a retry is a new call.")
+        return (
+            "retry_failed never called the chat it was given (use its `chat` argument, not conn.chat): "
+            "a retry is a new call."
+        )
     asked = [_task_of(c["messages"]) for c in fake.calls]
     if asked != failed:
-        return (f"on made-up attempts where {failed} failed, retry_failed asked its chat for {asked}: one new call "
-                "per failed attempt, in the order of `attempts`.")
-    systems = [c["messages"][0]["content"] if c["messages"] and c["messages"][0].get("role") == "system" else None
-               for c in fake.calls]
+        return (
+            f"on made-up attempts where {failed} failed, retry_failed asked its chat for {asked}: one new call "
+            "per failed attempt, in the order of `attempts`."
+        )
+    systems = [
+        c["messages"][0]["content"]
+        if c["messages"] and c["messages"][0].get("role") == "system"
+        else None
+        for c in fake.calls
+    ]
     if any(sp != MADE_UP_PROMPT for sp in systems):
-        sent = ("the course's GENERATOR_PROMPT" if systems[0] == GENERATOR_PROMPT else "no system prompt"
-                if systems[0] is None else "another one (your global CAREFUL_PROMPT?)")
-        return ("on a made-up prompt, retry_failed did not send the prompt it was given as the system prompt; it sent "
-                f"{sent}: one_shot(..., system_prompt=prompt).")
-    if any(c["messages"] != generator_messages(get_task(t).prompt(), MADE_UP_PROMPT) for c, t in zip(fake.calls, failed, strict=True)):
+        sent = (
+            "the course's GENERATOR_PROMPT"
+            if systems[0] == GENERATOR_PROMPT
+            else "no system prompt"
+            if systems[0] is None
+            else "another one (your global CAREFUL_PROMPT?)"
+        )
+        return (
+            "on a made-up prompt, retry_failed did not send the prompt it was given as the system prompt; it sent "
+            f"{sent}: one_shot(..., system_prompt=prompt)."
+        )
+    if any(
+        c["messages"] != generator_messages(get_task(t).prompt(), MADE_UP_PROMPT)
+        for c, t in zip(fake.calls, failed, strict=True)
+    ):
         return "retry_failed changed the task's message: send each task as one_shot does, only the system prompt is new."
     extra = [{k: v for k, v in c.items() if k not in ("messages", "role")} for c in fake.calls]
     if any(extra):
-        return (f"retry_failed changed the chat's sampling ({extra[0]}): use the chat it is given as it is "
-                "(section 2's chat already fixes temperature 0, seed 42 and 512 tokens).")
+        return (
+            f"retry_failed changed the chat's sampling ({extra[0]}): use the chat it is given as it is "
+            "(section 2's chat already fixes temperature 0, seed 42 and 512 tokens)."
+        )
     if not isinstance(out, (list, tuple)) or not all(_is_attempt(a) for a in out):
         return f"retry_failed should return a list of Attempt (what one_shot returns), not {type(out).__name__}."
-    if [a.task_id for a in out] != failed or any(a.prompt_tokens != _FakeChat.PROMPT_TOKENS for a in out):
-        return ("retry_failed should return the new attempts, the ones its calls made, one per failed attempt in "
-                f"order; it returned attempts of {[a.task_id for a in out]}.")
+    if [a.task_id for a in out] != failed or any(
+        a.prompt_tokens != _FakeChat.PROMPT_TOKENS for a in out
+    ):
+        return (
+            "retry_failed should return the new attempts, the ones its calls made, one per failed attempt in "
+            f"order; it returned attempts of {[a.task_id for a in out]}."
+        )
     return ""
 
 
 def _task_of(messages: list[dict]) -> str | None:
     """Which course task a request's user message states (None for another message)."""
     text = next((m.get("content") for m in messages if m.get("role") == "user"), None)
-    return next((t for t in ("factorial", "flatten", "fibonacci", "caesar", "median") if get_task(t).prompt() == text), None)
+    return next(
+        (
+            t
+            for t in ("factorial", "flatten", "fibonacci", "caesar", "median")
+            if get_task(t).prompt() == text
+        ),
+        None,
+    )
 
 
 def _fenced(code: str) -> str:
     return f"```python\n{code}```"
 
 
-FACT_GOOD = ('def calculate_factorial(n):\n    """n! for a non-negative integer n."""\n    if n < 0:\n'
-             '        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n')
+FACT_GOOD = (
+    'def calculate_factorial(n):\n    """n! for a non-negative integer n."""\n    if n < 0:\n'
+    "        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"
+)
 FACT_VISIBLE_ONLY = "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"  # no raise, no docstring
 FACT_BAD = "def calculate_factorial(n):\n    return n\n"
 
@@ -229,7 +344,9 @@ def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Attempt]]) -> st
         return f"sample_three called its chat {len(fake.calls)} times; it should draw 3 drafts."
     temps = [c.get("temperature") for c in fake.calls]
     if any(t != HOT["temperature"] for t in temps):
-        return f"sample_three sampled at temperature {temps}; the exercise asks for 0.8 on every draw."
+        return (
+            f"sample_three sampled at temperature {temps}; the exercise asks for 0.8 on every draw."
+        )
     seeds = [c.get("seed") for c in fake.calls]
     if sorted(s for s in seeds if isinstance(s, int)) != list(SEEDS) or len(seeds) != 3:
         return f"sample_three used the seeds {seeds}; the exercise asks for 1, 2 and 3."
@@ -238,61 +355,88 @@ def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Attempt]]) -> st
         return f"sample_three capped the replies at max_tokens {caps}; keep the first draft's 512."
     want_messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
     if any(c["messages"] != want_messages for c in fake.calls):
-        return ("sample_three did not send the task it was given with the first draft's prompt "
-                "(one_shot(chat_at_one_seed, task)).")
+        return (
+            "sample_three did not send the task it was given with the first draft's prompt "
+            "(one_shot(chat_at_one_seed, task))."
+        )
     if not isinstance(out, (list, tuple)) or len(out) != 3 or not all(_is_attempt(a) for a in out):
         return "sample_three should return a list of the 3 attempts one_shot made."
     want_codes = [extract_code(_fenced(codes[s]), task.entry_point).code for s in SEEDS]
     if [a.code for a in out] != want_codes:
-        return "sample_three returned its attempts out of seed order: seed 1's first, then 2, then 3."
+        return (
+            "sample_three returned its attempts out of seed order: seed 1's first, then 2, then 3."
+        )
     return ""
 
 
 def _check_pick(pick: Callable[[Task, Sequence[Attempt]], Attempt]) -> str:
     """What is wrong with pick on made-up factorial drafts ("" when nothing is)."""
     task = get_task("factorial")
-    good, twin, visible_only, bad, empty = (judge(task, c) for c in
-                                            (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, ""))
-    names = {id(good): "a right one", id(twin): "its twin", id(visible_only): "one that passes only the visible tests",
-             id(bad): "a wrong one", id(empty): "an empty one"}
+    good, twin, visible_only, bad, empty = (
+        judge(task, c) for c in (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, "")
+    )
+    names = {
+        id(good): "a right one",
+        id(twin): "its twin",
+        id(visible_only): "one that passes only the visible tests",
+        id(bad): "a wrong one",
+        id(empty): "an empty one",
+    }
 
     def said(d: object) -> str:
         return names.get(id(d), repr(d)[:60])
 
     got = pick(task, [good, twin])
     if got is not good:
-        return (f"on two made-up factorial drafts with the same code, pick returned {said(got)}; it should return "
-                "the earliest draft on a tie.")
+        return (
+            f"on two made-up factorial drafts with the same code, pick returned {said(got)}; it should return "
+            "the earliest draft on a tie."
+        )
     got = pick(task, [visible_only, good])
     if got is good:
-        return ("pick chose the draft that passes the hidden tests over an earlier one that scores as high on the "
-                "visible tests: it used evidence it will not have at run time (.passed, judge, task.run). "
-                "Score with the visible tests only.")
-    for drafts, want, what in (([bad, good, empty], good, "the best visible score"),
-                               ([empty, bad], bad, "the best visible score, however low"),
-                               ([good, twin], good, "the earliest draft on a tie"),
-                               ([visible_only, good], visible_only, "the earliest draft on a tie"),
-                               ([bad, visible_only], visible_only, "the best visible score")):
+        return (
+            "pick chose the draft that passes the hidden tests over an earlier one that scores as high on the "
+            "visible tests: it used evidence it will not have at run time (.passed, judge, task.run). "
+            "Score with the visible tests only."
+        )
+    for drafts, want, what in (
+        ([bad, good, empty], good, "the best visible score"),
+        ([empty, bad], bad, "the best visible score, however low"),
+        ([good, twin], good, "the earliest draft on a tie"),
+        ([visible_only, good], visible_only, "the earliest draft on a tie"),
+        ([bad, visible_only], visible_only, "the best visible score"),
+    ):
         got = pick(task, drafts)
         if got is not want:
-            return (f"on made-up factorial drafts [{', '.join(said(d) for d in drafts)}], pick returned "
-                    f"{said(got)}; it should return {what}: {said(want)}.")
+            return (
+                f"on made-up factorial drafts [{', '.join(said(d) for d in drafts)}], pick returned "
+                f"{said(got)}; it should return {what}: {said(want)}."
+            )
     return ""
 
 
-@exercise("01.3", hints=(
-    "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
-    "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
-    "each draw needs its own chat: a partial of `chat` with the exercise's temperature, token cap and one seed. "
-    "Build one per seed, call one_shot with each, and keep the attempts in seed order.",
-), answer="first_failed = get_task(next(a.task_id for a in attempts if not a.passed))\n\n\n"
-          "def sample_three(chat, task):\n"
-          "    return [one_shot(partial(chat, temperature=0.8, seed=s, max_tokens=512), task) for s in (1, 2, 3)]\n\n\n"
-          "draws = sample_three(conn.chat, first_failed)\n"
-          "any_passes = any(a.passed for a in draws)")
-def pass_at_three(sample_three: Callable[[Any, Task], Sequence[Attempt]], first_failed: Task | None,
-                  draws: Sequence[Attempt] | None, any_passes: bool | None, attempts: Sequence[Attempt],
-                  conn: Any) -> tuple:
+@exercise(
+    "01.3",
+    hints=(
+        "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
+        "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
+        "each draw needs its own chat: a partial of `chat` with the exercise's temperature, token cap and one seed. "
+        "Build one per seed, call one_shot with each, and keep the attempts in seed order.",
+    ),
+    answer="first_failed = get_task(next(a.task_id for a in attempts if not a.passed))\n\n\n"
+    "def sample_three(chat, task):\n"
+    "    return [one_shot(partial(chat, temperature=0.8, seed=s, max_tokens=512), task) for s in (1, 2, 3)]\n\n\n"
+    "draws = sample_three(conn.chat, first_failed)\n"
+    "any_passes = any(a.passed for a in draws)",
+)
+def pass_at_three(
+    sample_three: Callable[[Any, Task], Sequence[Attempt]],
+    first_failed: Task | None,
+    draws: Sequence[Attempt] | None,
+    any_passes: bool | None,
+    attempts: Sequence[Attempt],
+    conn: Any,
+) -> tuple:
     """Exercise 3: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls) and any_passes."""
     problem = _tried_offline(_check_sampler, sample_three, "sample_three")
@@ -301,52 +445,117 @@ def pass_at_three(sample_three: Callable[[Any, Task], Sequence[Attempt]], first_
     records = conn.ledger.records
     first_id = _failed_ids(attempts)[0]
     if not isinstance(first_failed, Task) or first_failed.id != first_id:
-        said = (first_failed.id if isinstance(first_failed, Task) else f"an Attempt of {first_failed.task_id}"
-                if _is_attempt(first_failed) else repr(first_failed)[:60])
-        return False, (f"sample_three is right. first_failed is {said}: it should be the Task of the first attempt "
-                       "that failed, get_task(its task_id)."), False
+        said = (
+            first_failed.id
+            if isinstance(first_failed, Task)
+            else f"an Attempt of {first_failed.task_id}"
+            if _is_attempt(first_failed)
+            else repr(first_failed)[:60]
+        )
+        return (
+            False,
+            (
+                f"sample_three is right. first_failed is {said}: it should be the Task of the first attempt "
+                "that failed, get_task(its task_id)."
+            ),
+            False,
+        )
     if draws is None:
-        return False, ("sample_three is right; now keep sample_three(conn.chat, first_failed) in draws (three model "
-                       "calls: run that line once, in replay a recorded call plays once)."), False
-    if not isinstance(draws, (list, tuple)) or len(draws) != 3 or not all(_is_attempt(a) for a in draws):
-        return False, "draws should hold the 3 attempts that sample_three(conn.chat, first_failed) returns.", False
+        return (
+            False,
+            (
+                "sample_three is right; now keep sample_three(conn.chat, first_failed) in draws (three model "
+                "calls: run that line once, in replay a recorded call plays once)."
+            ),
+            False,
+        )
+    if (
+        not isinstance(draws, (list, tuple))
+        or len(draws) != 3
+        or not all(_is_attempt(a) for a in draws)
+    ):
+        return (
+            False,
+            "draws should hold the 3 attempts that sample_three(conn.chat, first_failed) returns.",
+            False,
+        )
     if {a.task_id for a in draws} != {first_id}:
-        return False, (f"draws are attempts of {[a.task_id for a in draws]}; the first failed task is "
-                       f"{first_id!r}."), False
+        return (
+            False,
+            (
+                f"draws are attempts of {[a.task_id for a in draws]}; the first failed task is "
+                f"{first_id!r}."
+            ),
+            False,
+        )
     missing = _unaccounted(draws, attempts, records)
     if missing:
-        return False, (f"no new call in the ledger made {len(missing)} of the draws: they are the temperature-0 "
-                       "draft again (or copies), not three samples; sample_three(conn.chat, first_failed) makes "
-                       "them."), False
+        return (
+            False,
+            (
+                f"no new call in the ledger made {len(missing)} of the draws: they are the temperature-0 "
+                "draft again (or copies), not three samples; sample_three(conn.chat, first_failed) makes "
+                "them."
+            ),
+            False,
+        )
     truth = any(a.passed for a in draws)
     if not isinstance(any_passes, bool) or any_passes != truth:
-        return False, (f"any_passes is {any_passes!r}: it should say whether any of the 3 draws passes the hidden "
-                       "tests (their .passed)."), False
+        return (
+            False,
+            (
+                f"any_passes is {any_passes!r}: it should say whether any of the 3 draws passes the hidden "
+                "tests (their .passed)."
+            ),
+            False,
+        )
     passing = [str(SEEDS[i]) for i, a in enumerate(draws) if a.passed]
-    who = ("no draw passes" if not passing else f"seed {passing[0]}'s draw passes" if len(passing) == 1
-           else f"the draws of seeds {', '.join(passing)} pass")
-    return True, (f"sample_three samples at temperature 0.8, seeds 1-3. any_passes = {any_passes}: {who} the "
-                  f"hidden tests of {first_id}, where the temperature-0 draft failed.")
+    who = (
+        "no draw passes"
+        if not passing
+        else f"seed {passing[0]}'s draw passes"
+        if len(passing) == 1
+        else f"the draws of seeds {', '.join(passing)} pass"
+    )
+    return True, (
+        f"sample_three samples at temperature 0.8, seeds 1-3. any_passes = {any_passes}: {who} the "
+        f"hidden tests of {first_id}, where the temperature-0 draft failed."
+    )
 
 
-@exercise("01.4", hints=(
-    "the visible tests are TestGroundedCritic's: its evaluate(task, code) gives a score from 1 to 10, "
-    "without the hidden tests.",
-    "pick may not look at .passed, judge or task.run: those are the hidden tests. Score every draft first; "
-    "list.index returns the first position of a value, which settles ties.",
-), answer="def pick(task, drafts):\n"
-          "    scores = [TestGroundedCritic().evaluate(task, d.code).score for d in drafts]\n"
-          "    return drafts[scores.index(max(scores))]\n\n\n"
-          "chosen = pick(first_failed, draws)")
-def without_oracle(pick: Callable[[Task, Sequence[Attempt]], Attempt], draws: Sequence[Attempt] | None,
-                   chosen: Attempt | None) -> tuple:
+@exercise(
+    "01.4",
+    hints=(
+        "the visible tests are TestGroundedCritic's: its evaluate(task, code) gives a score from 1 to 10, "
+        "without the hidden tests.",
+        "pick may not look at .passed, judge or task.run: those are the hidden tests. Score every draft first; "
+        "list.index returns the first position of a value, which settles ties.",
+    ),
+    answer="def pick(task, drafts):\n"
+    "    scores = [TestGroundedCritic().evaluate(task, d.code).score for d in drafts]\n"
+    "    return drafts[scores.index(max(scores))]\n\n\n"
+    "chosen = pick(first_failed, draws)",
+)
+def without_oracle(
+    pick: Callable[[Task, Sequence[Attempt]], Attempt],
+    draws: Sequence[Attempt] | None,
+    chosen: Attempt | None,
+) -> tuple:
     """Exercise 4: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
     draft it chooses among exercise 3's draws."""
     problem = _check_pick(pick)
     if problem:
         return False, problem
-    if not isinstance(draws, (list, tuple)) or len(draws) != 3 or not all(_is_attempt(a) for a in draws):
-        return False, "pick is right. Run exercise 3 first: chosen is picked among its three draws.", False
+    if (
+        not isinstance(draws, (list, tuple))
+        or len(draws) != 3
+        or not all(_is_attempt(a) for a in draws)
+    ):
+        return (
+            False,
+            "pick is right. Run exercise 3 first: chosen is picked among its three draws.",
+            False,
+        )
     task = get_task(draws[0].task_id)
     scores = [TestGroundedCritic().evaluate(task, a.code).score for a in draws]
     best = scores.index(max(scores))
@@ -354,10 +563,24 @@ def without_oracle(pick: Callable[[Task, Sequence[Attempt]], Attempt], draws: Se
         return False, "pick is right; now keep pick(first_failed, draws) in chosen.", False
     if chosen is not draws[best]:
         if not any(chosen is a for a in draws):
-            return False, ("pick is right, but chosen is not one of the draws (the very object): keep "
-                           "pick(first_failed, draws) in chosen."), False
-        return False, (f"pick is right, but chosen is not the draw it chooses: the visible scores are {scores}, "
-                       f"so it is draw {best + 1} (seed {SEEDS[best]})."), False
+            return (
+                False,
+                (
+                    "pick is right, but chosen is not one of the draws (the very object): keep "
+                    "pick(first_failed, draws) in chosen."
+                ),
+                False,
+            )
+        return (
+            False,
+            (
+                f"pick is right, but chosen is not the draw it chooses: the visible scores are {scores}, "
+                f"so it is draw {best + 1} (seed {SEEDS[best]})."
+            ),
+            False,
+        )
     verdict = "passes" if chosen.passed else "fails"
-    return True, (f"pick scores by the visible tests only. On the draws they scored {scores} and chose seed "
-                  f"{SEEDS[best]}'s draw, which {verdict} the hidden tests.")
+    return True, (
+        f"pick scores by the visible tests only. On the draws they scored {scores} and chose seed "
+        f"{SEEDS[best]}'s draw, which {verdict} the hidden tests."
+    )

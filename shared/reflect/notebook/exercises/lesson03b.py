@@ -13,121 +13,222 @@ from . import exercise
 Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
 
 
-def _false_accepts(evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float) -> list[str]:
+def _false_accepts(
+    evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float
+) -> list[str]:
     """The truth exercise 1 is graded against: accepted (a score at least `threshold`), yet failing."""
-    return sorted(k for k, ev in evaluations.items() if ev.score is not None and ev.score >= threshold and not passed[k])
+    return sorted(
+        k
+        for k, ev in evaluations.items()
+        if ev.score is not None and ev.score >= threshold and not passed[k]
+    )
 
 
 # Made-up verdicts where "every failing draft" is not the answer: one failing draft is rejected, one is
 # unscored, one sits exactly on the threshold; listed out of order, so an unsorted answer shows.
-MADE_UP = {"e": Evaluation(10, ""), "b": Evaluation(8, ""), "d": Evaluation(None, ""), "a": Evaluation(9.5, ""),
-           "c": Evaluation(7.9, "")}
+MADE_UP = {
+    "e": Evaluation(10, ""),
+    "b": Evaluation(8, ""),
+    "d": Evaluation(None, ""),
+    "a": Evaluation(9.5, ""),
+    "c": Evaluation(7.9, ""),
+}
 MADE_UP_PASSED = {"a": False, "b": False, "c": False, "d": False, "e": True}
 
 
-@exercise("03b.1", hints=(
-    "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
-    "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
-    "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
-    "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
-), answer="def false_accepts(evaluations, passed, threshold):\n"
-          "    return sorted(k for k, ev in evaluations.items()\n"
-          "                  if ev.score is not None and ev.score >= threshold and not passed[k])\n\n\n"
-          "voting_false_tasks = false_accepts(verdicts['voting'], passed_first, THRESHOLD)")
-def count_false_accepts(false_accepts: Callable[[Mapping[str, Evaluation], Mapping[str, bool], float], list[str]],
-                        voting_false_tasks: list[str] | None, verdicts: Mapping[str, Mapping[str, Evaluation]],
-                        passed: Mapping[str, bool], threshold: float) -> tuple[bool, str]:
+@exercise(
+    "03b.1",
+    hints=(
+        "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
+        "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
+        "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
+        "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
+    ),
+    answer="def false_accepts(evaluations, passed, threshold):\n"
+    "    return sorted(k for k, ev in evaluations.items()\n"
+    "                  if ev.score is not None and ev.score >= threshold and not passed[k])\n\n\n"
+    "voting_false_tasks = false_accepts(verdicts['voting'], passed_first, THRESHOLD)",
+)
+def count_false_accepts(
+    false_accepts: Callable[[Mapping[str, Evaluation], Mapping[str, bool], float], list[str]],
+    voting_false_tasks: list[str] | None,
+    verdicts: Mapping[str, Mapping[str, Evaluation]],
+    passed: Mapping[str, bool],
+    threshold: float,
+) -> tuple[bool, str]:
     """Exercise 1: false_accepts on made-up verdicts and on every critic of section 1, then voting_false_tasks."""
     want = _false_accepts(MADE_UP, MADE_UP_PASSED, 8)
     got = false_accepts(dict(MADE_UP), dict(MADE_UP_PASSED), 8)
     if not isinstance(got, (list, tuple)) or list(got) != want:
-        return False, (f"on made-up verdicts (scores {', '.join(f'{k}: {ev.score}' for k, ev in MADE_UP.items())}; "
-                       f"only 'e' passes; threshold 8) false_accepts returned {got!r}, not {want}.")
+        return False, (
+            f"on made-up verdicts (scores {', '.join(f'{k}: {ev.score}' for k, ev in MADE_UP.items())}; "
+            f"only 'e' passes; threshold 8) false_accepts returned {got!r}, not {want}."
+        )
     for name, evaluations in verdicts.items():
         truth = _false_accepts(evaluations, passed, threshold)
         got = false_accepts(evaluations, passed, threshold)
         if not isinstance(got, (list, tuple)) or list(got) != truth:
-            return False, f"on the {name} critic's verdicts false_accepts returned {got!r}: count them again."
+            return (
+                False,
+                f"on the {name} critic's verdicts false_accepts returned {got!r}: count them again.",
+            )
     truth = _false_accepts(verdicts["voting"], passed, threshold)
     if not isinstance(voting_false_tasks, list) or voting_false_tasks != truth:
-        return False, f"false_accepts is right; now voting_false_tasks = {voting_false_tasks!r}: apply it to the voting critic."
+        return (
+            False,
+            f"false_accepts is right; now voting_false_tasks = {voting_false_tasks!r}: apply it to the voting critic.",
+        )
     failing = sorted(k for k in verdicts["voting"] if not passed[k])
-    every = ": every failing draft" if truth == failing else f" of the {len(failing)} failing drafts"
-    others = ", ".join(f"{name} {len(_false_accepts(evs, passed, threshold))}" for name, evs in verdicts.items()
-                       if name != "voting")
-    return True, f"{len(truth)} false accepts for the voting critic ({', '.join(truth)}){every}. The other critics' counts: {others}."
+    every = (
+        ": every failing draft" if truth == failing else f" of the {len(failing)} failing drafts"
+    )
+    others = ", ".join(
+        f"{name} {len(_false_accepts(evs, passed, threshold))}"
+        for name, evs in verdicts.items()
+        if name != "voting"
+    )
+    return (
+        True,
+        f"{len(truth)} false accepts for the voting critic ({', '.join(truth)}){every}. The other critics' counts: {others}.",
+    )
 
 
 def _refined(loops: Loops) -> dict[str, list[str]]:
     """The truth exercise 2 is graded against: the loops with more than one attempt, by evaluator."""
-    return {name: sorted(k for k, h in histories.items() if len(h) > 1) for name, histories in loops.items()}
+    return {
+        name: sorted(k for k, h in histories.items() if len(h) > 1)
+        for name, histories in loops.items()
+    }
 
 
-@exercise("03b.2", hints=(
-    "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
-    "every later one is a refiner's reply.",
-    "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
-    "For any_later_pass, which attempts of a history are the refiner's, and which one is not?",
-), answer="refined = {name: sorted(k for k, h in histories.items() if len(h) > 1) for name, histories in loops.items()}\n"
-          "any_later_pass = any(a.passed for histories in loops.values() for h in histories.values() for a in h[1:])")
-def refiner_runs(refined: Mapping[str, list[str]] | None, any_later_pass: bool | None,
-                 loops: Loops) -> tuple[bool, str] | tuple[bool, str, bool]:
+@exercise(
+    "03b.2",
+    hints=(
+        "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
+        "every later one is a refiner's reply.",
+        "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
+        "For any_later_pass, which attempts of a history are the refiner's, and which one is not?",
+    ),
+    answer="refined = {name: sorted(k for k, h in histories.items() if len(h) > 1) for name, histories in loops.items()}\n"
+    "any_later_pass = any(a.passed for histories in loops.values() for h in histories.values() for a in h[1:])",
+)
+def refiner_runs(
+    refined: Mapping[str, list[str]] | None, any_later_pass: bool | None, loops: Loops
+) -> tuple[bool, str] | tuple[bool, str, bool]:
     """Exercise 2: `refined` (the loops where the refiner ran) and `any_later_pass`, against section 2's loops."""
     want = _refined(loops)
-    later = any(bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:])
+    later = any(
+        bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:]
+    )
     if not isinstance(refined, Mapping) or set(refined) != set(want):
-        return False, f"refined should be a dict with one entry per evaluator ({', '.join(want)}), not {refined!r}."
-    replaced = {name: sorted(k for k, h in histories.items() if h and best_so_far(list(h)).iteration > 1)
-                for name, histories in loops.items()}
-    got = {name: list(refined[name]) if isinstance(refined[name], (list, tuple)) else refined[name] for name in want}
+        return (
+            False,
+            f"refined should be a dict with one entry per evaluator ({', '.join(want)}), not {refined!r}.",
+        )
+    replaced = {
+        name: sorted(k for k, h in histories.items() if h and best_so_far(list(h)).iteration > 1)
+        for name, histories in loops.items()
+    }
+    got = {
+        name: list(refined[name]) if isinstance(refined[name], (list, tuple)) else refined[name]
+        for name in want
+    }
     if got != want:
         if got == replaced:
-            return False, ("that is the table's 'replaced' column: loops that returned a later attempt. A loop where "
-                           "the refiner ran may still return its first draft; count the attempts instead.")
+            return False, (
+                "that is the table's 'replaced' column: loops that returned a later attempt. A loop where "
+                "the refiner ran may still return its first draft; count the attempts instead."
+            )
         wrong = [name for name in want if got[name] != want[name]]
-        return False, f"refined is wrong for {', '.join(wrong)} (each value: the sorted task ids whose loop made more than one attempt)."
+        return (
+            False,
+            f"refined is wrong for {', '.join(wrong)} (each value: the sorted task ids whose loop made more than one attempt).",
+        )
     if any_later_pass is not later:
-        first_counted = any(bool(h[0].passed) for histories in loops.values() for h in histories.values() if h)
-        why = " It looks as if the first attempts counted too: only attempts after the first." if any_later_pass and first_counted else ""
+        first_counted = any(
+            bool(h[0].passed) for histories in loops.values() for h in histories.values() if h
+        )
+        why = (
+            " It looks as if the first attempts counted too: only attempts after the first."
+            if any_later_pass and first_counted
+            else ""
+        )
         if not isinstance(any_later_pass, bool):
-            return False, f"refined is right; any_later_pass should be a bool (True or False), not {any_later_pass!r}.", False
-        return False, (f"refined is right; any_later_pass = {any_later_pass} is not what the attempts after the first "
-                       f"show: look at their hidden-test verdicts again.{why}")
+            return (
+                False,
+                f"refined is right; any_later_pass should be a bool (True or False), not {any_later_pass!r}.",
+                False,
+            )
+        return False, (
+            f"refined is right; any_later_pass = {any_later_pass} is not what the attempts after the first "
+            f"show: look at their hidden-test verdicts again.{why}"
+        )
     n = sum(map(len, want.values()))
-    return True, (f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
-                  f"a later attempt passed the hidden tests: {later}.")
+    return True, (
+        f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
+        f"a later attempt passed the hidden tests: {later}."
+    )
 
 
 GOOD = "def count_vowels(text):\n    return sum(c in 'aeiouAEIOU' for c in text)\n"
 HALF = "def count_vowels(text):\n    return sum(c in 'aeiou' for c in text)\n"  # fails one of two visible tests
 BROKEN = "def count_vowels(text):\n    return 0\n"
-SCRIPTED_CRITIQUE = '{"score": 6, "issues": ["no docstring"], "strengths": [], "suggestion": "add one"}'
+SCRIPTED_CRITIQUE = (
+    '{"score": 6, "issues": ["no docstring"], "strengths": [], "suggestion": "add one"}'
+)
 
 
-@exercise("03b.3", hints=(
-    "call the tests critic first; only when its score is 10 (every visible test passes) ask the LLM critic.",
-    "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
-    "their two Evaluations as it is, never a new one.",
-), answer="class TestsThenLLM:\n"
-          "    def __init__(self, llm_critic, tests_critic=None):\n"
-          "        self.llm, self.tests = llm_critic, tests_critic or TestGroundedCritic()\n\n"
-          "    def evaluate(self, task, code):\n"
-          "        ev = self.tests.evaluate(task, code)\n"
-          "        return ev if ev.score < 10 else self.llm.evaluate(task, code)")
+@exercise(
+    "03b.3",
+    hints=(
+        "call the tests critic first; only when its score is 10 (every visible test passes) ask the LLM critic.",
+        "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
+        "their two Evaluations as it is, never a new one.",
+    ),
+    answer="class TestsThenLLM:\n"
+    "    def __init__(self, llm_critic, tests_critic=None):\n"
+    "        self.llm, self.tests = llm_critic, tests_critic or TestGroundedCritic()\n\n"
+    "    def evaluate(self, task, code):\n"
+    "        ev = self.tests.evaluate(task, code)\n"
+    "        return ev if ev.score < 10 else self.llm.evaluate(task, code)",
+)
 def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple[bool, str]:
     """Exercise 3: the class on count_vowels with a scripted model: failing drafts make no call, a passing one one."""
     task = get_task("count_vowels")
     scripted = ScriptedChat({"critic": [SCRIPTED_CRITIQUE] * 3})
     combo = tests_then_llm_class(LLMCritic(scripted))
-    for label, code in (("a draft that fails every visible test", BROKEN), ("a draft that fails one of two", HALF)):
+    for label, code in (
+        ("a draft that fails every visible test", BROKEN),
+        ("a draft that fails one of two", HALF),
+    ):
         ev = combo.evaluate(task, code)
         if scripted.calls:
-            return False, f"on {label} the model was asked {len(scripted.calls)} time(s): failing tests should answer alone."
-        if not isinstance(ev, Evaluation) or ev.score is None or ev.score >= 10 or "visible" not in ev.feedback:
-            return False, f"on {label} evaluate returned {ev!r}: return the tests critic's Evaluation, failures quoted."
+            return (
+                False,
+                f"on {label} the model was asked {len(scripted.calls)} time(s): failing tests should answer alone.",
+            )
+        if (
+            not isinstance(ev, Evaluation)
+            or ev.score is None
+            or ev.score >= 10
+            or "visible" not in ev.feedback
+        ):
+            return (
+                False,
+                f"on {label} evaluate returned {ev!r}: return the tests critic's Evaluation, failures quoted.",
+            )
     ev = combo.evaluate(task, GOOD)
     if len(scripted.calls) != 1:
-        return False, f"on a draft that passes every visible test the model was asked {len(scripted.calls)} time(s), not once."
+        return (
+            False,
+            f"on a draft that passes every visible test the model was asked {len(scripted.calls)} time(s), not once.",
+        )
     if not isinstance(ev, Evaluation) or ev.score != 6:
-        return False, f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6)."
-    return True, "failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here)."
+        return (
+            False,
+            f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6).",
+        )
+    return (
+        True,
+        "failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here).",
+    )
