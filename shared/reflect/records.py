@@ -95,13 +95,11 @@ class Step:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    verdict: Verdict | None = (
-        None  # what this step decided about the draft before it, if it judged one
-    )
+    # what this step decided about the draft before it, if it judged one
+    verdict: Verdict | None = None
     code: str | None = None  # the draft this step produced, if it produced one
-    note: str | None = (
-        None  # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
-    )
+    # a remark on a step that judges nothing: "4 asserts", "same code as attempt 1"
+    note: str | None = None
 
     @property
     def is_draft(self) -> bool:

@@ -32,12 +32,10 @@ class Draft:
     score: float | None  # the last judge's score; None: no usable score
     feedback: str = ""  # the last judge's text (a critique, a review), the refiner's input
     tokens: int = 0  # the tokens of every model call from this draft up to the next one
-    accepted: bool | None = (
-        None  # the judges' own decision (accept_by "judge"); None: the threshold decides
-    )
-    passed: bool | None = (
-        None  # the hidden tests' verdict, where a lesson judged the draft (for calibration)
-    )
+    # the judges' own decision (accept_by "judge"); None: the threshold decides
+    accepted: bool | None = None
+    # the hidden tests' verdict, where a lesson judged the draft (for calibration)
+    passed: bool | None = None
 
 
 def drafts_of(

@@ -95,9 +95,8 @@ class LLMCritic:
     system_prompt: str = CRITIC_PROMPT
     structured: bool = True  # ask the server to constrain decoding to the schema
     max_repairs: int = 1
-    max_tokens: int | None = (
-        None  # a cap on the critic's reply (a cut-off reply is a parse failure)
-    )
+    # a cap on the critic's reply (a cut-off reply is a parse failure)
+    max_tokens: int | None = None
     name: str = "llm"
 
     def messages(self, task: Task | str, code: str) -> list[dict]:

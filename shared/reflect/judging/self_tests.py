@@ -27,9 +27,8 @@ WRITE_TESTS_SYSTEM = (
     "the asserts, in one Python code block."
 )
 TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
-TEST_WRITER_MAX_TOKENS = (
-    300  # a few asserts; without a cap a small model can write until its context is full
-)
+# a few asserts; without a cap a small model can write until its context is full
+TEST_WRITER_MAX_TOKENS = 300
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:

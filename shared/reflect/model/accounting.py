@@ -27,9 +27,8 @@ class CallRecord:
     latency_s: float
     backend: str  # the live backend that produced the answer (local or openai)
     model: str
-    cached: bool = (
-        False  # answered from the live request cache (reflect.model.cache): no model time spent
-    )
+    # answered from the live request cache (reflect.model.cache): no model time spent
+    cached: bool = False
 
     @property
     def cost_usd(self) -> float | None:

@@ -14,9 +14,8 @@ BACKENDS = ("local", "openai", "replay", "record")
 ENGINES = ("auto", "xllamacpp", "llama-server")
 LIVE_BACKENDS = ("local", "openai")
 APP_NAME = "reflection-course"
-DEFAULT_TIMEOUT_S = (
-    300.0  # one chat call, retries included: a long local generation fits, a hang does not
-)
+# one chat call, retries included: a long local generation fits, a hang does not
+DEFAULT_TIMEOUT_S = 300.0
 
 
 WINDOWS_MESSAGE = (

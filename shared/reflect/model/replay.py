@@ -99,9 +99,8 @@ class Recorder:
     notebook: str
     path: Path
     mode: str  # "replay" or "record"
-    keep: bool = (
-        False  # record: replay what is recorded, record only new calls (Settings.record_keep)
-    )
+    # record: replay what is recorded, record only new calls (Settings.record_keep)
+    keep: bool = False
     prune: bool = False  # replay: drop recorded calls nobody asked for (Settings.replay_prune)
     interactions: list[dict] = field(default_factory=list)
     played: set[int] = field(default_factory=set)

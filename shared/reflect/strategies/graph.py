@@ -372,9 +372,8 @@ class GraphParts:
     threshold: float = 8
     seed: int | None = SEED
     human_review: bool = False
-    task: Task | None = (
-        None  # a known task (its tests and checks); else one is built from the input
-    )
+    # a known task (its tests and checks); else one is built from the input
+    task: Task | None = None
     name: str = "graph"  # the strategy's name in the Run
 
 

@@ -162,9 +162,8 @@ class Reflexion(Configured):
     evaluator_max_tokens: int = 400
     reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
-    tests_for: Callable[[Callable, Task], list[str]] | None = (
-        None  # where the asserts come from; default: write_tests
-    )
+    # where the asserts come from; default: write_tests
+    tests_for: Callable[[Callable, Task], list[str]] | None = None
     ROLES = ("sampler", "evaluator", "reflector", "test_writer")
 
     def prompts(self) -> tuple[str, ...]:

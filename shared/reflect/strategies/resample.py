@@ -139,9 +139,8 @@ class Resample(Configured):
         steps: list[Step] = []
         drafts: list[tuple[int, str]] = []  # (asserts passed, code) of each draft, in order
         stop, error = Stop.MAX_ITERATIONS, None  # all k drafts made
-        shown: tuple[str, SelfTestResult] | None = (
-            None  # the first draft and its result, once it failed
-        )
+        # the first draft and its result, once it failed
+        shown: tuple[str, SelfTestResult] | None = None
         try:
             asserts = (
                 []

@@ -56,9 +56,8 @@ def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tupl
     )
 
 
-CALLS_BEFORE_EXERCISE_2 = (
-    6  # sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
-)
+# sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
+CALLS_BEFORE_EXERCISE_2 = 6
 
 
 def _example_records() -> list[CallRecord]:

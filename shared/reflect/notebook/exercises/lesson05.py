@@ -215,9 +215,8 @@ def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -
     )
 
 
-WINDOW = (
-    3  # the reflections a prompt carries: Reflexion's default window, what a recall returns at most
-)
+# the reflections a prompt carries: Reflexion's default window, what a recall returns at most
+WINDOW = 3
 REWORDINGS = {
     "upper case": str.upper,
     "doubled spaces and a newline": lambda t: "  " + t.replace(" ", "  ") + "\n",
