@@ -39,6 +39,7 @@ import openai
 
 from reflect.runtime.manager import ServerState, free_port, launch, stop_pid
 from reflect.runtime.model_file import model_label, model_path
+from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 
 THREADS = os.cpu_count() or 2
 REPEATS = 3
@@ -168,7 +169,7 @@ def evaluated_tokens(state: ServerState) -> float:
 
 
 def prompt_cache(model: Path, tmp: Path) -> None:
-    from reflect.strategies import GENERATOR_PROMPT, REVIEWER_PROMPT
+
     from reflect.tasks import get_task
 
     print("\n4. a 4-turn maker-checker thread on a 2-slot server: prompt tokens sent vs evaluated")

@@ -7,7 +7,6 @@ import pytest
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import (
     MEDICAL_CRITERIA,
-    TEXT_CRITIC_PROMPT,
     HybridCritic,
     LLMCritic,
     RuleCritic,
@@ -19,6 +18,7 @@ from reflect.model.cache import CachedChat
 from reflect.model.llm import ModelError
 from reflect.records import Stop
 from reflect.strategies.scored import scored_reflection
+from reflect.tasks.prompts import TEXT_CRITIC_PROMPT
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
 from tests.reference_solutions import CORRECT, FLAWED

@@ -17,7 +17,7 @@ from reflect.evaluation import feedback as fx
 from reflect.model.sampling import sampling
 from reflect.records import Stop
 from reflect.strategies import feedback as fb
-from reflect.strategies.maker_checker import GENERATOR_PROMPT
+from reflect.tasks.prompts import GENERATOR_PROMPT
 from reflect.tasks.task import get_task, humaneval_tasks
 from reflect.testing import ScriptedChat
 

@@ -10,8 +10,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from reflect.model.accounting import CallRecord, Ledger
 from reflect.model.sampling import sampling
 from reflect.notebook.exercises import lesson03 as ex
-from reflect.strategies.maker_checker import GENERATOR_PROMPT
 from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import GENERATOR_PROMPT
 
 
 def fresh_attempt_as(role):

@@ -5,12 +5,8 @@ import pytest
 from reflect.judging.sentinel import starts_with_sentinel, verdict_for
 from reflect.model.llm import ModelError
 from reflect.records import Stop
-from reflect.strategies.maker_checker import (
-    GENERATOR_PROMPT,
-    REVIEWER_PROMPT,
-    keep_last,
-    maker_checker,
-)
+from reflect.strategies.maker_checker import keep_last, maker_checker
+from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 from reflect.testing import FakeReply, ScriptedChat
 
 DRAFT = "```python\ndef f(x):\n    return x\n```"

@@ -9,16 +9,14 @@ import pytest
 
 from reflect.memory.store import MemoryStore, task_key
 from reflect.strategies.reflexion import (
-    EVALUATOR_SYSTEM,
     MEMORY_MODES,
-    VOTER_SYSTEMS,
     Reflexion,
     VotingReflexion,
     attempt_prompt,
-    evaluator_messages,
     parse_judgement,
     vote,
 )
+from reflect.tasks.prompts import EVALUATOR_SYSTEM, VOTER_SYSTEMS, evaluator_messages
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
 

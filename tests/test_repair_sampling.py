@@ -10,7 +10,8 @@ import pytest
 from reflect.judging.hidden import hidden_lines_in_prompts
 from reflect.records import Stop
 from reflect.strategies.catalog import catalog
-from reflect.strategies.resample import Resample, repair_request
+from reflect.strategies.resample import Resample
+from reflect.tasks.prompts import repair_request
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..model.llm import response_format_for
 from ..model.sampling import SAMPLING, SEED
 from ..records import parse_python
+from ..tasks.prompts import CRITIC_PROMPT, VOTER_PROMPTS, review_request
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
 from .self_tests import gather_evidence, run_self_tests
@@ -40,18 +41,8 @@ CODE_CRITERIA = (
     "performance",
     "readability (names, docstring, type hints)",
 )
-CRITIC_PROMPT = (
-    "You are a strict code critic. Judge the code against the task and these criteria: {criteria}. "
-    "Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list of "
-    "concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
-)
 
 
-TEXT_CRITIC_PROMPT = (
-    "You are a strict reviewer of written answers. Judge the answer against the question and these criteria: "
-    "{criteria}. Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list "
-    "of concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
-)
 GENERIC_TEXT_CRITERIA = ("clarity", "accuracy", "completeness")
 MEDICAL_CRITERIA = (
     "it must recommend seeing a doctor or pharmacist, and say when to seek urgent care",
@@ -80,12 +71,6 @@ def _tokens(reply) -> int:
     return reply.prompt_tokens + reply.completion_tokens
 
 
-def _review_request(task: Task | str, draft: str) -> str:
-    if isinstance(task, str):  # a plain-text domain: the question and the answer
-        return f"Question:\n{task}\n\nAnswer to judge:\n{draft}"
-    return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{draft}\n```"
-
-
 @dataclass
 class LLMCritic:
     """A model critic that returns a validated JSON critique (one repair request at most)."""
@@ -106,7 +91,7 @@ class LLMCritic:
                 "role": "system",
                 "content": self.system_prompt.format(criteria="; ".join(self.criteria)),
             },
-            {"role": "user", "content": _review_request(task, code)},
+            {"role": "user", "content": review_request(task, code)},
         ]
 
     def evaluate(self, task: Task | str, code: str) -> Evaluation:
@@ -286,17 +271,6 @@ class Tally:
     def spread(self) -> float | None:
         """Highest minus lowest usable score (None without two)."""
         return float(max(self.usable) - min(self.usable)) if len(self.usable) > 1 else None
-
-
-VOTER_PROMPTS = (
-    CRITIC_PROMPT,
-    CRITIC_PROMPT.replace(
-        "strict code critic", "senior engineer reviewing a pull request, focused on edge cases"
-    ),
-    CRITIC_PROMPT.replace(
-        "strict code critic", "security-minded reviewer who also checks correctness"
-    ),
-)
 
 
 @dataclass

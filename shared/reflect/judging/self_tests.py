@@ -18,14 +18,9 @@ from dataclasses import dataclass, field
 
 from ..model.sampling import SAMPLING, SEED
 from ..records import Step, Verdict, model_step, parse_python
+from ..tasks.prompts import WRITE_TESTS_SYSTEM
 from ..tasks.task import Task
 
-WRITE_TESTS_SYSTEM = (
-    "You are a careful Python tester. Given a function's specification, write unit tests for it as plain "
-    "`assert` statements, one per line, each calling the function with concrete arguments and comparing with "
-    "the exact expected result. Cover the examples in the specification and one or two edge cases. Output only "
-    "the asserts, in one Python code block."
-)
 TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
 # a few asserts; without a cap a small model can write until its context is full
 TEST_WRITER_MAX_TOKENS = 300

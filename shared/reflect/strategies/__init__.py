@@ -3,23 +3,11 @@ LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph i
 `Strategy` objects that run any of them and return a `Run` (reflect.records); `base` holds the
 run frame they share and `config()`, the identity a results file keys their runs by."""
 
-from .maker_checker import (
-    GENERATOR_PROMPT,
-    MAX_ITERATIONS,
-    REVIEWER_PROMPT,
-    keep_last,
-    maker_checker,
-)
+from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, REVIEWER_PROMPT, refine_request
+from .maker_checker import MAX_ITERATIONS, keep_last, maker_checker
 from .objects import MakerChecker, OneShot, ScoredReflection
 from .one_shot import one_shot
-from .scored import (
-    REFINER_SYSTEM,
-    critique_step,
-    generate_step,
-    refine_request,
-    refine_step,
-    scored_reflection,
-)
+from .scored import critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
     "GENERATOR_PROMPT",

@@ -31,21 +31,22 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..judging.controller import best_index
-from ..judging.critics import CRITIC_PROMPT, LLMCritic
-from ..judging.self_tests import (
-    WRITE_TESTS_SYSTEM,
-    evidence_step,
-    run_tests_step,
-    statement_asserts,
-)
+from ..judging.critics import LLMCritic
+from ..judging.self_tests import evidence_step, run_tests_step, statement_asserts
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED, sampling
 from ..records import Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
+from ..tasks.prompts import (
+    CRITIC_PROMPT,
+    GENERATOR_PROMPT,
+    WRITE_TESTS_SYSTEM,
+    critique_request,
+    generator_messages,
+    repair_request,
+)
 from ..tasks.task import Task
 from .base import fingerprint
-from .maker_checker import GENERATOR_PROMPT, generator_messages
-from .resample import repair_request
 
 BLIND, CHECKS, CHECKS_CODE, CRITIQUE = (
     "feedback:blind",
@@ -69,15 +70,6 @@ def seed_of(replicate: int, j: int) -> int:
     if replicate < 0 or not 1 <= j <= 99:
         raise ValueError(f"replicate must be 0 or more and j 1 to 99, got {replicate}, {j}")
     return SEED + 100 * replicate + j
-
-
-def critique_request(task: Task, code: str, critique: str) -> str:
-    """The critique arm's user message: the task, the first draft, and the critique written of it
-    (worded as `repair_request` words the checks, so the two arms differ in the evidence only)."""
-    return (
-        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nA reviewer wrote this critique "
-        f"of it:\n{critique}\n\nFix the attempt."
-    )
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,12 @@ from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
 from ..model.sampling import SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict
+from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM
 from ..tasks.task import Task, course_tasks
-from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT
-from .scored import REFINER_SYSTEM, critique_step, generate_step, refine_step
+from .base import Configured, execute, fingerprint
+from .scored import critique_step, generate_step, refine_step
 
 GRAPH_NAME = "reflection_code_reviewer"
-PROMPT_VERSION = "lesson-03-v1"  # the generator, refiner and critic prompts of lesson 03
 SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 DECISIONS = ("approve", "edit", "reject")
 REVIEW_KEYS = ("human_decision", "decision_error", "override")  # one run's review, in its metadata
@@ -434,7 +433,9 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         )
         meta = {
             "graph": GRAPH_NAME,
-            "prompt_version": PROMPT_VERSION,
+            "prompts": fingerprint(
+                (GENERATOR_PROMPT, REFINER_SYSTEM, getattr(p.critic, "system_prompt", ""))
+            ),
             "task_id": task.id,
             "critic": type(p.critic).__name__,
             "threshold": p.threshold,

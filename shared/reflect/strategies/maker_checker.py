@@ -23,26 +23,9 @@ from ..judging.sentinel import ApprovalRule, strict_sentinel
 from ..model.llm import ModelError
 from ..records import ChatFn, ReplyLike, Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
+from ..tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 
-GENERATOR_PROMPT = (
-    "You are an expert Python developer. Write clean, well-documented Python code that follows best "
-    "practices. When you receive feedback from a reviewer, carefully address each point and provide an "
-    "improved version. Output ONLY the Python code (in a code block) — no extra commentary."
-)
-REVIEWER_PROMPT = (
-    "You are a meticulous code reviewer. Review the provided Python code for: 1. Correctness — does it "
-    "handle edge cases? 2. Readability — clear naming, good structure? 3. Best practices — type hints, "
-    "docstrings, error handling? 4. Performance — any obvious inefficiencies? If the code is good enough, "
-    "respond with exactly 'APPROVED' as the first word. If it needs improvement, provide specific, "
-    "actionable feedback points. Be constructive but rigorous."
-)
 MAX_ITERATIONS = 4
-
-
-def generator_messages(prompt: str, system: str = GENERATOR_PROMPT) -> list[dict]:
-    """A generator's request: its system prompt, then the task (Reflexion's attempt: the task with
-    its memory). The one place every strategy's first draft and fresh sample is built."""
-    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
 
 PERSPECTIVES = ("shared", "own")

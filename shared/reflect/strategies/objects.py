@@ -19,9 +19,12 @@ from ..judging.controller import StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
 from ..model.sampling import SAMPLING, SEED
 from ..records import ChatFn, Critic, Run, Stop, model_step
+from ..tasks.prompts import (
+    GENERATOR_PROMPT,
+)
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT, maker_checker
+from .maker_checker import maker_checker
 from .one_shot import one_shot_call
 from .scored import scored_reflection
 

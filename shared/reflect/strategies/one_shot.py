@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..judging.hidden import Attempt, judge
 from ..records import ChatFn, ReplyLike
 from ..tasks.extract import extract_code
+from ..tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ..tasks.task import Task
-from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Attempt:

@@ -38,15 +38,23 @@ from dataclasses import dataclass, replace
 
 from ..judging.controller import Draft, StopRule
 from ..judging.critics import Tally
-from ..judging.self_tests import WRITE_TESTS_SYSTEM, run_tests_step, write_tests_step
+from ..judging.self_tests import run_tests_step, write_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
 from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
+from ..tasks.prompts import (
+    EVALUATOR_SYSTEM,
+    GENERATOR_PROMPT,
+    REFLECTOR_SYSTEM,
+    VOTER_SYSTEMS,
+    WRITE_TESTS_SYSTEM,
+    evaluator_messages,
+    generator_messages,
+)
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
@@ -54,16 +62,6 @@ READS_REFLECTIONS = (
     "reflections",
     "last+reflections",
 )  # modes whose prompt carries the reflections
-EVALUATOR_SYSTEM = (
-    "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
-    'object and nothing else: {"score": <0.0 to 1.0>, "verdict": "pass" or "fail", "specific_issues": [<strings>], '
-    '"missing_elements": [<strings>]}. A failed test means the verdict is "fail".'
-)
-REFLECTOR_SYSTEM = (
-    "You failed a programming task. In two to four sentences, say what went wrong, why, and exactly what to do "
-    "differently next time. Be specific: name the input that failed and the change to make (for example 'add the "
-    "missing empty-list check before indexing'), never general advice such as 'improve quality'. Do not write code: describe the change in words."
-)
 
 
 @dataclass(frozen=True)
@@ -129,17 +127,6 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
             + "\n".join(f"- {r}" for r in reflections)
         )
     return "\n\n".join(parts)
-
-
-def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
-    """The evaluator's request: the task, the code and the trace of the agent's own tests."""
-    return [
-        {"role": "system", "content": system},
-        {
-            "role": "user",
-            "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}",
-        },
-    ]
 
 
 @dataclass
@@ -389,15 +376,6 @@ def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) 
             for m in MEMORY_MODES
         ),
     ]
-
-
-VOTER_SYSTEMS = (
-    EVALUATOR_SYSTEM,
-    EVALUATOR_SYSTEM
-    + " Be strict: look for an input the tests did not try on which the code is wrong.",
-    EVALUATOR_SYSTEM
-    + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
-)
 
 
 def vote(judgements: list[Judgement]) -> Judgement:

@@ -30,38 +30,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..judging.controller import StopRule, best_index
-from ..judging.self_tests import WRITE_TESTS_SYSTEM, SelfTestResult, evidence_step, run_tests_step
+from ..judging.self_tests import SelfTestResult, evidence_step, run_tests_step
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED, sampling
 from ..records import Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
+from ..tasks.prompts import GENERATOR_PROMPT, WRITE_TESTS_SYSTEM, generator_messages, repair_request
 from ..tasks.task import Task
 from .base import Configured, execute
-from .maker_checker import GENERATOR_PROMPT, generator_messages
 
 SELECT = ("self-tests", "examples", "examples-or-self-tests", "first")
 FIRST = ("sample", "draft")
 FEEDBACK = ("none", "failure", "failure+code")
-
-
-def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None = None) -> str:
-    """A sample's user message after a failed first draft: the task and the checks it failed (each
-    assert, then what the draft returned or raised); with `code`, the draft itself as well. With no failed
-    check there is nothing true to report ("failed these checks:" over nothing): a ValueError, never a prompt."""
-    if not failed:
-        raise ValueError(
-            "repair_request needs at least one failed check: a draft that failed none gets the plain task"
-        )
-    checks = "\n".join(f"{check} # output: {actual}" for check, actual in failed)
-    if code is None:
-        return (
-            f"{task.prompt()}\n\nAn earlier solution failed these checks (each check, then what the solution "
-            f"returned or raised):\n{checks}\n\nWrite a correct solution."
-        )
-    return (
-        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nIt failed these checks (each check, "
-        f"then what it returned or raised):\n{checks}\n\nFix the attempt."
-    )
 
 
 @dataclass

@@ -18,21 +18,8 @@ from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
 from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
+from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, generator_messages, refine_request
 from ..tasks.task import Task
-from .maker_checker import GENERATOR_PROMPT, generator_messages
-
-REFINER_SYSTEM = (
-    "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
-    "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
-)
-
-
-def refine_request(task: Task, previous: str, feedback: str) -> str:
-    """The refiner's user message: the task, the previous attempt and the critic's feedback."""
-    return (
-        f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
-        f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over."
-    )
 
 
 def draft_call(

@@ -11,8 +11,8 @@ from ...judging.critics import TestGroundedCritic
 from ...judging.hidden import Attempt, judge
 from ...model.accounting import CallRecord
 from ...model.llm import Reply
-from ...strategies.maker_checker import GENERATOR_PROMPT, generator_messages
 from ...tasks.extract import extract_code
+from ...tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ...tasks.task import Task, get_task
 from . import exercise, offline
 

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ...judging.hidden import judge_the_judge
 from ...records import Run, Stop
-from ...strategies.maker_checker import GENERATOR_PROMPT, REVIEWER_PROMPT, maker_checker
+from ...strategies.maker_checker import maker_checker
+from ...tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 from ...tasks.task import Task, course_tasks, get_task
 from ...testing import FakeReply, ScriptedChat
 from . import exercise, offline

@@ -14,8 +14,8 @@ from ...model.accounting import Ledger
 from ...model.sampling import sampling
 from ...records import Stop
 from ...sandbox.runner import SandboxResult, TestOutcome
-from ...strategies.maker_checker import GENERATOR_PROMPT
 from ...tasks.extract import extract_code
+from ...tasks.prompts import GENERATOR_PROMPT
 from ...tasks.task import course_tasks, get_task
 from ...testing import ScriptedChat
 from . import exercise

@@ -1,0 +1,145 @@
+"""Every prompt the course sends, and the builders of its requests, in one place.
+
+System prompts by role (generator, reviewer, refiner, critic, test writer, evaluator, reflector)
+and the functions that build a request's messages from a task (the first draft, a revision, a
+critique's request, the evaluator's, a repair after failed checks). A strategy's identity
+records a fingerprint of the prompts it sends (`strategies.base.fingerprint`): that is the one
+version a prompt has; change a text here and the results keyed by the old one no longer match.
+"""
+
+from __future__ import annotations
+
+from .task import Task
+
+GENERATOR_PROMPT = (
+    "You are an expert Python developer. Write clean, well-documented Python code that follows best "
+    "practices. When you receive feedback from a reviewer, carefully address each point and provide an "
+    "improved version. Output ONLY the Python code (in a code block) — no extra commentary."
+)
+
+
+def generator_messages(prompt: str, system: str = GENERATOR_PROMPT) -> list[dict]:
+    """A generator's request: its system prompt, then the task (Reflexion's attempt: the task with
+    its memory). The one place every strategy's first draft and fresh sample is built."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+
+REVIEWER_PROMPT = (
+    "You are a meticulous code reviewer. Review the provided Python code for: 1. Correctness — does it "
+    "handle edge cases? 2. Readability — clear naming, good structure? 3. Best practices — type hints, "
+    "docstrings, error handling? 4. Performance — any obvious inefficiencies? If the code is good enough, "
+    "respond with exactly 'APPROVED' as the first word. If it needs improvement, provide specific, "
+    "actionable feedback points. Be constructive but rigorous."
+)
+
+REFINER_SYSTEM = (
+    "You are an expert Python developer improving your previous attempt. Use the critic's feedback: fix each "
+    "issue it names, keep what already works, and do not start over. Output only the full improved code, in one Python code block."
+)
+
+
+def refine_request(task: Task, previous: str, feedback: str) -> str:
+    """The refiner's user message: the task, the previous attempt and the critic's feedback."""
+    return (
+        f"Task:\n{task.prompt()}\n\nYour previous attempt:\n```python\n{previous}```\n\n"
+        f"Critic feedback:\n{feedback}\n\nImprove the previous attempt using this feedback; do not start over."
+    )
+
+
+CRITIC_PROMPT = (
+    "You are a strict code critic. Judge the code against the task and these criteria: {criteria}. "
+    "Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list of "
+    "concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
+)
+
+TEXT_CRITIC_PROMPT = (
+    "You are a strict reviewer of written answers. Judge the answer against the question and these criteria: "
+    "{criteria}. Reply with a JSON object only: score (integer 1-10, 10 means nothing left to fix), issues (list "
+    "of concrete problems, most important first), strengths (list), suggestion (the single most important fix)."
+)
+
+VOTER_PROMPTS = (
+    CRITIC_PROMPT,
+    CRITIC_PROMPT.replace(
+        "strict code critic", "senior engineer reviewing a pull request, focused on edge cases"
+    ),
+    CRITIC_PROMPT.replace(
+        "strict code critic", "security-minded reviewer who also checks correctness"
+    ),
+)
+
+
+def review_request(task: Task | str, draft: str) -> str:
+    """A critic's request: the task (or, in a plain-text domain, the question) and the draft to judge."""
+    if isinstance(task, str):  # a plain-text domain: the question and the answer
+        return f"Question:\n{task}\n\nAnswer to judge:\n{draft}"
+    return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{draft}\n```"
+
+
+WRITE_TESTS_SYSTEM = (
+    "You are a careful Python tester. Given a function's specification, write unit tests for it as plain "
+    "`assert` statements, one per line, each calling the function with concrete arguments and comparing with "
+    "the exact expected result. Cover the examples in the specification and one or two edge cases. Output only "
+    "the asserts, in one Python code block."
+)
+
+EVALUATOR_SYSTEM = (
+    "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
+    'object and nothing else: {"score": <0.0 to 1.0>, "verdict": "pass" or "fail", "specific_issues": [<strings>], '
+    '"missing_elements": [<strings>]}. A failed test means the verdict is "fail".'
+)
+
+VOTER_SYSTEMS = (
+    EVALUATOR_SYSTEM,
+    EVALUATOR_SYSTEM
+    + " Be strict: look for an input the tests did not try on which the code is wrong.",
+    EVALUATOR_SYSTEM
+    + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
+)
+
+
+def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
+    """The evaluator's request: the task, the code and the trace of the agent's own tests."""
+    return [
+        {"role": "system", "content": system},
+        {
+            "role": "user",
+            "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}",
+        },
+    ]
+
+
+REFLECTOR_SYSTEM = (
+    "You failed a programming task. In two to four sentences, say what went wrong, why, and exactly what to do "
+    "differently next time. Be specific: name the input that failed and the change to make (for example 'add the "
+    "missing empty-list check before indexing'), never general advice such as 'improve quality'. Do not write code: describe the change in words."
+)
+
+
+def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None = None) -> str:
+    """A sample's user message after a failed first draft: the task and the checks it failed (each
+    assert, then what the draft returned or raised); with `code`, the draft itself as well. With no failed
+    check there is nothing true to report ("failed these checks:" over nothing): a ValueError, never a prompt."""
+    if not failed:
+        raise ValueError(
+            "repair_request needs at least one failed check: a draft that failed none gets the plain task"
+        )
+    checks = "\n".join(f"{check} # output: {actual}" for check, actual in failed)
+    if code is None:
+        return (
+            f"{task.prompt()}\n\nAn earlier solution failed these checks (each check, then what the solution "
+            f"returned or raised):\n{checks}\n\nWrite a correct solution."
+        )
+    return (
+        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nIt failed these checks (each check, "
+        f"then what it returned or raised):\n{checks}\n\nFix the attempt."
+    )
+
+
+def critique_request(task: Task, code: str, critique: str) -> str:
+    """The critique arm's user message: the task, the first draft, and the critique written of it
+    (worded as `repair_request` words the checks, so the two arms differ in the evidence only)."""
+    return (
+        f"{task.prompt()}\n\nYour previous attempt:\n```python\n{code}```\n\nA reviewer wrote this critique "
+        f"of it:\n{critique}\n\nFix the attempt."
+    )
