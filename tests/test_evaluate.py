@@ -23,9 +23,14 @@ def test_one_shot_passes_a_correct_reply_and_counts_tokens():
         seen.append((role, messages))
         return R(f"Here:\n```python\n{CORRECT['factorial']}```")
 
-    a = one_shot(chat, get_task("factorial"))
-    assert a.passed and a.first_failure == "" and a.static_failures == []
-    assert (a.prompt_tokens, a.completion_tokens) == (40, 20)
+    run = one_shot(chat, get_task("factorial"))
+    assert run.passed is True and run.stop.value == "single_draft"
+    assert run.final_code.strip() == CORRECT["factorial"].strip()
+    assert [(s.role, s.prompt_tokens, s.completion_tokens, s.code) for s in run.steps] == [
+        ("generator", 40, 20, run.final_code)
+    ]
+    a = judge(get_task("factorial"), run.final_code)
+    assert a.first_failure == "" and a.static_failures == []
     assert seen[0][0] == "generator" and "Requirements:" in seen[0][1][1]["content"]
     assert "assert" not in seen[0][1][1]["content"]
 
@@ -37,8 +42,10 @@ def test_flawed_reply_names_first_failure_and_static_failures():
 
 
 def test_prose_only_reply_is_a_failure_with_a_reason():
-    a = one_shot(lambda m, role: R("I cannot help with that."), get_task("fibonacci"))
-    assert not a.passed and a.first_failure == "no code in the reply" and a.n_tests == 0
+    run = one_shot(lambda m, role: R("I cannot help with that."), get_task("fibonacci"))
+    assert run.passed is False and run.final_code == ""
+    a = judge(get_task("fibonacci"), run.final_code)
+    assert a.first_failure == "no code in the reply" and a.n_tests == 0
 
 
 def test_pass_rate():

@@ -289,7 +289,7 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
             )
 
         attempt = one_shot(chat, get_task("count_vowels"))
-        review = LLMCritic(chat).evaluate(get_task("count_vowels"), attempt.code)
+        review = LLMCritic(chat).evaluate(get_task("count_vowels"), attempt.final_code)
         assert attempt.passed and review.score is not None and 0 <= review.score <= 10
         assert learner.live_backend == "openai" and learner.ledger.records
         wrong = Settings.from_env({**env, "OPENAI_API_KEY": "not-the-key"})

@@ -171,7 +171,7 @@ def scenarios() -> dict:
             lambda m, role: chat(m, role=role), task.prompt(), entry_point=task.entry_point
         )
         return {
-            "one_shot": [first.passed, first.code],
+            "one_shot": [first.passed, first.final_code],
             "maker_checker": [loop.stop.value, loop.final_code],
         }
 

@@ -180,7 +180,8 @@ class Run:
 
     def show(self) -> str:
         """The run as text: one line per step, then the outcome."""
-        head = f"{self.strategy} on {self.task_id}: stop={self.stop.value}, {self.calls} calls, {self.tokens} tokens"
+        calls = f"{self.calls} call" + ("" if self.calls == 1 else "s")
+        head = f"{self.strategy} on {self.task_id}: stop={self.stop.value}, {calls}, {self.tokens} tokens"
         lines = [head, *(s.line() for s in self.steps), f"final: {self.chosen}"]
         if self.error:
             lines.append(f"error: {self.error}")

@@ -11,6 +11,7 @@ from ...judging.critics import TestGroundedCritic
 from ...judging.hidden import Attempt, judge
 from ...model.accounting import CallRecord
 from ...model.llm import Reply
+from ...records import Run, Stop
 from ...tasks.extract import extract_code
 from ...tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ...tasks.task import Task, get_task
@@ -24,23 +25,31 @@ HOT = {
 SEEDS = (1, 2, 3)
 
 
-def _is_attempt(a: object) -> bool:
-    return isinstance(a, Attempt)
+def _is_run(r: object) -> bool:
+    """Is `r` what one_shot returns, a `Run` of one call?"""
+    return isinstance(r, Run) and len(r.steps) == 1
+
+
+def _call(r: Run | Attempt) -> tuple[int, int]:
+    """The (prompt, completion) tokens of the call that made a run (or a baseline's graded attempt)."""
+    if isinstance(r, Run):
+        return r.steps[0].prompt_tokens, r.steps[0].completion_tokens
+    return r.prompt_tokens, r.completion_tokens
 
 
 def _unaccounted(
-    found: Sequence[Attempt], earlier: Sequence[Attempt], records: Sequence[CallRecord]
-) -> list[Attempt]:
-    """The attempts in `found` that no generator call of the ledger accounts for, once the calls of
+    found: Sequence[Run], earlier: Sequence[Attempt], records: Sequence[CallRecord]
+) -> list[Run]:
+    """The runs in `found` that no generator call of the ledger accounts for, once the calls of
     `earlier` (the baseline) are set aside: a call is matched by its prompt and completion tokens,
-    and each call accounts for one attempt only."""
+    and each call accounts for one run only."""
     calls = Counter(
         (r.prompt_tokens, r.completion_tokens) for r in records if r.role == "generator"
     )
-    calls.subtract(Counter((a.prompt_tokens, a.completion_tokens) for a in earlier))
+    calls.subtract(Counter(_call(a) for a in earlier))
     missing = []
     for a in found:
-        key = (a.prompt_tokens, a.completion_tokens)
+        key = _call(a)
         if calls[key] > 0:
             calls[key] -= 1
         else:
@@ -112,7 +121,7 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
         "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
         "back into its Task, and one_shot takes a system_prompt= argument.",
         "use the `chat` it is given as it is (section 2's chat keeps temperature 0, seed 42 and 512 tokens): no "
-        "partial of your own, not conn.chat; return the list of the new attempts.",
+        "partial of your own, not conn.chat; return the list of the new runs (what one_shot returns).",
     ),
     answer="CAREFUL_PROMPT = GENERATOR_PROMPT + (\n"
     "    ' Before you answer, check your code against every listed requirement and every edge case it names'\n"
@@ -122,9 +131,9 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
     "retry = retry_failed(chat, attempts, CAREFUL_PROMPT)",
 )
 def stricter_prompt(
-    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]],
+    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Run]],
     careful_prompt: str | None,
-    retry: Sequence[Attempt] | None,
+    retry: Sequence[Run] | None,
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
@@ -159,10 +168,10 @@ def stricter_prompt(
             ),
             False,
         )
-    if not isinstance(retry, (list, tuple)) or not all(_is_attempt(a) for a in retry):
+    if not isinstance(retry, (list, tuple)) or not all(_is_run(a) for a in retry):
         return (
             False,
-            f"retry should be the list of Attempt that retry_failed returns, not {type(retry).__name__}.",
+            f"retry should be the list of runs that retry_failed returns, not {type(retry).__name__}.",
             False,
         )
     want = _failed_ids(attempts)
@@ -188,7 +197,7 @@ def stricter_prompt(
             False,
         )
     before = {a.task_id: a for a in attempts}
-    shift = {a.task_id: a.prompt_tokens - before[a.task_id].prompt_tokens for a in retry}
+    shift = {a.task_id: _call(a)[0] - before[a.task_id].prompt_tokens for a in retry}
     if len(set(shift.values())) > 1:
         return (
             False,
@@ -223,7 +232,7 @@ NO_CODE = "I cannot answer that."
 
 
 def _check_retry_failed(
-    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Attempt]],
+    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Run]],
 ) -> str:
     """What is wrong with retry_failed on a stand-in chat and made-up attempts ("" when nothing is)."""
     made_up = [
@@ -278,14 +287,14 @@ def _check_retry_failed(
             f"retry_failed changed the chat's sampling ({extra[0]}): use the chat it is given as it is "
             "(section 2's chat already fixes temperature 0, seed 42 and 512 tokens)."
         )
-    if not isinstance(out, (list, tuple)) or not all(_is_attempt(a) for a in out):
-        return f"retry_failed should return a list of Attempt (what one_shot returns), not {type(out).__name__}."
+    if not isinstance(out, (list, tuple)) or not all(_is_run(a) for a in out):
+        return f"retry_failed should return a list of the runs one_shot returns, not {type(out).__name__}."
     if [a.task_id for a in out] != failed or any(
-        a.prompt_tokens != _FakeChat.PROMPT_TOKENS for a in out
+        _call(a)[0] != _FakeChat.PROMPT_TOKENS for a in out
     ):
         return (
-            "retry_failed should return the new attempts, the ones its calls made, one per failed attempt in "
-            f"order; it returned attempts of {[a.task_id for a in out]}."
+            "retry_failed should return the new runs, the ones its calls made, one per failed attempt in "
+            f"order; it returned runs of {[a.task_id for a in out]}."
         )
     return ""
 
@@ -330,7 +339,7 @@ class _FakeChat:
         return Reply(text, role, "fake", self.PROMPT_TOKENS, self.COMPLETION_TOKENS, 0.0, "stop")
 
 
-def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Attempt]]) -> str:
+def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Run]]) -> str:
     """What is wrong with sample_three on a fake chat and a made-up task ("" when nothing is)."""
     task = get_task("factorial")
     codes = {1: FACT_BAD, 2: FACT_GOOD, 3: FACT_VISIBLE_ONLY}
@@ -359,21 +368,20 @@ def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Attempt]]) -> st
             "sample_three did not send the task it was given with the first draft's prompt "
             "(one_shot(chat_at_one_seed, task))."
         )
-    if not isinstance(out, (list, tuple)) or len(out) != 3 or not all(_is_attempt(a) for a in out):
-        return "sample_three should return a list of the 3 attempts one_shot made."
+    if not isinstance(out, (list, tuple)) or len(out) != 3 or not all(_is_run(a) for a in out):
+        return "sample_three should return a list of the 3 runs one_shot made."
     want_codes = [extract_code(_fenced(codes[s]), task.entry_point).code for s in SEEDS]
-    if [a.code for a in out] != want_codes:
-        return (
-            "sample_three returned its attempts out of seed order: seed 1's first, then 2, then 3."
-        )
+    if [a.final_code for a in out] != want_codes:
+        return "sample_three returned its runs out of seed order: seed 1's first, then 2, then 3."
     return ""
 
 
-def _check_pick(pick: Callable[[Task, Sequence[Attempt]], Attempt]) -> str:
+def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
     """What is wrong with pick on made-up factorial drafts ("" when nothing is)."""
     task = get_task("factorial")
     good, twin, visible_only, bad, empty = (
-        judge(task, c) for c in (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, "")
+        Run("one-shot", task.id, c, Stop.SINGLE_DRAFT, passed=judge(task, c).passed)
+        for c in (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, "")
     )
     names = {
         id(good): "a right one",
@@ -421,7 +429,7 @@ def _check_pick(pick: Callable[[Task, Sequence[Attempt]], Attempt]) -> str:
         "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
         "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
         "each draw needs its own chat: a partial of `chat` with the exercise's temperature, token cap and one seed. "
-        "Build one per seed, call one_shot with each, and keep the attempts in seed order.",
+        "Build one per seed, call one_shot with each, and keep the runs in seed order.",
     ),
     answer="first_failed = get_task(next(a.task_id for a in attempts if not a.passed))\n\n\n"
     "def sample_three(chat, task):\n"
@@ -430,9 +438,9 @@ def _check_pick(pick: Callable[[Task, Sequence[Attempt]], Attempt]) -> str:
     "any_passes = any(a.passed for a in draws)",
 )
 def pass_at_three(
-    sample_three: Callable[[Any, Task], Sequence[Attempt]],
+    sample_three: Callable[[Any, Task], Sequence[Run]],
     first_failed: Task | None,
-    draws: Sequence[Attempt] | None,
+    draws: Sequence[Run] | None,
     any_passes: bool | None,
     attempts: Sequence[Attempt],
     conn: Any,
@@ -448,8 +456,8 @@ def pass_at_three(
         said = (
             first_failed.id
             if isinstance(first_failed, Task)
-            else f"an Attempt of {first_failed.task_id}"
-            if _is_attempt(first_failed)
+            else f"an attempt of {first_failed.task_id}"
+            if isinstance(first_failed, (Attempt, Run))
             else repr(first_failed)[:60]
         )
         return (
@@ -472,18 +480,18 @@ def pass_at_three(
     if (
         not isinstance(draws, (list, tuple))
         or len(draws) != 3
-        or not all(_is_attempt(a) for a in draws)
+        or not all(_is_run(a) for a in draws)
     ):
         return (
             False,
-            "draws should hold the 3 attempts that sample_three(conn.chat, first_failed) returns.",
+            "draws should hold the 3 runs that sample_three(conn.chat, first_failed) returns.",
             False,
         )
     if {a.task_id for a in draws} != {first_id}:
         return (
             False,
             (
-                f"draws are attempts of {[a.task_id for a in draws]}; the first failed task is "
+                f"draws are runs of {[a.task_id for a in draws]}; the first failed task is "
                 f"{first_id!r}."
             ),
             False,
@@ -532,14 +540,14 @@ def pass_at_three(
         "list.index returns the first position of a value, which settles ties.",
     ),
     answer="def pick(task, drafts):\n"
-    "    scores = [TestGroundedCritic().evaluate(task, d.code).score for d in drafts]\n"
+    "    scores = [TestGroundedCritic().evaluate(task, d.final_code).score for d in drafts]\n"
     "    return drafts[scores.index(max(scores))]\n\n\n"
     "chosen = pick(first_failed, draws)",
 )
 def without_oracle(
-    pick: Callable[[Task, Sequence[Attempt]], Attempt],
-    draws: Sequence[Attempt] | None,
-    chosen: Attempt | None,
+    pick: Callable[[Task, Sequence[Run]], Run],
+    draws: Sequence[Run] | None,
+    chosen: Run | None,
 ) -> tuple:
     """Exercise 4: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
     draft it chooses among exercise 3's draws."""
@@ -549,7 +557,7 @@ def without_oracle(
     if (
         not isinstance(draws, (list, tuple))
         or len(draws) != 3
-        or not all(_is_attempt(a) for a in draws)
+        or not all(_is_run(a) for a in draws)
     ):
         return (
             False,
@@ -557,7 +565,7 @@ def without_oracle(
             False,
         )
     task = get_task(draws[0].task_id)
-    scores = [TestGroundedCritic().evaluate(task, a.code).score for a in draws]
+    scores = [TestGroundedCritic().evaluate(task, a.final_code).score for a in draws]
     best = scores.index(max(scores))
     if chosen is None:
         return False, "pick is right; now keep pick(first_failed, draws) in chosen.", False
