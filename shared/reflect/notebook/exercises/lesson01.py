@@ -141,7 +141,7 @@ def stricter_prompt(
     given, through the chat it is given), then the real retry: new calls, one new system prompt for all.
 
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
-    prompt tokens by the same amount (the task's message is unchanged), and every new attempt is a
+    prompt tokens by the same amount (the task's message is unchanged), and every new run is a
     call the ledger holds beyond the baseline's."""
     problem = _tried_offline(_check_retry_failed, retry_failed, "retry_failed")
     if problem:
@@ -191,7 +191,7 @@ def stricter_prompt(
             False,
             (
                 f"no model call in the ledger accounts for the retry of {[a.task_id for a in missing]}: "
-                "each attempt in retry should come from a new one_shot call (the baseline's attempts, or "
+                "each run in retry should come from a new one_shot call (the baseline's attempts, or "
                 "copies of them, do not count)."
             ),
             False,
@@ -435,7 +435,7 @@ def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
     "def sample_three(chat, task):\n"
     "    return [one_shot(partial(chat, temperature=0.8, seed=s, max_tokens=512), task) for s in (1, 2, 3)]\n\n\n"
     "draws = sample_three(conn.chat, first_failed)\n"
-    "any_passes = any(a.passed for a in draws)",
+    "any_passes = any(run.passed for run in draws)",
 )
 def pass_at_three(
     sample_three: Callable[[Any, Task], Sequence[Run]],
@@ -507,7 +507,7 @@ def pass_at_three(
             ),
             False,
         )
-    truth = any(a.passed for a in draws)
+    truth = any(run.passed for run in draws)
     if not isinstance(any_passes, bool) or any_passes != truth:
         return (
             False,
