@@ -817,3 +817,15 @@ def test_a_graph_without_human_review_ends_at_review_even_when_its_input_carries
         run_config(2),
     )
     assert out["status"] == "needs_review" and "decision_error" not in out["metadata"]
+
+
+def test_the_run_names_its_task_given_or_found_from_the_input():
+    assert run_of(invoke(chat_for(0), Scores(9))).task_id == TASK.id
+    found = build_graph(
+        GraphParts(chat_for(0), Scores(9))
+    )  # no task: the input is a course task's prompt
+    assert run_of(found.invoke(start_state(TASK.prompt(), 3), run_config(3))).task_id == TASK.id
+    blank = build_graph(GraphParts(chat_for(0), Scores(9))).invoke(
+        start_state("  ", 3), run_config(3)
+    )
+    assert run_of(blank).task_id == "custom" and run_of(blank).stop is Stop.BLANK_INPUT

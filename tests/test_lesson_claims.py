@@ -38,9 +38,8 @@ def cells(path: Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
 
 
-MEASURED = (
-    ROOT / "benchmarks" / "results" / "course_run.json"
-)  # `python benchmarks/bench_course_run.py`
+# `python benchmarks/bench_course_run.py`
+MEASURED = ROOT / "benchmarks" / "results" / "course_run.json"
 TIME_TO_RUN = "**Time to run:**"
 
 

@@ -10,9 +10,8 @@ from reflect import ReplayMiss, connect
 from reflect.model.replay import recorded_requests
 from tests.conftest import settings_for
 
-FAKE_KEY = (
-    "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"
-)  # built at run time: no key-shaped literal in git
+# built at run time: no key-shaped literal in git
+FAKE_KEY = "sk-" + "live-" + "abcdefghijklmnopqrstuvwxyz123456"
 MSGS = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hi"}]
 
 

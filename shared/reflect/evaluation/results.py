@@ -49,9 +49,8 @@ def load_attempts(name: str) -> list[Attempt]:
     """Load a lesson's stored attempts (your live run first, else the recorded one)."""
     path = results_dir() / f"{name}.json"
     if not path.exists() and results_dir() != recorded_dir():
-        path = (
-            recorded_dir() / f"{name}.json"
-        )  # no live run of that lesson yet: use the recorded one
+        # no live run of that lesson yet: use the recorded one
+        path = recorded_dir() / f"{name}.json"
     if not path.exists():
         lesson = name.split("_")[0]
         raise FileNotFoundError(

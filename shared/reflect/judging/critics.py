@@ -190,9 +190,8 @@ class HybridCritic:
         score = m.score
         if score is not None and r.score < 10:
             score = min(score, self.cap)
-        feedback = (
-            m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"
-        )  # rules speak only when they fail
+        # rules speak only when they fail
+        feedback = m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"
         return Evaluation(
             score,
             feedback,

@@ -160,9 +160,8 @@ class Connection:
                 if self.backend == "local" and not restarted:
                     self._reconnect_local()  # the shared server stopped (idle) or died: start it again
                     restarted = True
-                    deadline = (
-                        time.monotonic() + self.budget_s
-                    )  # a fresh server gets the whole budget
+                    # a fresh server gets the whole budget
+                    deadline = time.monotonic() + self.budget_s
                     continue
                 retries = self._wait_to_retry(retries, deadline, "could not connect", err)
             except openai.APIStatusError as err:

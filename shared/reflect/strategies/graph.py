@@ -291,9 +291,10 @@ def review_stop(state: dict) -> Stop:
     return Stop.CHECK_FAILED if stop is Stop.ACCEPTED else stop or Stop.MAX_ITERATIONS
 
 
-def review_reason(state: dict) -> str:
-    """Why a run needs a person, in words (`review_stop`, and the failing checks)."""
-    stop = review_stop(state)
+def review_reason(state: dict, stop: Stop | None = None) -> str:
+    """Why a run needs a person, in words: `stop` (`review_stop(state)` when not given), with the
+    failing checks."""
+    stop = stop or review_stop(state)
     checks = (
         "; ".join(failed_checks(state.get("static_check_results")))
         if stop is Stop.CHECK_FAILED
@@ -458,9 +459,8 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
     def ended(state: dict, stop: Stop) -> dict:
         """The Run of a run that ends here, for `state["run"]` (`closing_run`)."""
-        return closing_run(
-            state, stop, p.task.id if p.task else task_for(state.get("input") or " ").id, p.name
-        )
+        task_id = p.task.id if p.task else state.get("metadata", {}).get("task_id", "custom")
+        return closing_run(state, stop, task_id, p.name)
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
@@ -525,10 +525,9 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
 
     def mark_needs_review(state: dict) -> dict:
         stop = review_stop(state)
-        reason = review_reason(state)
-        again = (
-            state.get("review_reason") is not None
-        )  # back here after a refused decision: the reason is recorded
+        reason = review_reason(state, stop)
+        # back here after a refused decision: the reason is recorded
+        again = state.get("review_reason") is not None
         noted = [] if again else [reason]
         upd: dict = {"status": "needs_review", "review_reason": reason, "errors": noted}
         if p.human_review:

@@ -149,9 +149,8 @@ def maker_checker(
         )
         stop = rule.decide(steps)
         if stop is not Stop.ACCEPTED and token_budget is not None and used >= token_budget:
-            stop = (
-                Stop.TOKEN_BUDGET
-            )  # spent: no further round, even where the iterations would allow one
+            # spent: no further round, even where the iterations would allow one
+            stop = Stop.TOKEN_BUDGET
         if stop:
             return result(stop)
 

@@ -225,9 +225,8 @@ class Reflexion(Configured):
                 self.token_budget is not None
                 and used + max(a.tokens for a in history) > self.token_budget
             ):
-                stop = (
-                    Stop.TOKEN_BUDGET
-                )  # the costliest attempt so far would not fit: stop before spending it
+                # the costliest attempt so far would not fit: stop before spending it
+                stop = Stop.TOKEN_BUDGET
                 break
             last_code = code
             if self.memory_mode not in READS_REFLECTIONS:

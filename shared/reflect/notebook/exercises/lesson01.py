@@ -30,6 +30,11 @@ def _is_run(r: object) -> bool:
     return isinstance(r, Run) and len(r.steps) == 1
 
 
+def _three_runs(draws: object) -> bool:
+    """Are `draws` what sample_three returns: a list of 3 runs of one_shot?"""
+    return isinstance(draws, (list, tuple)) and len(draws) == 3 and all(_is_run(r) for r in draws)
+
+
 def _call(r: Run | Attempt) -> tuple[int, int]:
     """The (prompt, completion) tokens of the call that made a run (or a baseline's graded attempt)."""
     if isinstance(r, Run):
@@ -477,11 +482,7 @@ def pass_at_three(
             ),
             False,
         )
-    if (
-        not isinstance(draws, (list, tuple))
-        or len(draws) != 3
-        or not all(_is_run(a) for a in draws)
-    ):
+    if not _three_runs(draws):
         return (
             False,
             "draws should hold the 3 runs that sample_three(conn.chat, first_failed) returns.",
@@ -554,11 +555,7 @@ def without_oracle(
     problem = _check_pick(pick)
     if problem:
         return False, problem
-    if (
-        not isinstance(draws, (list, tuple))
-        or len(draws) != 3
-        or not all(_is_run(a) for a in draws)
-    ):
+    if not _three_runs(draws):
         return (
             False,
             "pick is right. Run exercise 3 first: chosen is picked among its three draws.",

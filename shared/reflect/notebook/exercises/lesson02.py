@@ -291,9 +291,8 @@ def _trimmed_problem(trimmed: Run) -> str:
     for j in range(
         4, len(p)
     ):  # turn j sends the task and the replies of turns j-2, j-1; turn j-2 the same role's
-        expected = (
-            c[j - 2] + c[j - 1] - c[j - 4] - c[j - 3]
-        )  # the two newest messages in, the two oldest out
+        # the two newest messages in, the two oldest out
+        expected = c[j - 2] + c[j - 1] - c[j - 4] - c[j - 3]
         tolerance = 8 + 0.03 * (c[j - 2] + c[j - 1] + c[j - 4] + c[j - 3])
         if abs((p[j] - p[j - 2]) - expected) > tolerance:
             return (
