@@ -144,13 +144,24 @@ def test_prose_only_draft_keeps_previous_code_and_notes_it():
     )
 
 
-def test_token_budget_stops_the_loop():
+def test_token_budget_stops_before_a_call_that_would_pass_it():
+    # each draft costs 150 tokens, each review 110: after one round (260) a second draft would
+    # make 410, past 300, so it is never asked for
     s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 100, 10)] * 4)
     res = maker_checker(s, "write f", token_budget=300)
     assert res.stop is Stop.TOKEN_BUDGET
-    assert (
-        len(res.drafts) == 2 and len(res.steps) == 3
-    )  # the budget was passed by the second draft: no review
+    assert [st.role for st in res.steps] == ["generator", "reviewer"] and res.tokens == 260
+    # with 600, a second round fits (520) and a third draft (670) would not
+    s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 100, 10)] * 4)
+    res = maker_checker(s, "write f", token_budget=600)
+    assert res.stop is Stop.TOKEN_BUDGET and len(res.steps) == 4 and res.tokens == 520
+    # a review that would pass it is not asked for either: the draft stands unreviewed
+    s = Script([R(DRAFT, 100, 50)] * 4, [R("Fix.", 300, 10)] * 4)
+    res = maker_checker(s, "write f", token_budget=700)
+    assert [st.role for st in res.steps] == ["generator", "reviewer", "generator"]
+    assert res.stop is Stop.TOKEN_BUDGET and res.tokens == 610
+    with pytest.raises(ValueError, match="token_budget"):
+        maker_checker(Script([], []), "write f", token_budget=0)
 
 
 def test_blank_task_is_a_clear_error():

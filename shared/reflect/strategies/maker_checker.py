@@ -71,8 +71,9 @@ def maker_checker(
     prefix) or "own" (each role sees its own turns as assistant, the other's as user).
     Returns a `Run` named `name` for `task_id`: one step per turn (a generator's draft, a review
     whose verdict is its APPROVED or not), the last draft with code as the final code, and why it
-    stopped (`StopRule.decide` with the reviewer as the judge; the token budget is checked after
-    each call).
+    stopped (`StopRule.decide` with the reviewer as the judge). The token budget is checked
+    before each call: a call that would pass it (estimated as the largest call of the same role
+    so far) is not made, and the run stops with what it has.
     """
     if perspective not in PERSPECTIVES:
         raise ValueError(f"perspective must be one of {PERSPECTIVES}, got {perspective!r}")
@@ -80,6 +81,8 @@ def maker_checker(
         raise ValueError("The task is blank: give the generator something to write.")
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+    if token_budget is not None and token_budget < 1:
+        raise ValueError(f"token_budget must be at least 1 token, got {token_budget}")
     thread: list[dict] = [{"role": "user", "content": task}]
     authors = ["task"]  # who wrote each message of the thread
     steps: list[Step] = []
@@ -95,6 +98,13 @@ def maker_checker(
         used += reply.prompt_tokens + reply.completion_tokens
         return messages, reply
 
+    def would_pass_budget(role: str) -> bool:
+        # spent already, or the next call of `role` costing what its largest one did would pass it
+        if token_budget is None:
+            return False
+        costs = [s.prompt_tokens + s.completion_tokens for s in steps if s.role == role]
+        return used >= token_budget or used + max(costs, default=0) > token_budget
+
     rule = StopRule(max_iterations=max_iterations, accept_by="judge", oscillation_window=0)
 
     def result(stop: Stop, error: str | None = None) -> Run:
@@ -109,6 +119,8 @@ def maker_checker(
         )
 
     while True:
+        if would_pass_budget("generator"):
+            return result(Stop.TOKEN_BUDGET)
         try:
             sent, gen = call("generator", generator_prompt)
         except ModelError as err:
@@ -127,7 +139,7 @@ def maker_checker(
                 note=None if extraction.found else extraction.reason,
             )
         )
-        if token_budget is not None and used >= token_budget:
+        if would_pass_budget("reviewer"):
             return result(Stop.TOKEN_BUDGET)
         try:
             sent, review = call("reviewer", reviewer_prompt)
@@ -148,9 +160,6 @@ def maker_checker(
             )
         )
         stop = rule.decide(steps)
-        if stop is not Stop.ACCEPTED and token_budget is not None and used >= token_budget:
-            # spent: no further round, even where the iterations would allow one
-            stop = Stop.TOKEN_BUDGET
         if stop:
             return result(stop)
 
