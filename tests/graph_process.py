@@ -28,7 +28,7 @@ class AlwaysSix:
     """A critic that always asks for changes (score 6)."""
 
     def evaluate(self, task, code):
-        return Evaluation(6, "handle negative input", 0, {"raw": '{"score": 6}'})
+        return Evaluation(6, "handle negative input", raw='{"score": 6}')
 
 
 def graph(db: str, chat):

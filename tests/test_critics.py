@@ -277,3 +277,18 @@ def test_cached_chat_does_not_cache_a_failed_call():
     assert (
         cached([{"role": "user", "content": "x"}], temperature=0).text == "ok" and cached.hits == 0
     )
+
+
+def test_a_critic_counts_every_call_it_made_repairs_and_voters_included():
+    replies = iter([("not json", 100, 7), (crit(6), 120, 30), (crit(8), 90, 20), (crit(4), 80, 10)])
+
+    def chat(messages, role, **params):
+        text, prompt, completion = next(replies)
+        return FakeReply(text, prompt, completion)
+
+    repaired = LLMCritic(chat).evaluate(TASK, CORRECT["factorial"])
+    assert (repaired.score, repaired.usage, repaired.tokens) == (6, (220, 37, 2), 257)
+    replies = iter([(crit(6), 120, 30), (crit(8), 90, 20), (crit(4), 80, 10)])
+    voted = VotingCritic(chat).evaluate(TASK, CORRECT["factorial"])
+    assert (voted.score, voted.usage, voted.tokens) == (6, (290, 60, 3), 350)
+    assert RuleCritic().evaluate(TASK, CORRECT["factorial"]).usage == (0, 0, 0)

@@ -53,7 +53,7 @@ class Scores:
         self.calls += 1
         s = self.scores.pop(0)
         raw = "not json" if s is None else json.dumps({"score": s})
-        return Evaluation(s, f"feedback {s}", 0, {"raw": raw})
+        return Evaluation(s, f"feedback {s}", raw=raw)
 
 
 def chat_for(n_refines: int) -> ScriptedChat:

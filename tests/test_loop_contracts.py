@@ -35,7 +35,7 @@ class ScoreScript:
         score = self.scores.pop(0)
         if isinstance(score, BaseException):
             raise score
-        return Evaluation(score, f"score {score}", 0)
+        return Evaluation(score, f"score {score}")
 
 
 def run(scores, threshold=8, max_iterations=3, seed=42, **rule):

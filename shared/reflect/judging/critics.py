@@ -55,20 +55,24 @@ MEDICAL_CRITERIA = (
 
 @dataclass
 class Evaluation:
-    """A critic's verdict: score 1-10 (None if unusable), feedback for the refiner, tokens spent.
+    """A critic's verdict: score 1-10 (None if unusable), feedback for the refiner, what it cost.
 
-    `detail["usage"]`, where a critic called a model: (prompt tokens, completion tokens, calls).
+    The fields are what a loop reads; `detail` is what a lesson shows (the parsed critique, each
+    vote, the sandbox result) and no loop reads it.
     `permanent`: an unusable verdict that another draft would not change (no evidence for the task)."""
 
     score: float | None  # 1-10; None when the critic's reply could not be used
     feedback: str
-    tokens: int = 0
+    # what the critic's model calls cost: (prompt tokens, completion tokens, calls)
+    usage: tuple[int, int, int] = (0, 0, 0)
     detail: dict = field(default_factory=dict)
     permanent: bool = False
+    raw: str | None = None  # the model's last reply, where a model critic wrote one
 
-
-def _tokens(reply) -> int:
-    return reply.prompt_tokens + reply.completion_tokens
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens of the critic's model calls."""
+        return self.usage[0] + self.usage[1]
 
 
 @dataclass
@@ -102,28 +106,22 @@ class LLMCritic:
             params["max_tokens"] = self.max_tokens
         if self.structured:
             params["response_format"] = response_format_for(critique_schema(), "critique")
-        used = 0
-        usage = [0, 0, 0]  # prompt tokens, completion tokens, calls
+        usage = (0, 0, 0)  # prompt tokens, completion tokens, calls
         for attempt in range(self.max_repairs + 1):
             reply = self.chat(messages, role="critic", **params)
-            used += _tokens(reply)
-            usage = [
+            usage = (
                 usage[0] + reply.prompt_tokens,
                 usage[1] + reply.completion_tokens,
                 usage[2] + 1,
-            ]
+            )
             parsed = parse_critique(reply.text)
             if isinstance(parsed, Critique):
                 return Evaluation(
                     parsed.score,
                     _feedback(parsed),
-                    used,
-                    {
-                        "critique": parsed,
-                        "repairs": attempt,
-                        "raw": reply.text,
-                        "usage": tuple(usage),
-                    },
+                    usage,
+                    {"critique": parsed, "repairs": attempt},
+                    raw=reply.text,
                 )
             if attempt < self.max_repairs:
                 messages = messages + [
@@ -136,13 +134,9 @@ class LLMCritic:
         return Evaluation(
             None,
             f"The critic's reply was unusable ({parsed.error}).",
-            used,
-            {
-                "failure": parsed,
-                "repairs": self.max_repairs,
-                "raw": reply.text,
-                "usage": tuple(usage),
-            },
+            usage,
+            {"failure": parsed, "repairs": self.max_repairs},
+            raw=reply.text,
         )
 
 
@@ -167,7 +161,7 @@ class RuleCritic:
             if not failed
             else "Static checks failed:\n" + "\n".join(f"- {c.reason}" for c in failed)
         )
-        return Evaluation(round(score, 1), text, 0, {"checks": checks})
+        return Evaluation(round(score, 1), text, detail={"checks": checks})
 
 
 @dataclass
@@ -183,21 +177,15 @@ class HybridCritic:
         """Run the rules, then (if the code parses) the LLM critic."""
         r = self.rules.evaluate(task, code)
         if not r.detail["checks"][0].passed:  # run_checks puts `parses` first
-            return Evaluation(
-                1, r.feedback, 0, {"rules": r}
-            )  # does not parse: no need to ask a model
+            # does not parse: no need to ask a model
+            return Evaluation(1, r.feedback, detail={"rules": r})
         m = self.llm.evaluate(task, code)
         score = m.score
         if score is not None and r.score < 10:
             score = min(score, self.cap)
         # rules speak only when they fail
         feedback = m.feedback if r.score == 10 else f"{r.feedback}\n{m.feedback}"
-        return Evaluation(
-            score,
-            feedback,
-            m.tokens,
-            {"rules": r, "llm": m, "usage": m.detail.get("usage", (0, 0, 0))},
-        )
+        return Evaluation(score, feedback, m.usage, {"rules": r, "llm": m})
 
 
 def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
@@ -245,7 +233,7 @@ class TestGroundedCritic:
         res = task.run(code, tests=visible)
         n = len(res.tests) or 1
         score = 1 + 9 * res.n_passed / n if res.tests else 1
-        return Evaluation(round(score, 1), res.feedback(label="visible"), 0, {"result": res})
+        return Evaluation(round(score, 1), res.feedback(label="visible"), detail={"result": res})
 
 
 @dataclass(frozen=True)
@@ -284,20 +272,17 @@ class VotingCritic:
         """Ask every voter and combine their scores."""
         votes = [LLMCritic(self.chat, system_prompt=p).evaluate(task, code) for p in self.prompts]
         tally = Tally(tuple(v.score for v in votes))
-        tokens = sum(v.tokens for v in votes)
-        usage = tuple(sum(v.detail.get("usage", (0, 0, 0))[i] for v in votes) for i in range(3))
+        usage = tuple(sum(v.usage[i] for v in votes) for i in range(3))
         if tally.mean is None:
-            return Evaluation(
-                None, "No voter gave a usable score.", tokens, {"votes": votes, "usage": usage}
-            )
+            return Evaluation(None, "No voter gave a usable score.", usage, {"votes": votes})
         best = min(
             (v for v in votes if v.score is not None), key=lambda v: v.score
         )  # quote the harshest voter
         return Evaluation(
             round(tally.mean, 2),
             best.feedback,
-            tokens,
-            {"votes": votes, "scores": tally.usable, "spread": tally.spread, "usage": usage},
+            usage,
+            {"votes": votes, "scores": tally.usable, "spread": tally.spread},
         )
 
 
@@ -340,12 +325,9 @@ class EvidenceCritic:
             return Evaluation(
                 None,
                 f"No evidence: the {self.source} gave no usable assert.",
-                usage[0] + usage[1],
-                {"usage": usage},
+                usage,
                 permanent=True,
             )  # a loop cannot revise its way to evidence
         res = run_self_tests(task, code, asserts)
         score = 1 + 9 * len(res.passed) / len(asserts)
-        return Evaluation(
-            round(score, 1), res.trace(), usage[0] + usage[1], {"usage": usage, "result": res}
-        )
+        return Evaluation(round(score, 1), res.trace(), usage, {"result": res})

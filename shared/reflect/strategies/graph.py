@@ -174,7 +174,7 @@ def normalise(ev: Evaluation, threshold: float) -> tuple[CritiqueStatus, str, st
     A sentinel reply (APPROVED, CODE_IS_PERFECT, read strictly as in lesson 02) accepts; a
     JSON score at or above `threshold` accepts, below asks for changes; no usable score is
     invalid, and so is a reply that says both (a sentinel and a score below the threshold)."""
-    raw = ev.detail.get("raw")
+    raw = ev.raw
     sentinel = bool(raw) and any(strict_sentinel(raw, s) for s in SENTINELS)
     if sentinel and ev.score is not None and ev.score < threshold:
         return "invalid", f"contradictory critique: a sentinel and a score of {ev.score:g}", raw
@@ -500,9 +500,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         except ModelError as err:
             ev = Evaluation(None, f"the critic's model failed: {err}")
         status, text, raw = normalise(ev, p.threshold)
-        step = critic_step(
-            len(this_run(state, "steps")), status, text, ev.score, ev.detail.get("usage", (0, 0, 0))
-        )
+        step = critic_step(len(this_run(state, "steps")), status, text, ev.score, ev.usage)
         out = {
             "critique": text,
             "critique_status": status,

@@ -70,7 +70,7 @@ def critique_step(critic, task: Task, code: str):
 def critic_record(ev, rule: StopRule) -> Step:
     """The step a critique is recorded as: its score as a verdict (accepted at the rule's threshold), a
     model step when the critic called a model (a repaired critique counts its calls in the label)."""
-    prompt, completion, calls = ev.detail.get("usage", (0, 0, 0))
+    prompt, completion, calls = ev.usage
     label = ("unusable" if ev.score is None else f"score {ev.score:g}") + (
         f" ({calls} calls)" if calls > 1 else ""
     )

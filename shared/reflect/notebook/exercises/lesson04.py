@@ -41,9 +41,7 @@ class _Scores:
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
         self.seen.append(code)
-        return Evaluation(
-            self.scores.pop(0), "not yet" if len(self.scores) else "fine", 0, {"raw": "{}"}
-        )
+        return Evaluation(self.scores.pop(0), "not yet" if self.scores else "fine", raw="{}")
 
 
 # ---- exercise 1: route on a token budget ----
