@@ -48,76 +48,125 @@ def task_sample(source: str, limit: int | None = None, seed: int | None = None) 
     return [t for i, t in enumerate(tasks) if i in chosen]
 
 
-def format_report(rows: list[dict], resample: str = "resample") -> str:
-    """The report as text: the summary table, the paired test against one-shot, resampling over
-    k, equal budget, the judges."""
+def summary_table(rows: list[dict]) -> str:
+    """One line per strategy: hidden-test passes, tokens per task (and as a multiple of one-shot's),
+    calls, drafts, latency, runs it made worse, hidden-test leaks, provider errors."""
     lines = [
-        f"{'strategy':<22}{'pass':>9}{'tokens/task':>13}{'x one-shot':>12}{'drafts':>8}{'latency s':>11}"
-        f"{'made worse':>12}{'leaks':>7}"
+        f"{'strategy':<21}{'pass':>7}{'tokens/task':>13}{'x one-shot':>12}{'calls':>7}{'drafts':>8}"
+        f"{'latency s':>11}{'made worse':>12}{'leaks':>7}{'errors':>8}"
     ]
     for s in report.summary(rows):
-        x = f"{s['x_baseline']:.1f}" if s["x_baseline"] else "-"
-        lines.append(
-            f"{s['strategy']:<22}{s['passed']:>4}/{s['tasks']:<4}{s['tokens_per_task']:>13,.0f}{x:>12}"
-            f"{s['drafts']:>8.1f}{s['latency_s']:>11.1f}{s['made_worse']:>12}{s['leaks']:>7}"
+        errors = sum(
+            r["run"]["stop"] == "provider_error" for r in rows if r["strategy"] == s["strategy"]
         )
-    pairs = [
-        (name, report.paired(rows, name)) for name in report.by_strategy(rows) if name != "one-shot"
-    ]
-    if pairs and "one-shot" in report.by_strategy(rows):
-        lines += ["", "against one-shot on the same tasks (wins, losses, exact sign test):"]
-        lines += [
-            f"  {name:<22}{p['wins']:>3} won {p['losses']:>3} lost   p = {p['p']:.2f}"
-            for name, p in pairs
-        ]
-    between = [p for p in report.paired_all(rows) if "one-shot" not in (p["a"], p["b"])]
-    if between:
-        lines += [
-            "",
-            f"between the other strategies ({len(between)} pairs; lowest p first, up to 3):",
-        ]
-        lines += [
-            f"  {p['a']} vs {p['b']}: {p['wins']} won {p['losses']} lost   p = {p['p']:.3f}"
-            for p in between[:3]
-        ]
-    curve = report.resample_curve(rows, resample)
-    if curve:
-        lines += ["", f"{resample}, choosing among the first j samples:"]
-        lines += [
-            f"  j={j}: pass {rate:.0%}, {tokens:,.0f} tokens/task" for j, rate, tokens in curve
-        ]
-        at_k = report.pass_at_k_table(rows, resample)
-        counted = report.pass_at_k_tasks(rows, resample)
+        x = f"{s['x_baseline']:.1f}x" if s["x_baseline"] else "-"
         lines.append(
-            "  unbiased pass@k over its samples: "
-            + ", ".join(f"pass@{k} {v:.0%} ({counted[k]} tasks)" for k, v in at_k.items())
+            f"{s['strategy']:<21}{s['passed']:>4}/{s['tasks']:<2}{s['tokens_per_task']:>13,.0f}{x:>12}"
+            f"{s['calls']:>7.1f}{s['drafts']:>8.1f}{s['latency_s']:>11.1f}{s['made_worse']:>12}"
+            f"{s['leaks']:>7}{errors:>8}"
         )
-    budget = report.equal_budget(rows, resample)
-    if budget:
-        lines += ["", f"each loop beside {resample} at the same tokens per task:"]
-    for e in budget:
-        if e["j"] is None:
+    return "\n".join(lines)
+
+
+def paired_table(rows: list[dict], baseline: str = "one-shot") -> str:
+    """Each strategy against `baseline` on the same tasks: wins, losses, ties, exact sign test."""
+    lines = []
+    for name in report.by_strategy(rows):
+        if name != baseline:
+            p = report.paired(rows, name, baseline)
             lines.append(
-                f"  {e['strategy']}: {e['pass_rate']:.0%} at {e['tokens_per_task']:,.0f} tokens; "
-                f"one sample already costs more"
+                f"{name:<21}wins {p['wins']:>2}  losses {p['losses']:>2}  ties {p['ties']:>3}  "
+                f"p = {p['p']:.2f}"
             )
+    return "\n".join(lines)
+
+
+def between_table(rows: list[dict], title: str, show: int = 3) -> str:
+    """The paired tests between strategies other than one-shot, lowest p first (up to `show`), with
+    how many tests there are in all and the Bonferroni threshold that number sets."""
+    tested = report.paired_all(rows)  # every pair, one-shot's included
+    pairs = [p for p in tested if "one-shot" not in (p["a"], p["b"])]
+    lines = [
+        f"{title}: {len(tested)} paired tests in all; Bonferroni's threshold for them is "
+        f"0.05/{len(tested)} = {0.05 / len(tested):.4f}"
+    ]
+    lines += [
+        f"  {p['a']:<20} vs {p['b']:<20}{p['wins']:>3} won {p['losses']:>3} lost   p = {p['p']:.3f}"
+        for p in pairs[:show]
+    ]
+    return "\n".join(lines)
+
+
+def budget_table(rows: list[dict], resample: str = "resample") -> str:
+    """Each loop beside `resample` at the same tokens per task (the most samples that fit)."""
+    lines = []
+    for e in report.equal_budget(rows, resample):
+        line = f"{e['strategy']:<21}{e['pass_rate']:>5.0%} at {e['tokens_per_task']:>6,.0f} tokens"
+        if e["j"] is None:
+            lines.append(f"{line}   {resample}: one sample already costs more")
         else:
             lines.append(
-                f"  {e['strategy']}: {e['pass_rate']:.0%} at {e['tokens_per_task']:,.0f} tokens vs "
-                f"{resample} j={e['j']}: {e['resample_pass_rate']:.0%} at {e['resample_tokens']:,.0f}"
+                f"{line}   {resample} j={e['j']}: {e['resample_pass_rate']:>4.0%} at "
+                f"{e['resample_tokens']:>6,.0f}"
             )
-    judged = report.confusion(rows)
-    if judged:
-        lines += [
-            "",
-            "judges against the hidden tests (accepted right/wrong, rejected right/wrong):",
-        ]
-        lines += [
-            f"  {s:<22}{role:<10} {c['accepted_right']:>4} {c['accepted_wrong']:>4} {c['rejected_right']:>4} "
-            f"{c['rejected_wrong']:>4}"
-            for (s, role), c in judged.items()
-        ]
     return "\n".join(lines)
+
+
+def judges_table(rows: list[dict], title: str = "") -> str:
+    """Every judge in the runs against the hidden tests: accepted right/wrong, rejected right/wrong,
+    precision (right among accepted) and missed (right drafts it rejected)."""
+    head = f"{title}: " if title else ""
+    lines = [
+        f"{head}{'judge':<32}{'accepted right/wrong':>22}{'rejected right/wrong':>22}"
+        f"{'precision':>11}{'missed':>8}"
+    ]
+    for (strategy, role), c in report.confusion(rows).items():
+        precision, missed = (
+            f"{v:.0%}" if v is not None else "-" for v in report.precision_missed(c)
+        )
+        lines.append(
+            f"{'':<{len(head)}}{strategy + ' ' + role:<32}{c['accepted_right']:>11}/"
+            f"{c['accepted_wrong']:<10}{c['rejected_right']:>11}/{c['rejected_wrong']:<10}"
+            f"{precision:>11}{missed:>8}"
+        )
+    return "\n".join(lines)
+
+
+def format_report(rows: list[dict], resample: str = "resample") -> str:
+    """The report as text, the tables lesson 06 prints: the summary, the paired tests against
+    one-shot and between the others, resampling over k, equal budget, the judges."""
+    sections = [summary_table(rows)]
+    if "one-shot" in report.by_strategy(rows) and len(report.by_strategy(rows)) > 1:
+        sections.append(
+            "against one-shot on the same tasks (exact sign test):\n" + paired_table(rows)
+        )
+    if any("one-shot" not in (p["a"], p["b"]) for p in report.paired_all(rows)):
+        sections.append(between_table(rows, "between the other strategies"))
+    curve = report.resample_curve(rows, resample)
+    if curve:
+        at_k = report.pass_at_k_table(rows, resample)
+        counted = report.pass_at_k_tasks(rows, resample)
+        sections.append(
+            "\n".join(
+                [f"{resample}, choosing among the first j samples:"]
+                + [
+                    f"  j={j}: pass {rate:.0%}, {tokens:,.0f} tokens/task"
+                    for j, rate, tokens in curve
+                ]
+                + [
+                    "  unbiased pass@k over its samples: "
+                    + ", ".join(f"pass@{k} {v:.0%} ({counted[k]} tasks)" for k, v in at_k.items())
+                ]
+            )
+        )
+    if report.equal_budget(rows, resample):
+        sections.append(
+            f"each loop beside {resample} at the same tokens per task:\n"
+            + budget_table(rows, resample)
+        )
+    if report.confusion(rows):
+        sections.append("judges against the hidden tests:\n" + judges_table(rows))
+    return "\n\n".join(sections)
 
 
 def main(argv: list[str] | None = None) -> int:
