@@ -89,12 +89,11 @@ def test_configs_are_plain_values_and_differ_in_every_setting():
 
 def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
     from reflect.bench import strategies
-    from reflect.strategies import scored
+    from reflect.tasks import prompts
 
     before = [s.config() for s in strategies()]
-    monkeypatch.setattr(
-        scored, "REFINER_SYSTEM", scored.REFINER_SYSTEM + " Be brief."
-    )  # where the refiner's request reads it
+    # the one place the refiner's prompt lives, where its request reads it
+    monkeypatch.setattr(prompts, "REFINER_SYSTEM", prompts.REFINER_SYSTEM + " Be brief.")
     after = [s.config() for s in strategies()]
     assert [b == a for b, a in zip(before, after, strict=True)] == [
         True,

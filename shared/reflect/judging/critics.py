@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..model.llm import response_format_for
 from ..model.sampling import SAMPLING, SEED
 from ..records import parse_python
-from ..tasks.prompts import CRITIC_PROMPT, VOTER_PROMPTS, review_request
+from ..tasks.prompts import CRITIC_PROMPT, VOTER_PROMPTS, critic_repair_request, review_request
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
 from .self_tests import gather_evidence, run_self_tests
@@ -126,10 +126,7 @@ class LLMCritic:
             if attempt < self.max_repairs:
                 messages = messages + [
                     {"role": "assistant", "content": reply.text},
-                    {
-                        "role": "user",
-                        "content": f"That reply was not usable: {parsed.error}. Reply with the JSON object only.",
-                    },
+                    {"role": "user", "content": critic_repair_request(parsed.error)},
                 ]
         return Evaluation(
             None,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..model.sampling import SAMPLING, SEED
 from ..records import Step, Verdict, model_step, parse_python
-from ..tasks.prompts import WRITE_TESTS_SYSTEM
+from ..tasks.prompts import write_tests_messages
 from ..tasks.task import Task
 
 TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
@@ -72,13 +72,7 @@ def statement_asserts(task: Task, limit: int = 6) -> list[str]:
 
 def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[list[str], object]:
     """Ask the model for asserts from the statement alone; (asserts, the reply)."""
-    messages = [
-        {"role": "system", "content": WRITE_TESTS_SYSTEM},
-        {
-            "role": "user",
-            "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`.",
-        },
-    ]
+    messages = write_tests_messages(task)
     extra = {} if seed is None else {"seed": seed}
     reply = chat(
         messages,

@@ -12,25 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 
-from ..judging import critics, self_tests
 from ..judging.controller import StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
 from ..model.sampling import SAMPLING, SEED
 from ..records import ChatFn, Critic, Run, Stop, model_step
-from ..tasks.prompts import (
-    GENERATOR_PROMPT,
-)
+from ..tasks import prompts
+from ..tasks.prompts import GENERATOR_PROMPT
 from ..tasks.task import Task
 from .base import Configured, execute
 from .maker_checker import maker_checker
 from .one_shot import one_shot_call
 from .scored import scored_reflection
-
-# the modules themselves, where the prompts are read when a config is built (the package re-exports
-# a function under the name `maker_checker`)
-mc, scored = import_module(f"{__package__}.maker_checker"), import_module(f"{__package__}.scored")
 
 
 def with_sampling(
@@ -101,7 +94,7 @@ class MakerChecker(Configured):
 
     def prompts(self) -> tuple[str, ...]:
         """Lesson 02's generator and reviewer prompts."""
-        return mc.GENERATOR_PROMPT, mc.REVIEWER_PROMPT
+        return prompts.GENERATOR_PROMPT, prompts.REVIEWER_PROMPT
 
     def run(self, task: Task, chat: ChatFn) -> Run:
         """Run the loop on the task's prompt and return its Run."""
@@ -145,10 +138,10 @@ class ScoredReflection(Configured):
     def prompts(self) -> tuple[str, ...]:
         """The generator's and refiner's prompts, lesson 03's critic's, and the test writer's (self-tests)."""
         return (
-            mc.GENERATOR_PROMPT,
-            scored.REFINER_SYSTEM,
-            critics.CRITIC_PROMPT,
-            self_tests.WRITE_TESTS_SYSTEM,
+            prompts.GENERATOR_PROMPT,
+            prompts.REFINER_SYSTEM,
+            prompts.CRITIC_PROMPT,
+            prompts.WRITE_TESTS_SYSTEM,
         )
 
     def run(self, task: Task, chat: ChatFn) -> Run:

@@ -50,8 +50,10 @@ from ..tasks.prompts import (
     REFLECTOR_SYSTEM,
     VOTER_SYSTEMS,
     WRITE_TESTS_SYSTEM,
+    attempt_request,
     evaluator_messages,
     generator_messages,
+    reflection_messages,
 )
 from ..tasks.task import Task
 from .base import Configured, execute
@@ -118,15 +120,11 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
     """The generator's user message for one attempt under a memory mode."""
     if mode not in MEMORY_MODES:
         raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {mode!r}")
-    parts = [task.prompt()]
-    if mode in READS_LAST and last_code:
-        parts.append(f"Your previous attempt, which did not pass:\n```python\n{last_code}```")
-    if mode in READS_REFLECTIONS and reflections:
-        parts.append(
-            "Lessons from your earlier attempts (most recent last):\n"
-            + "\n".join(f"- {r}" for r in reflections)
-        )
-    return "\n\n".join(parts)
+    return attempt_request(
+        task,
+        last_code if mode in READS_LAST else None,
+        reflections if mode in READS_REFLECTIONS else [],
+    )
 
 
 @dataclass
@@ -324,14 +322,7 @@ class Reflexion(Configured):
             or judgement.reason
             or "none named"
         )
-        ask = [
-            {"role": "system", "content": REFLECTOR_SYSTEM},
-            {
-                "role": "user",
-                "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
-                f"{evidence.trace()}\n\nEvaluator's issues: {issues}",
-            },
-        ]
+        ask = reflection_messages(task, code, evidence.trace(), issues)
         reply = chat(
             ask,
             role="reflector",

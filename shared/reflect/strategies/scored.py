@@ -17,8 +17,9 @@ from ..judging.controller import Draft, StopRule
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
 from ..records import Run, Step, Stop, Verdict, model_step
+from ..tasks import prompts
 from ..tasks.extract import extract_code
-from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, generator_messages, refine_request
+from ..tasks.prompts import GENERATOR_PROMPT, generator_messages, refine_request
 from ..tasks.task import Task
 
 
@@ -56,7 +57,7 @@ def refine_step(
 ) -> Step:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
     messages = [
-        {"role": "system", "content": REFINER_SYSTEM},
+        {"role": "system", "content": prompts.REFINER_SYSTEM},
         {"role": "user", "content": refine_request(task, previous, feedback)},
     ]
     return draft_call(chat, task, "refiner", messages, seed, sampling)

@@ -2,7 +2,8 @@
 
 System prompts by role (generator, reviewer, refiner, critic, test writer, evaluator, reflector)
 and the functions that build a request's messages from a task (the first draft, a revision, a
-critique's request, the evaluator's, a repair after failed checks). A strategy's identity
+critique's request and its repair, the test writer's, the evaluator's, the reflector's, a Reflexion
+attempt, a repair after failed checks). A strategy's identity
 records a fingerprint of the prompts it sends (`strategies.base.fingerprint`): that is the one
 version a prompt has; change a text here and the results keyed by the old one no longer match.
 """
@@ -76,12 +77,29 @@ def review_request(task: Task | str, draft: str) -> str:
     return f"Task:\n{task.prompt()}\n\nCode to judge:\n```python\n{draft}\n```"
 
 
+def critic_repair_request(error: str) -> str:
+    """What a critic is told after a reply that was not a usable critique (`error` says why)."""
+    return f"That reply was not usable: {error}. Reply with the JSON object only."
+
+
 WRITE_TESTS_SYSTEM = (
     "You are a careful Python tester. Given a function's specification, write unit tests for it as plain "
     "`assert` statements, one per line, each calling the function with concrete arguments and comparing with "
     "the exact expected result. Cover the examples in the specification and one or two edge cases. Output only "
     "the asserts, in one Python code block."
 )
+
+
+def write_tests_messages(task: Task) -> list[dict]:
+    """The test writer's request: asserts for the task's function from its statement alone."""
+    return [
+        {"role": "system", "content": WRITE_TESTS_SYSTEM},
+        {
+            "role": "user",
+            "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`.",
+        },
+    ]
+
 
 EVALUATOR_SYSTEM = (
     "You evaluate a Python solution against its task and the results of the tests run on it. Reply with one JSON "
@@ -114,6 +132,32 @@ REFLECTOR_SYSTEM = (
     "differently next time. Be specific: name the input that failed and the change to make (for example 'add the "
     "missing empty-list check before indexing'), never general advice such as 'improve quality'. Do not write code: describe the change in words."
 )
+
+
+def reflection_messages(task: Task, code: str, trace: str, issues: str) -> list[dict]:
+    """The reflector's request: the task, the failed attempt, its tests' trace, the evaluator's issues."""
+    return [
+        {"role": "system", "content": REFLECTOR_SYSTEM},
+        {
+            "role": "user",
+            "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
+            f"{trace}\n\nEvaluator's issues: {issues}",
+        },
+    ]
+
+
+def attempt_request(task: Task, last_code: str | None = None, reflections: list[str] = ()) -> str:
+    """A Reflexion attempt's user message: the task, then (when given) the last attempt, which did
+    not pass, and the lessons remembered from earlier attempts, most recent last."""
+    parts = [task.prompt()]
+    if last_code:
+        parts.append(f"Your previous attempt, which did not pass:\n```python\n{last_code}```")
+    if reflections:
+        parts.append(
+            "Lessons from your earlier attempts (most recent last):\n"
+            + "\n".join(f"- {r}" for r in reflections)
+        )
+    return "\n\n".join(parts)
 
 
 def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None = None) -> str:
