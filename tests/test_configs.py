@@ -49,6 +49,15 @@ def test_nothing_in_evaluation_reads_a_verdict_out_of_text():
         )
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "results").glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_committed_results_line_names_its_configuration_as_plain_values(path):
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    configs = [r["config"] for r in rows if "config" in r]
+    assert all(isinstance(c, dict) and ("strategy" in c or "experiment" in c) for c in configs), (
+        path.name
+    )
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_every_committed_run_has_typed_verdicts(path):
     steps = [s for run in runs_in(path) for s in run["steps"]]

@@ -29,30 +29,34 @@ CLASSES = {"Reflexion": Reflexion, "Resample": Resample, "MakerChecker": MakerCh
 ALL_FILES = sorted((ROOT / "results").glob("0*.jsonl"))
 
 
+def built(config: dict):
+    """The strategy a run's config describes, as today's code builds it."""
+    cls = CLASSES[config["strategy"]]
+    return cls(**{f.name: config[f.name] for f in fields(cls) if f.name in config})
+
+
 def replayable(path: Path) -> list[dict]:
+    """The runs of a configuration today's code builds exactly (an older configuration's runs, kept
+    as its record, sent other prompts), with no memory store and no provider error."""
     rows = [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
     return [
         r
         for r in rows
-        if isinstance(r.get("config"), dict)
-        and r["config"].get("strategy") in CLASSES
+        if r["config"].get("strategy") in CLASSES
+        and built(r["config"]).config() == r["config"]
         and r["config"].get("store") is None
         and r["run"]["stop"] != Stop.PROVIDER_ERROR
     ]
 
 
 def strategy_of(config: dict):
-    cls = CLASSES[config["strategy"]]
-    return replace(
-        cls(**{f.name: config[f.name] for f in fields(cls) if f.name in config}), judge_hidden=False
-    )
+    return replace(built(config), judge_hidden=False)
 
 
-FILES = [
-    p for p in ALL_FILES if replayable(p)
-]  # 05_memory_modes_v1 holds only an older configuration's runs
+# 05_memory_modes_v1 holds only an older configuration's runs
+FILES = [p for p in ALL_FILES if replayable(p)]
 
 
 def sample(rows: list[dict]) -> list[dict]:
