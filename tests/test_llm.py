@@ -63,7 +63,6 @@ def test_replay_needs_a_notebook_name():
     "status,needle",
     [
         (500, "failed: Error code: 500"),
-        (429, "for 429 wait a minute"),
         (401, "Check OPENAI_API_KEY"),
     ],
 )
@@ -75,7 +74,7 @@ def test_provider_errors_are_retried_then_explained(fake_model, status, needle, 
     )
     with pytest.raises(ModelError, match=needle):
         conn.chat([{"role": "user", "content": "x"}])
-    retried = status in (500, 429)
+    retried = status == 500
     assert len(fake.requests) == (3 if retried else 1)
 
 

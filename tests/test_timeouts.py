@@ -4,9 +4,11 @@ A stub HTTP server on 127.0.0.1 either stalls (reads the request, never answers)
 every connection at once. Bounded: every stub stops by itself when its test ends.
 """
 
+import json
 import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -147,7 +149,7 @@ def test_retries_never_run_past_the_budget(fake_model):
 
 
 def test_a_passing_5xx_is_retried_and_the_answer_arrives(fake_model, monkeypatch):
-    monkeypatch.setattr(llm, "BACKOFF_S", (0.01, 0.01))
+    monkeypatch.setattr(llm, "BUSY_WAIT_S", (0.01,))
     fake = fake_model([httpx.Response(503, json={"error": {"message": "loading"}}), "hello"])
     conn = connect(
         settings=settings_for("openai", OPENAI_API_KEY="k"), transport=fake.transport(), quiet=True
@@ -159,3 +161,120 @@ def test_the_budget_is_a_setting():
     assert settings_for("openai", OPENAI_API_KEY="k").timeout_s == 300
     with pytest.raises(Exception, match="COURSE_TIMEOUT_S must be a positive"):
         settings_for("openai", OPENAI_API_KEY="k", COURSE_TIMEOUT_S="0")
+
+
+class Busy:
+    """An HTTP server on 127.0.0.1 that refuses the first `refusals` chat requests with `status`
+    (and a Retry-After of `retry_after` seconds, if given), then answers; records when each came."""
+
+    def __init__(self, refusals: int, status: int = 503, retry_after: str | None = None):
+        self.times: list[float] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                outer.times.append(time.monotonic())
+                if len(outer.times) <= refusals:
+                    body = json.dumps({"error": {"message": "no slot available"}}).encode()
+                    self.send_response(status)
+                    if retry_after is not None:
+                        self.send_header("Retry-After", retry_after)
+                else:
+                    body = json.dumps(
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "message": {"role": "assistant", "content": "hello"},
+                                    "finish_reason": "stop",
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": 1,
+                                "completion_tokens": 1,
+                                "total_tokens": 2,
+                            },
+                        }
+                    ).encode()
+                    self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def busy():
+    made = []
+
+    def make(*args, **kw):
+        made.append(Busy(*args, **kw))
+        return made[-1]
+
+    yield make
+    for b in made:
+        b.close()
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_full_server_is_asked_again_within_the_budget_then_the_error_says_it_is_busy(
+    busy, monkeypatch, status
+):
+    monkeypatch.setattr(llm, "BUSY_WAIT_S", (0.2, 0.4))
+    server = busy(refusals=100, status=status)
+    conn, _ = _conn(server.port, 2)
+    t = time.monotonic()
+    with pytest.raises(ModelError) as caught:
+        conn.chat(MSG)
+    took, message = time.monotonic() - t, str(caught.value)
+    assert took < 2.0, f"a 2 s budget took {took:.1f} s"
+    # asked at 0, 0.2, 0.6, 1.0, 1.4, 1.8 s (a slow machine: fewer), never once the budget is spent
+    tries = len(server.times)
+    assert 4 <= tries <= 6 and server.times[-1] - t < 2.0
+    assert f"is busy: it answered HTTP {status} to {tries} tries" in message
+    for advice in ("Run the cell again in a minute", "COURSE_WORKERS=1", "tell your instructor"):
+        assert advice in message
+
+
+def test_a_server_that_frees_a_slot_answers_and_its_retry_after_is_kept(busy, monkeypatch):
+    monkeypatch.setattr(llm, "BUSY_WAIT_S", (0.01,))
+    server = busy(refusals=2, retry_after="0.5")
+    conn, _ = _conn(server.port, 5)
+    assert conn.chat(MSG).text == "hello" and len(server.times) == 3
+    gaps = [b - a for a, b in zip(server.times, server.times[1:], strict=False)]
+    assert all(0.45 <= g < 1.0 for g in gaps), gaps  # the server's 0.5 s, not the course's 0.01 s
+
+
+def test_a_retry_after_past_the_budget_is_not_waited_for(busy):
+    server = busy(refusals=100, retry_after="120")
+    conn, _ = _conn(server.port, 3)
+    t = time.monotonic()
+    with pytest.raises(ModelError, match="is busy: it answered HTTP 503 to 1 try"):
+        conn.chat(MSG)
+    # capped at 60 s, still past a 3 s budget: the error comes at once
+    assert time.monotonic() - t < 1.0 and len(server.times) == 1
+
+
+@pytest.mark.parametrize("backend", ["openai", "local"])
+def test_a_stalled_shared_server_gets_the_class_advice_and_the_local_one_does_not(stub, backend):
+    conn, _ = _conn(stub("stall").port, 1, backend)
+    with pytest.raises(ModelError) as caught:
+        conn.chat(MSG)
+    assert ("COURSE_WORKERS=1" in str(caught.value)) is (backend == "openai")

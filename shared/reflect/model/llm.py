@@ -40,9 +40,16 @@ from .replay import (
 )
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-MAX_RETRIES = 2  # retries of a refused connection, 408, 409, 429 or 5xx, within the call's budget
+MAX_RETRIES = (
+    2  # retries of a refused connection, 408, 409 or a 5xx other than 503, within the budget
+)
 BACKOFF_S = (1.0, 2.0)  # wait before the first and second retry
-RETRY_STATUS = {408, 409, 429}
+RETRY_STATUS = {408, 409}
+# the server is full (503) or limits the rate (429): wait, as long as its Retry-After says where it
+# says one (up to BUSY_WAIT_MAX_S), and ask again for as long as the call's budget lasts
+BUSY_STATUS = {429, 503}
+BUSY_WAIT_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # the waits before the 1st, 2nd, ... retry; then the last
+BUSY_WAIT_MAX_S = 60.0
 
 
 class ModelError(RuntimeError):
@@ -148,7 +155,7 @@ class Connection:
         model = params.pop("model", None) or self.model_for(role)
         start = time.monotonic()
         deadline = start + self.budget_s
-        retries, restarted = 0, False
+        retries, busy, restarted = 0, 0, False
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -165,6 +172,9 @@ class Connection:
                     continue
                 retries = self._wait_to_retry(retries, deadline, "could not connect", err)
             except openai.APIStatusError as err:
+                if err.status_code in BUSY_STATUS:
+                    busy = self._wait_while_busy(busy, start, deadline, err)
+                    continue
                 if err.status_code not in RETRY_STATUS and err.status_code < 500:
                     raise ModelError(self._explain(str(err))) from err
                 retries = self._wait_to_retry(retries, deadline, str(err), err)
@@ -223,12 +233,32 @@ class Connection:
         time.sleep(pause)
         return retries + 1
 
+    def _wait_while_busy(self, busy: int, start: float, deadline: float, err) -> int:
+        """Sleep before asking a busy server again, or raise ModelError when the budget would end first."""
+        said = _retry_after(err.response)
+        pause = said if said is not None else BUSY_WAIT_S[min(busy, len(BUSY_WAIT_S) - 1)]
+        if time.monotonic() + pause >= deadline:
+            raise ModelError(
+                self._busy(err.status_code, busy + 1, time.monotonic() - start)
+            ) from err
+        time.sleep(pause)
+        return busy + 1
+
+    def _busy(self, status: int, tries: int, waited: float) -> str:
+        return (
+            f"The model server at {self.base_url} is busy: it answered HTTP {status} to {tries} "
+            f"{'try' if tries == 1 else 'tries'} over {waited:.0f} s, and the call's budget "
+            f"(COURSE_TIMEOUT_S={self.budget_s:g}) ends before another would be worth making. "
+            f"{CLASS_ADVICE} On a hosted API, 429 is its rate limit: wait a minute or lower the request rate."
+        )
+
     def _slow(self, waited: float) -> str:
+        shared = "" if self.live_backend == "local" else f" {CLASS_ADVICE}"
         return (
             f"The {self.live_backend} model at {self.base_url} did not answer within {waited:.0f} s "
             f"(the per-call budget, COURSE_TIMEOUT_S={self.budget_s:g}). The server is slow, not down, so it "
             "was neither retried nor restarted. Ask for less (a shorter prompt, a smaller max_tokens), "
-            "raise COURSE_TIMEOUT_S, or check what else is using the CPU."
+            f"raise COURSE_TIMEOUT_S, or check what else is using the CPU.{shared}"
         )
 
     def _reconnect_local(self) -> None:
@@ -250,9 +280,26 @@ class Connection:
         else:
             hint = (
                 f"Check OPENAI_API_KEY, OPENAI_BASE_URL (now {self.base_url}) and that model "
-                f"{self.model!r} exists there; for 429 wait a minute or lower the request rate."
+                f"{self.model!r} exists there."
             )
         return f"The {self.live_backend} model at {self.base_url} failed: {what}. {hint}"
+
+
+CLASS_ADVICE = (
+    "A server shared by a class answers late or refuses while other learners' calls fill its slots: "
+    "nothing is wrong on your side. Run the cell again in a minute; in class keep COURSE_WORKERS=1 and "
+    "COURSE_FULL unset (each extra worker holds a slot another learner waits for); if it keeps "
+    "happening, tell your instructor (the server needs more slots or a second machine: docs/instructor.md)."
+)
+
+
+def _retry_after(response: httpx.Response | None) -> float | None:
+    """The seconds a Retry-After header asks for (its number form), at most BUSY_WAIT_MAX_S."""
+    value = response.headers.get("retry-after", "") if response is not None else ""
+    try:
+        return min(max(float(value), 0.0), BUSY_WAIT_MAX_S)
+    except ValueError:
+        return None
 
 
 def response_format_for(schema: dict, name: str = "reply") -> dict:
