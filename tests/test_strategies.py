@@ -60,7 +60,7 @@ def test_each_strategy_returns_a_run_with_the_same_fields(i):
     model_calls = len(chat.calls) + len(critic_chat.calls)
     assert run.calls == model_calls and run.tokens == 18 * model_calls
     assert [s.index for s in run.steps] == list(range(len(run.steps)))
-    assert Run.from_dict(json.loads(run.to_json())) == run
+    assert Run.from_dict(json.loads(json.dumps(run.to_dict()))) == run
     assert run.show().startswith(f"{run.strategy} on factorial: stop={run.stop.value}")
 
 

@@ -15,7 +15,6 @@ else from the package: every layer may use it, which is why `parse_python` and `
 from __future__ import annotations
 
 import ast
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -192,10 +191,6 @@ class Run:
         d = asdict(self)
         d["stop"] = self.stop.value
         return d
-
-    def to_json(self) -> str:
-        """The run as a JSON string."""
-        return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Run:

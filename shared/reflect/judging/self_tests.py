@@ -84,21 +84,6 @@ def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[li
     return parse_asserts(reply.text, task.entry_point), reply
 
 
-def write_tests_step(
-    chat: Callable, task: Task, seed: int | None, index: int
-) -> tuple[list[str], Step]:
-    """`write_tests` as the run's step `index` (role "test_writer", noted "N asserts")."""
-    asserts, reply = write_tests(chat, task, seed)
-    return asserts, test_writer_step(index, task, asserts, reply)
-
-
-def test_writer_step(index: int, task: Task, asserts: list[str], reply: object) -> Step:
-    """The step a test-writer call is recorded as: the task asked about, the reply, "N asserts"."""
-    return model_step(
-        index, "test_writer", [{"content": task.prompt()}], reply, note=f"{len(asserts)} asserts"
-    )
-
-
 EVIDENCE = ("examples", "self-tests", "examples-or-self-tests")
 
 
@@ -120,10 +105,13 @@ def gather_evidence(
 def evidence_step(
     chat: Callable, task: Task, source: str, seed: int | None, steps: list[Step]
 ) -> list[str]:
-    """`gather_evidence`, its test-writer call (if it made one) appended to `steps` as a "test_writer" step."""
+    """`gather_evidence`, its test-writer call (if it made one) appended to `steps` as a "test_writer"
+    step: the task asked about, the reply, noted "N asserts"."""
     asserts, reply = gather_evidence(chat, task, source, seed)
     if reply is not None:
-        steps.append(test_writer_step(len(steps), task, asserts, reply))
+        asked = [{"content": task.prompt()}]
+        note = f"{len(asserts)} asserts"
+        steps.append(model_step(len(steps), "test_writer", asked, reply, note=note))
     return asserts
 
 

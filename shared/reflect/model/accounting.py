@@ -58,10 +58,6 @@ class Ledger:
         """Record one call."""
         self.records.append(record)
 
-    def reset(self) -> None:
-        """Forget every recorded call."""
-        self.records.clear()
-
     def since(self, start: int) -> Ledger:
         """The calls made after the ledger had `start` records: `n = len(ledger.records)` first."""
         return Ledger(self.records[start:])

@@ -20,7 +20,7 @@
   requests that still match are played back, new ones go to the live model; a replay pass
   with COURSE_REPLAY_PRUNE=1 then drops the interactions the notebook no longer asks for.
 
-The file format is vcrpy's (version 1), so a cassette reads the same as before.
+The file format is vcrpy's (version 1): vcrpy, and anything that reads its cassettes, reads these.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Notebook widgets. Each has a plain-text twin, so nbval-compared output never depends on a widget.
 
 A saved widget is only a reference to state that lives in a kernel: opened without one (a web
-viewer, JupyterLab before "Run", a printed copy) it used to show `VBox(children=(IntSlider(...`.
+viewer, JupyterLab before "Run", a printed copy) it shows as `VBox(children=(IntSlider(...`.
 So each widget here prints a static view of what it explores first, and its own text form says
 what it is.
 """

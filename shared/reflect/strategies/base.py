@@ -16,8 +16,8 @@ new configuration whose old lines are not mixed in, and a report labels runs by 
   so editing one of them makes a new configuration. Prompts that code assembles from the task
   (a refine request, an attempt with its memory) are fixed by the code, not fingerprinted.
 
-It was `repr(strategy)` before: the fields only (a prompt edit went unnoticed), and any object's
-repr, a memory address included, became part of the key.
+A repr would not do: it shows the fields only (a prompt edit would go unnoticed), and an object's
+repr can hold a memory address.
 """
 
 from __future__ import annotations

@@ -273,13 +273,7 @@ def review_rule(state: dict) -> StopRule:
     """The graph's stop rule: lesson 03's `StopRule` with the critic as the judge (`normalise` has
     applied the threshold), the run's `max_iterations`, and no convergence, regression or
     oscillation rule: the graph stops on an acceptance, an unusable critique or the budget."""
-    return StopRule(
-        max_iterations=state["max_iterations"],
-        patience=0,
-        regression_drop=1.0,
-        oscillation_window=0,
-        accept_by="judge",
-    )
+    return StopRule.judged(state["max_iterations"])
 
 
 def review_stop(state: dict) -> Stop:

@@ -105,7 +105,7 @@ def maker_checker(
         costs = [s.prompt_tokens + s.completion_tokens for s in steps if s.role == role]
         return used >= token_budget or used + max(costs, default=0) > token_budget
 
-    rule = StopRule(max_iterations=max_iterations, accept_by="judge", oscillation_window=0)
+    rule = StopRule.judged(max_iterations)
 
     def result(stop: Stop, error: str | None = None) -> Run:
         return Run(

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 from ..judging.controller import Draft, StopRule
 from ..judging.critics import Tally
-from ..judging.self_tests import run_tests_step, write_tests_step
+from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
@@ -166,8 +166,7 @@ class Reflexion(Configured):
             steps: list[Step] = []
             try:
                 if self.tests_for is None:
-                    asserts, step = write_tests_step(chat, task, self.seed, 0)
-                    steps.append(step)
+                    asserts = evidence_step(chat, task, "self-tests", self.seed, steps)
                 else:
                     asserts = self.tests_for(chat, task)
             except ModelError as err:

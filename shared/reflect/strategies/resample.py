@@ -84,13 +84,7 @@ class Resample(Configured):
     def rule(self) -> StopRule:
         """`stop_on_pass`'s rule: accepted when the evidence check passes a draft (every assert), else
         `k` drafts; no convergence, regression or oscillation rule (samples are independent)."""
-        return StopRule(
-            max_iterations=self.k,
-            patience=0,
-            regression_drop=1.0,
-            oscillation_window=0,
-            accept_by="judge",
-        )
+        return StopRule.judged(self.k)
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Draw up to k drafts and keep the one with the most evidence asserts passed."""

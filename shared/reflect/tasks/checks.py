@@ -142,20 +142,6 @@ def raises_exception(code: str, name: str, exc: str) -> CheckResult:
     return CheckResult("raises_exception", False, f"{name}() never raises {exc}")
 
 
-def no_dangerous_calls(code: str) -> CheckResult:
-    """eval/exec/os.system/subprocess on input: a security smell the critic should flag."""
-    tree = _tree(code)
-    if tree is None:
-        return CheckResult("no_dangerous_calls", False, "the module does not parse")
-    bad = {"eval", "exec", ".system", ".popen", "__import__", ".Popen"}
-    hits = [(n, ln) for n, ln in _called_names(tree) if n in bad]
-    if hits:
-        return CheckResult(
-            "no_dangerous_calls", False, f"calls {hits[0][0].lstrip('.')}() on line {hits[0][1]}"
-        )
-    return CheckResult("no_dangerous_calls", True, "no eval/exec/system calls")
-
-
 def run_checks(code: str, spec: dict) -> list[CheckResult]:
     """Run the checks a task asks for. `spec` keys: name, arity, docstring, type_hints, forbidden, raises."""
     results = [parses(code)]

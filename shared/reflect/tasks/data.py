@@ -6,7 +6,6 @@ COURSE_TASKS = [
     {
         "id": "factorial",
         "entry_point": "calculate_factorial",
-        "signature": "calculate_factorial(n)",
         "difficulty": "easy",
         "statement": "Write a function calculate_factorial(n) that returns n! for a non-negative integer n.",
         "requirements": [
@@ -37,7 +36,6 @@ assert calculate_factorial.__doc__ is not None and calculate_factorial.__doc__.s
     {
         "id": "merge_sorted",
         "entry_point": "merge_sorted_lists",
-        "signature": "merge_sorted_lists(list1, list2)",
         "difficulty": "easy",
         "statement": "Write a function merge_sorted_lists(list1, list2) that merges two lists, each already "
         "sorted in ascending order, into one new sorted list.",
@@ -64,7 +62,6 @@ assert (a, b) == ([1, 4], [2, 3])
     {
         "id": "fibonacci",
         "entry_point": "fibonacci",
-        "signature": "fibonacci(n)",
         "difficulty": "easy",
         "statement": "Write a function fibonacci(n) that returns the n-th Fibonacci number, "
         "with fibonacci(0) == 0 and fibonacci(1) == 1.",
@@ -88,7 +85,6 @@ with raises(ValueError):
     {
         "id": "palindrome",
         "entry_point": "is_palindrome",
-        "signature": "is_palindrome(text)",
         "difficulty": "easy",
         "statement": "Write a function is_palindrome(text) that tells whether a string reads the same "
         "forwards and backwards.",
@@ -113,7 +109,6 @@ assert is_palindrome("ab") == False
     {
         "id": "second_largest",
         "entry_point": "second_largest",
-        "signature": "second_largest(numbers)",
         "difficulty": "medium",
         "statement": "Write a function second_largest(numbers) that returns the second largest distinct "
         "value in a list of numbers.",
@@ -141,7 +136,6 @@ assert data == [3, 1, 2]
     {
         "id": "flatten",
         "entry_point": "flatten",
-        "signature": "flatten(nested)",
         "difficulty": "medium",
         "statement": "Write a function flatten(nested) that turns a list of arbitrarily nested lists "
         "into one flat list, keeping the order.",
@@ -162,7 +156,6 @@ assert flatten([[[[[[[[[[1]]]]]]]]]]) == [1]
     {
         "id": "word_count",
         "entry_point": "word_count",
-        "signature": "word_count(text)",
         "difficulty": "medium",
         "statement": "Write a function word_count(text) that returns a dict mapping each word to the number "
         "of times it occurs.",
@@ -184,7 +177,6 @@ assert word_count("Don't stop. don't!") == {"don't": 2, "stop": 1}
     {
         "id": "binary_search",
         "entry_point": "binary_search",
-        "signature": "binary_search(items, target)",
         "difficulty": "medium",
         "statement": "Write a function binary_search(items, target) that returns the index of target in the "
         "ascending sorted list items, or -1 if it is absent.",
@@ -207,7 +199,6 @@ assert binary_search(list(range(0, 2_000_000, 2)), 1_999_998) == 999_999
     {
         "id": "chunk_list",
         "entry_point": "chunk_list",
-        "signature": "chunk_list(items, size)",
         "difficulty": "easy",
         "statement": "Write a function chunk_list(items, size) that splits a list into consecutive chunks "
         "of length size (the last chunk may be shorter).",
@@ -231,7 +222,6 @@ with raises(ValueError):
     {
         "id": "roman_to_int",
         "entry_point": "roman_to_int",
-        "signature": "roman_to_int(numeral)",
         "difficulty": "medium",
         "statement": "Write a function roman_to_int(numeral) that converts a Roman numeral string to an integer.",
         "requirements": [
@@ -255,7 +245,6 @@ with raises(ValueError):
     {
         "id": "running_average",
         "entry_point": "running_average",
-        "signature": "running_average(numbers)",
         "difficulty": "easy",
         "statement": "Write a function running_average(numbers) that returns the list of running means: "
         "element i is the mean of numbers[0..i].",
@@ -272,7 +261,6 @@ assert len(running_average(list(range(200_000)))) == 200_000
     {
         "id": "rotate_list",
         "entry_point": "rotate_list",
-        "signature": "rotate_list(items, k)",
         "difficulty": "medium",
         "statement": "Write a function rotate_list(items, k) that returns a new list rotated to the right "
         "by k positions.",
@@ -297,7 +285,6 @@ assert data == [1, 2, 3]
     {
         "id": "median",
         "entry_point": "median",
-        "signature": "median(numbers)",
         "difficulty": "medium",
         "statement": "Write a function median(numbers) that returns the median of a list of numbers.",
         "requirements": [
@@ -321,7 +308,6 @@ assert data == [3, 1, 2]
     {
         "id": "unique",
         "entry_point": "unique_in_order",
-        "signature": "unique_in_order(items)",
         "difficulty": "easy",
         "statement": "Write a function unique_in_order(items) that removes duplicates from a list, keeping "
         "the first occurrence of each item in its original order.",
@@ -342,7 +328,6 @@ assert unique_in_order(list(range(100_000)) * 2) == list(range(100_000))
     {
         "id": "caesar",
         "entry_point": "caesar_cipher",
-        "signature": "caesar_cipher(text, shift)",
         "difficulty": "medium",
         "statement": "Write a function caesar_cipher(text, shift) that shifts each ASCII letter by shift "
         "positions in the alphabet.",
@@ -365,7 +350,6 @@ assert caesar_cipher("café 123", 1) == "dbgé 123"
     {
         "id": "transpose",
         "entry_point": "transpose",
-        "signature": "transpose(matrix)",
         "difficulty": "medium",
         "statement": "Write a function transpose(matrix) that returns the transpose of a matrix given as a "
         "list of rows.",
@@ -386,7 +370,6 @@ with raises(ValueError):
     {
         "id": "parse_duration",
         "entry_point": "parse_duration",
-        "signature": "parse_duration(text)",
         "difficulty": "hard",
         "statement": "Write a function parse_duration(text) that converts a duration such as '1h30m', "
         "'45s' or '2h5s' into a number of seconds.",
@@ -413,7 +396,6 @@ for bad in ["", "5", "1x", "1h1h", "m5"]:
     {
         "id": "count_vowels",
         "entry_point": "count_vowels",
-        "signature": "count_vowels(text)",
         "difficulty": "easy",
         "statement": "Write a function count_vowels(text) that counts the vowels a, e, i, o, u in a string.",
         "requirements": [

@@ -27,7 +27,6 @@ class Task:
     statement: str
     tests: str = field(repr=False)
     requirements: tuple[str, ...] = ()
-    signature: str = ""
     difficulty: str = "medium"
     source: str = "course"
     checks: dict = field(default_factory=dict, repr=False, hash=False, compare=False)
@@ -66,7 +65,6 @@ def course_tasks() -> list[Task]:
             statement=t["statement"],
             tests=t["tests"].strip() + "\n",
             requirements=tuple(t["requirements"]),
-            signature=t["signature"],
             difficulty=t["difficulty"],
             checks=t["checks"],
         )
@@ -110,7 +108,6 @@ def humaneval_tasks(limit: int | None = None) -> list[Task]:
                 entry_point=p["entry_point"],
                 statement=p["prompt"],
                 tests=p["test"],
-                signature=p["entry_point"],
                 difficulty="humaneval",
                 source="humaneval",
                 checks={"name": p["entry_point"]},
