@@ -223,9 +223,14 @@ def differing(row: dict, reference: dict[str, str] | None) -> tuple[int, list[st
     return sum(any(o.get(k) != v for k, v in reference.items()) for o in row["outputs"]), keys
 
 
-def report(rows: list[dict]) -> str:
+def lone_outputs(rows: list[dict]) -> dict[str, str] | None:
+    """What the one learner of the 1-learner class (launcher's settings, no hog) got, if measured."""
     solo = next((r for r in rows if r["learners"] == 1 and not r["hog"] and not r.get("server_args")), None)
-    reference = solo["outputs"][0] if solo and solo["outputs"] else None
+    return solo["outputs"][0] if solo and solo["outputs"] else None
+
+
+def report(rows: list[dict]) -> str:
+    reference = lone_outputs(rows)
     lines = [
         f"{'learners':>8}{'slots':>6}{'hog':>5}{'server':>17}{'each learner s (med/max)':>26}{'lesson 01 s (med/max)':>23}"
         f"{'latency p50/p95/max s':>23}{'tok/s':>7}  errors  outputs unlike one learner's"
@@ -255,8 +260,7 @@ def cpu_name() -> str:
 
 def markdown(rows: list[dict]) -> str:
     """The table docs/instructor.md shows: the classes on the server as the page sets it up."""
-    solo = next((r for r in rows if r["learners"] == 1 and not r["hog"] and not r.get("server_args")), None)
-    reference = solo["outputs"][0] if solo and solo["outputs"] else None
+    reference = lone_outputs(rows)
     lines = [
         "| learners | each learner, lessons 01 + 02: median / slowest | its lesson 01: median / slowest | "
         "one request as its learner waited for it: p50 / p95 / max | completion tokens/s, the learners "
