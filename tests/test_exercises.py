@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from reflect.notebook.exercises import REGISTRY, Exercise, reset_hints
+from course_checks import REGISTRY, Exercise, reset_hints
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
@@ -26,7 +26,7 @@ SNAPSHOT = "_exercise_snapshot = dict(globals())"
 ROLLBACK = (
     "[globals().pop(k) for k in [k for k in globals() if k not in _exercise_snapshot and k != '_exercise_snapshot']]\n"
     "globals().update(_exercise_snapshot)\n"
-    "from reflect.notebook.exercises import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints"
+    "from course_checks import reset_hints as _reset_hints\n_reset_hints()\ndel _reset_hints"
 )
 RESTORE = ROLLBACK + "\ndel _exercise_snapshot"
 
@@ -129,7 +129,7 @@ def test_every_registered_exercise_is_checked_in_a_lesson():
 
     for n in {p.name.split("_")[0] for p in SOLUTIONS}:
         try:
-            importlib.import_module(f"reflect.notebook.exercises.lesson{n}")
+            importlib.import_module(f"course_checks.lesson{n}")
         except ModuleNotFoundError:
             continue
     used = set()

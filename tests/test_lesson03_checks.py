@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+from course_checks import lesson03 as ex
 from reflect.model.accounting import CallRecord, Ledger
 from reflect.model.sampling import sampling
-from reflect.notebook.exercises import lesson03 as ex
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT
 

@@ -1,1 +1,1 @@
-"""The notebook layer: widgets with plain-text twins, plots, and the exercises' checks (one module per lesson)."""
+"""The notebook layer: widgets with plain-text twins, and plots."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...evaluation import report
+from reflect.evaluation import report
+
 from . import exercise
 
 Row = dict[str, Any]
@@ -212,7 +213,7 @@ def score_a_judge(
 
 def _holm(pvalues: Sequence[float]) -> list[float]:
     """The truth the fourth check grades against: the experiment's own Holm adjustment."""
-    from ...evaluation.feedback import holm
+    from reflect.evaluation.feedback import holm
 
     return holm(list(pvalues))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ...model.accounting import CallRecord, estimate_cost
-from ...model.llm import Reply
+from reflect.model.accounting import CallRecord, estimate_cost
+from reflect.model.llm import Reply
+
 from . import exercise
 
 NUMBER_CASES = {

@@ -1,6 +1,6 @@
 """Exercise checks, one module per lesson (`lesson00` ... `lesson06`); a check cell is one call.
 
-    from reflect.notebook.exercises import lesson00 as ex
+    from course_checks import lesson00 as ex
     ex.vowels(only_a_number, answer)       # the check cell: what the learner built, passed explicitly
     ex.vowels.reveal()                     # the answer, printed only when the learner asks for it
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ...model.llm import Connection
+from reflect.model.llm import Connection
 
 
 class RealModelCalled(Exception):

@@ -7,14 +7,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...judging.critics import TestGroundedCritic
-from ...judging.hidden import Attempt, judge
-from ...model.accounting import CallRecord
-from ...model.llm import Reply
-from ...records import Run, Stop
-from ...tasks.extract import extract_code
-from ...tasks.prompts import GENERATOR_PROMPT, generator_messages
-from ...tasks.task import Task, get_task
+from reflect.judging.critics import TestGroundedCritic
+from reflect.judging.hidden import Attempt, judge
+from reflect.model.accounting import CallRecord
+from reflect.model.llm import Reply
+from reflect.records import Run, Stop
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
+from reflect.tasks.task import Task, get_task
+
 from . import exercise, offline
 
 LEVELS = ("easy", "medium", "hard")

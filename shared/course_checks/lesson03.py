@@ -6,18 +6,19 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
-from ...evaluation.results import load_attempts
-from ...judging.controller import Draft, StopRule
-from ...judging.critics import TestGroundedCritic
-from ...judging.hidden import judge
-from ...model.accounting import Ledger
-from ...model.sampling import sampling
-from ...records import Stop
-from ...sandbox.runner import SandboxResult, TestOutcome
-from ...tasks.extract import extract_code
-from ...tasks.prompts import GENERATOR_PROMPT
-from ...tasks.task import course_tasks, get_task
-from ...testing import ScriptedChat
+from reflect.evaluation.results import load_attempts
+from reflect.judging.controller import Draft, StopRule
+from reflect.judging.critics import TestGroundedCritic
+from reflect.judging.hidden import judge
+from reflect.model.accounting import Ledger
+from reflect.model.sampling import sampling
+from reflect.records import Stop
+from reflect.sandbox.runner import SandboxResult, TestOutcome
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import GENERATOR_PROMPT
+from reflect.tasks.task import course_tasks, get_task
+from reflect.testing import ScriptedChat
+
 from . import exercise
 
 # (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal

@@ -6,9 +6,10 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...memory.store import Episode, MemoryStore, task_key
-from ...strategies.reflexion import Reflexion
-from ...tasks.task import Task, course_tasks, get_task
+from reflect.memory.store import Episode, MemoryStore, task_key
+from reflect.strategies.reflexion import Reflexion
+from reflect.tasks.task import Task, course_tasks, get_task
+
 from . import exercise
 
 Chat = Callable[..., object]

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...judging.critics import Evaluation, LLMCritic
-from ...records import Step
-from ...strategies import graph as rg
-from ...tasks.task import Task, get_task
-from ...testing import ScriptedChat
+from reflect.judging.critics import Evaluation, LLMCritic
+from reflect.records import Step
+from reflect.strategies import graph as rg
+from reflect.tasks.task import Task, get_task
+from reflect.testing import ScriptedChat
+
 from . import exercise
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'

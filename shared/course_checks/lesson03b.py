@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ...judging.controller import Draft, best_so_far
-from ...judging.critics import Evaluation, LLMCritic
-from ...tasks.task import get_task
-from ...testing import ScriptedChat
+from reflect.judging.controller import Draft, best_so_far
+from reflect.judging.critics import Evaluation, LLMCritic
+from reflect.tasks.task import get_task
+from reflect.testing import ScriptedChat
+
 from . import exercise
 
 Loops = Mapping[str, Mapping[str, Sequence[Draft]]]

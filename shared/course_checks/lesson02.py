@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ...judging.hidden import judge_the_judge
-from ...records import Run, Stop
-from ...strategies.maker_checker import maker_checker
-from ...tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
-from ...tasks.task import Task, course_tasks, get_task
-from ...testing import FakeReply, ScriptedChat
+from reflect.judging.hidden import judge_the_judge
+from reflect.records import Run, Stop
+from reflect.strategies.maker_checker import maker_checker
+from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
+from reflect.tasks.task import Task, course_tasks, get_task
+from reflect.testing import FakeReply, ScriptedChat
+
 from . import exercise, offline
 
 Chat = Callable[..., object]
