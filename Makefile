@@ -54,7 +54,7 @@ test-unit: install
 	$(PY) -m pytest -q $(XDIST) tests -m "not integration"
 
 test-notebooks: install
-	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks solutions
+	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
 
 lint: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py

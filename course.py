@@ -129,10 +129,24 @@ def setup(model: bool = True) -> Path:
     return py
 
 
+# JupyterLab's defaults in the course's environment: no "get notified about Jupyter news?" toast over
+# lesson 00 and no update check (the course runs offline); a learner's own settings still win.
+LAB_DEFAULTS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
+def quiet_lab(venv: Path = VENV) -> Path:
+    """Write LAB_DEFAULTS as the environment's JupyterLab overrides.json; returns its path."""
+    path = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(LAB_DEFAULTS, indent=1) + "\n")
+    return path
+
+
 def lab(extra: list[str]) -> None:
     """JupyterLab at the repository root (so the lessons' links to docs/ and solutions/ work), on lesson 00;
     `extra` goes to JupyterLab as it is (`--no-browser` in a container, `--port 8890`)."""
     py = setup()
+    quiet_lab()
     cmd = [py, "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
            "--LabApp.default_url=/lab/tree/notebooks/00_first_call.ipynb", *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -151,7 +165,7 @@ def test() -> None:
     run(py, "-m", "ruff", "format", "--check", *FORMATTED)
     run(py, "-m", "pytest", "-q", *XDIST, "tests")
     run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "--nbval",
-        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "notebooks", "solutions",
+        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "solutions",
         env={"COURSE_BACKEND": "replay"})
 
 

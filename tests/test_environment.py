@@ -294,3 +294,25 @@ def test_venv_problem_names_a_half_made_venv_and_another_pythons(tmp_path):
         == f"made with Python 3.99, and this is {sys.version_info[0]}.{sys.version_info[1]}"
     )
     assert course.venv_problem(Path(sys.executable)) == ""
+
+
+def test_course_lab_opens_without_the_jupyter_news_toast(tmp_path):
+    """`course.py lab` sets the environment's JupyterLab defaults (overrides.json, where JupyterLab
+    reads them) to never fetch news, so no "get notified about Jupyter news?" toast covers lesson 00;
+    each setting named must exist in JupyterLab's own schema, with the value it sets allowed."""
+    import sys
+
+    from jupyterlab.commands import get_app_dir
+
+    path = _course().quiet_lab(tmp_path)
+    assert path.relative_to(tmp_path) == Path("share/jupyter/lab/settings/overrides.json")
+    assert Path(get_app_dir()).resolve() == (Path(sys.prefix) / "share/jupyter/lab").resolve()
+    written = json.loads(path.read_text())
+    schemas = Path(get_app_dir()) / "schemas"
+    for plugin, values in written.items():
+        package, name = plugin.rsplit(":", 1)
+        schema = json.loads((schemas / package / f"{name}.json").read_text())["properties"]
+        for key, value in values.items():
+            allowed = [c["const"] for c in schema[key].get("oneOf", [])] or [value]
+            assert value in allowed, (key, value, allowed)
+    assert written["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"

@@ -113,15 +113,16 @@ def test_committed_solutions_show_no_failing_check(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_committed_learner_copies_show_the_first_hint(path):
+def test_learner_copies_show_no_verdict_and_no_hint_before_a_try(path):
     nb = nbformat.read(path, as_version=4)
     checks = [
         c for c in nb.cells if c.cell_type == "code" and CHECK_CELL.fullmatch(c.source.strip())
     ]
     assert checks
     for c in checks:
-        out = text_of(c)
-        assert out.startswith("❌ Not yet.") and "Hint 1 of" in out, f"{path.name}: {out[:120]!r}"
+        assert not c.outputs, f"{path.name}: a check cell ships {text_of(c)[:120]!r}"
+    exercises = [c for c in nb.cells if c.get("metadata", {}).get("reflect", {}).get("exercise")]
+    assert exercises and not any(c.outputs for c in exercises)
 
 
 def test_every_registered_exercise_is_checked_in_a_lesson():

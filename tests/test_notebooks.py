@@ -66,7 +66,12 @@ def test_committed_with_outputs_and_no_errors(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     placeholders = [c for c in code if c.metadata.get("reflect", {}).get("exercise")]
-    assert all(c.execution_count for c in code), f"{path.name} has unexecuted cells: make notebooks"
+    checks = [c for c in code if re.fullmatch(r"ex\.\w+\(.*\)", c.source.strip(), flags=re.S)]
+    # a learner copy's own cells and checks are empty until the learner runs them
+    unrun = placeholders + checks if path.parent.name == "notebooks" else []
+    assert all(c.execution_count for c in code if not any(c is u for u in unrun)), (
+        f"{path.name} has unexecuted cells: make notebooks"
+    )
     assert any(c.outputs for c in code)
     for c in code:
         for out in c.outputs:

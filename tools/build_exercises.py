@@ -1,9 +1,12 @@
 """Derive each learner notebook in notebooks/ from its twin in solutions/ (the source).
 
 A solution cell carries `metadata.reflect.placeholder`: the learner's version replaces the
-cell's source with that placeholder and drops its outputs. Cells tagged `solutions-only`
-are left out of the learner's version. Everything else is copied, so the two never drift
-(tests/test_notebooks.py fails if notebooks/ is not what this script would produce).
+cell's source with that placeholder and drops its outputs, and the check cell after it (the next
+code cell) keeps no output either: a learner sees no verdict and no hint before a try. Cells
+tagged `solutions-only` are left out. Every other cell is copied with the solution's outputs, so a
+learner reading on the web sees the real run their finished lesson gives, and the two never drift
+(tests/test_notebooks.py fails if notebooks/ is not what this script would produce, outputs
+included). nbval runs the solutions; the learner copies' checks are graded by tests/test_exercises.py.
 
     python tools/build_exercises.py            # rewrite notebooks/ sources from solutions/
     python tools/build_exercises.py --check    # exit 1 if they differ
@@ -22,43 +25,35 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def learner_cells(solution: nbformat.NotebookNode) -> list[dict]:
-    cells = []
+    cells, check_next = [], False
     for cell in solution.cells:
         meta = cell.get("metadata", {})
         if "solutions-only" in meta.get("tags", []):
             continue
         placeholder = meta.get("reflect", {}).get("placeholder")
         new = copy.deepcopy(cell)
-        if placeholder is not None:
-            new.source = placeholder
+        if placeholder is not None or (check_next and cell.cell_type == "code"):
             new.outputs = []
             new.execution_count = None
+        if placeholder is not None:
+            new.source = placeholder
             new.metadata["reflect"] = {"exercise": True}
+            check_next = True
+        elif cell.cell_type == "code":
+            check_next = False
         cells.append(new)
     return cells
 
 
-def _sources(cells) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source) for c in cells]
-
-
 def derive(solution_path: Path, learner_path: Path, check: bool) -> bool:
-    """Return True if the learner notebook's sources match the derived ones (after writing)."""
+    """Return True if the learner notebook is what the solution derives (after writing it)."""
     sol = nbformat.read(solution_path, as_version=4)
-    cells = learner_cells(sol)
-    if learner_path.exists():
-        old = nbformat.read(learner_path, as_version=4)
-        if _sources(old.cells) == _sources(cells):
-            return True
-        if check:
-            return False
-        # keep outputs of unchanged cells; changed cells lose theirs until the next execution
-        old_by_source = {(c.cell_type, c.source): c for c in old.cells}
-        cells = [old_by_source.get((c.cell_type, c.source), c) for c in cells]
-    elif check:
-        return False
     nb = copy.deepcopy(sol)
-    nb.cells = cells
+    nb.cells = learner_cells(sol)
+    if check:
+        if not learner_path.exists():
+            return False
+        return nbformat.read(learner_path, as_version=4) == nb
     nbformat.write(nb, learner_path)
     return True
 

@@ -4,10 +4,11 @@
     python tools/run_notebooks.py --record [--only 01]  # `make record`: rewrite cassettes, refresh outputs
     python tools/run_notebooks.py --refresh [--only 01] # `make notebooks`: replay only, refresh outputs
 
---record runs solutions/NN live in record mode (the solution makes every call the learner's
-version makes, and more), then executes notebooks/NN and solutions/NN in replay mode and
-saves their outputs in place: the committed outputs are a real run, replayed, so nbval in
-replay compares them exactly. With COURSE_RECORD_KEEP=1 (`make record NB=03 KEEP=1`) calls
+Every mode runs the solved lessons, solutions/NN: a learner's copy cannot run top to bottom
+before the learner has built its pieces. --record runs solutions/NN live in record mode, then
+executes it in replay and saves its outputs in place (the committed outputs are a real run,
+replayed, so nbval in replay compares them exactly), then derives notebooks/NN from it
+(tools/build_exercises.py: the same cells and outputs, the learner's cells empty). With COURSE_RECORD_KEEP=1 (`make record NB=03 KEEP=1`) calls
 that are already in the cassette are replayed and only new ones go to the model; the
 solution's replay then prunes the interactions no longer asked for.
 """
@@ -25,6 +26,18 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def derive(solution: Path, learner: Path, check: bool) -> bool:
+    """tools/build_exercises.py's `derive`: the learner copy from its solution."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "build_exercises", ROOT / "tools" / "build_exercises.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.derive(solution, learner, check)
 
 
 CELL_TIMEOUT_S = (
@@ -90,7 +103,7 @@ def run_live(only: str | None) -> int:
     live = Settings.from_env().live_backend
     out_dir = ROOT / "build" / "run"
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = selected("notebooks", only)
+    paths = selected("solutions", only)
     failed = 0
     for i, path in enumerate(paths, 1):
         try:
@@ -117,12 +130,11 @@ def run_record(only: str | None) -> int:
     paths = selected("solutions", only)
     for i, sol in enumerate(paths, 1):
         _, secs = execute(sol, {"COURSE_BACKEND": "record", "COURSE_RECORD_FROM": source})
-        for path in (ROOT / "notebooks" / sol.name, sol):
-            if path.exists():
-                # after a KEEP=1 recording, the solution's replay drops what it no longer asks for
-                prune = "1" if path == sol and os.environ.get("COURSE_RECORD_KEEP") == "1" else ""
-                nb, _ = execute(path, {"COURSE_BACKEND": "replay", "COURSE_REPLAY_PRUNE": prune})
-                nbformat.write(nb, path)
+        # after a KEEP=1 recording, the solution's replay drops what it no longer asks for
+        prune = "1" if os.environ.get("COURSE_RECORD_KEEP") == "1" else ""
+        nb, _ = execute(sol, {"COURSE_BACKEND": "replay", "COURSE_REPLAY_PRUNE": prune})
+        nbformat.write(nb, sol)
+        derive(sol, ROOT / "notebooks" / sol.name, check=False)
         print(
             f"[{i}/{len(paths)}] {sol.name}: recorded live from {source} ({secs:.0f} s), outputs refreshed in replay",
             flush=True,
@@ -131,11 +143,12 @@ def run_record(only: str | None) -> int:
 
 
 def run_refresh(only: str | None) -> int:
-    """Re-execute notebooks/ and solutions/ in replay and save their outputs (no model needed)."""
-    paths = [*selected("notebooks", only), *selected("solutions", only)]
+    """Re-execute solutions/ in replay, save their outputs and derive notebooks/ (no model needed)."""
+    paths = selected("solutions", only)
     for i, path in enumerate(paths, 1):
         nb, secs = execute(path, {"COURSE_BACKEND": "replay"})
         nbformat.write(nb, path)
+        derive(path, ROOT / "notebooks" / path.name, check=False)
         print(
             f"[{i}/{len(paths)}] {path.parent.name}/{path.name} in replay: ok ({secs:.0f} s)",
             flush=True,

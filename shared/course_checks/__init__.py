@@ -2,7 +2,7 @@
 
     from course_checks import lesson00 as ex
     ex.vowels(only_a_number, answer)       # the check cell: what the learner built, passed explicitly
-    ex.vowels.reveal()                     # the answer, printed only when the learner asks for it
+    ex.vowels.reveal()                     # the solution cell, printed only when the learner asks for it
 
 A check reads only its arguments, so no global that a later cell rebinds can change its verdict.
 It prints ✅ and what the learner got, or "❌ Not yet", what is wrong and the next hint. Hints come
@@ -21,9 +21,11 @@ An exception in the learner's code is a "Not yet" that names it, never a crash; 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from reflect.model.llm import Connection
 
@@ -58,6 +60,19 @@ def offline(call: Callable[[], object]) -> tuple[bool, object]:
             return True, None
 
 
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+
+
+def solution_cell(key: str) -> str:
+    """The source of the solved cell of exercise `key` in solutions/ (its `metadata.reflect.key`)."""
+    lesson = key.split(".")[0]
+    for path in sorted(SOLUTIONS.glob(f"{lesson}_*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell.get("metadata", {}).get("reflect", {}).get("key") == key:
+                return "".join(cell["source"])
+    raise LookupError(f"no solved cell of exercise {key} in {SOLUTIONS}")
+
+
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}
 
@@ -74,12 +89,13 @@ class Outcome:
 
 
 class Exercise:
-    """One exercise: its key ("00.1"), its hints (gentlest first), its answer, and its check."""
+    """One exercise: its key ("00.1"), its hints (gentlest first), its answer (None: the solved cell
+    in solutions/, so the answer is written once), and its check."""
 
     def __init__(
-        self, key: str, hints: tuple[str, ...], answer: str, check: Callable[..., tuple]
+        self, key: str, hints: tuple[str, ...], answer: str | None, check: Callable[..., tuple]
     ) -> None:
-        if not hints or not answer:
+        if not hints or answer == "":
             raise ValueError(f"exercise {key} needs at least one hint and an answer")
         self.key, self.hints, self.answer, self.check = key, tuple(hints), answer, check
         self.name = check.__name__
@@ -122,15 +138,16 @@ class Exercise:
         return Outcome(self.key, False, message, tier, "\n".join(lines))
 
     def reveal(self) -> None:
-        """Print the answer: only when the learner asks for it."""
-        print(f"Exercise {self.key}, an answer:\n{self.answer}")
+        """Print the answer (the solved cell, unless the check holds its own): only when asked."""
+        answer = self.answer if self.answer is not None else solution_cell(self.key)
+        print(f"Exercise {self.key}, an answer:\n{answer}")
 
     def __repr__(self) -> str:
         return f"<exercise {self.key}: {self.name}>"
 
 
 def exercise(
-    key: str, hints: tuple[str, ...], answer: str
+    key: str, hints: tuple[str, ...], answer: str | None = None
 ) -> Callable[[Callable[..., tuple]], Exercise]:
     """Register a check `(learner's objects) -> (passed, message[, hint helps])` as exercise `key`."""
 

@@ -1,13 +1,19 @@
-"""Lesson 02's exercise checks: a rule in the reviewer's prompt, a token budget, a trimmed thread, false approvals."""
+"""Lesson 02's exercise checks: the learner's APPROVED reading, maker-checker loop, token budget and evidence reviewer
+(graded against the package's loop on scripted agents, request by request), then false approvals, a trimmed thread
+and a rule in the reviewer's prompt."""
 
 from __future__ import annotations
 
+import copy
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import judge_the_judge
 from reflect.records import Run, Stop
 from reflect.strategies.maker_checker import maker_checker
-from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import REVIEWER_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
@@ -25,6 +31,310 @@ MERGE_DRAFT = (
     "    while i < len(list1) and j < len(list2):\n        if list1[i] <= list2[j]:\n            out.append(list1[i])\n            i += 1\n"
     "        else:\n            out.append(list2[j])\n            j += 1\n    return out + list1[i:] + list2[j:]\n```"
 )
+
+
+# --- The builds: each graded against the package's answer key on scripted agents. ---------------
+
+CHECK_TASK = "fibonacci"  # the scripted agents' task in the loop checks
+WRONG = "```python\ndef fibonacci(n):\n    return n\n```"
+BETTER = "```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```"
+RIGHT = "```python\ndef fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)\n```"
+ECHO = "[Reviewer]: APPROVED"  # a generator turn with no code, as section 4's thread shows
+
+# The APPROVED reading (02.1): (review, approved?) under the statement's rule. Cases where two
+# readings of the statement could differ (the order of stripping marks and periods) are left out.
+READINGS: tuple[tuple[str, bool], ...] = (
+    ("APPROVED", True),
+    ("APPROVED.", True),
+    ("APPROVED!", True),
+    ("**APPROVED**", True),
+    ("`APPROVED`", True),
+    ("## APPROVED", True),
+    ("_APPROVED_", True),
+    ("\n   APPROVED   \n", True),
+    ("APPROVED\nThe loop is clean and handles n = 0.", True),
+    ("", False),
+    ("   \n  ", False),
+    ("Approved", False),
+    ("approved.", False),
+    ("APPROVED? Not quite: the tail of list2 is dropped.", False),
+    ("Not APPROVED yet: handle empty lists.", False),
+    ("The code will be APPROVED once you add type hints.", False),
+    ("APPROVED with one change: rename x.", False),
+    ("APPROVED. The code is clean.", False),
+    ("NOT APPROVED", False),
+    ("[Reviewer]: APPROVED", False),
+    ("Looks good.\nAPPROVED", False),
+    ("APPROVEDD", False),
+)
+
+
+@exercise(
+    "02.1",
+    hints=(
+        "find the first line that is not blank (review.splitlines(), skipping lines that are only spaces); "
+        "no such line means no approval.",
+        "strip that line of spaces, then of the marks *, _, ` and # at its two ends, then of a final . or !; "
+        "it approves only if what is left == 'APPROVED'.",
+    ),
+)
+def approved_reading(approved: Callable[[str], object]) -> tuple[bool, str]:
+    """Exercise 1: the learner's reading on a table of reviews, against the statement's rule."""
+    wrong = []
+    for text, truth in READINGS:
+        got = approved(text)
+        if not isinstance(got, bool):
+            return False, f"approved({text!r}) returned {got!r}: return True or False."
+        if got != truth:
+            wrong.append((text, truth))
+    if wrong:
+        text, truth = wrong[0]
+        more = f" ({len(wrong) - 1} more review(s) read wrongly)" if len(wrong) > 1 else ""
+        return False, f"approved({text!r}) should be {truth}{more}."
+    return True, f"Your reading agrees with the rule on all {len(READINGS)} reviews of the table."
+
+
+def _script(reviews: Sequence[object], drafts: Sequence[object] = ()) -> dict[str, list]:
+    """A scripted generator (WRONG, then BETTER, then RIGHT, unless drafts are given) and reviewer."""
+    drafts = list(drafts) or [WRONG, BETTER, RIGHT, RIGHT]
+    return {"generator": list(drafts), "reviewer": list(reviews)}
+
+
+# The loop (02.2): (what the case is, script, max_iterations); the truth is the package's loop.
+LOOP_CASES: tuple[tuple[str, dict, int], ...] = (
+    ("a reviewer who approves at once", _script(["APPROVED"]), 4),
+    ("a rejection, then APPROVED", _script(["Handle n = 1.", "APPROVED"]), 4),
+    ("a reviewer who never approves", _script(["Wrong for n = 2."] * 4), 4),
+    (
+        "reviews that only look like approvals, then **APPROVED**",
+        _script(
+            ["APPROVED? Not yet: n = 2 is wrong.", "Not APPROVED: use a loop.", "**APPROVED**"]
+        ),
+        4,
+    ),
+    ("a generator turn with no code", _script(["Fix n = 2.", "Still wrong."], [RIGHT, ECHO]), 2),
+    ("max_iterations=1", _script(["Wrong."]), 1),
+)
+
+
+def _in_package_loop() -> bool:
+    """Is the package's maker_checker on the call stack (the learner's function called it)?"""
+    here, frame = maker_checker.__code__.co_filename, sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == here:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _Watched(ScriptedChat):
+    """A ScriptedChat that notes when it is called from inside the package's loop."""
+
+    used_package: bool = False
+
+    def __call__(self, messages: list[dict], role: str = "generator", **params: object):
+        self.used_package = self.used_package or _in_package_loop()
+        return super().__call__(messages, role=role, **params)
+
+
+def _short(value: object, width: int = 70) -> str:
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
+def _first_difference(ours: Sequence, theirs: Sequence) -> str:
+    """ "" when the learner's loop sent exactly what the package's sent; else the first difference."""
+    for n, (want, got) in enumerate(zip(ours, theirs, strict=False), 1):
+        if got.role != want.role:
+            return f"call {n} went to the {got.role!r} role, where the loop calls the {want.role!r} here."
+        if got.messages == want.messages:
+            continue
+        if len(got.messages) != len(want.messages):
+            return (
+                f"call {n} ({want.role}) sent {len(got.messages)} message(s), expected {len(want.messages)}: "
+                f"{[m.get('role') for m in want.messages]} (the role's system prompt, then the whole thread)."
+            )
+        for i, (w, g) in enumerate(zip(want.messages, got.messages, strict=True)):
+            if g != w:
+                return (
+                    f"call {n} ({want.role}), message {i}: expected {{'role': {w['role']!r}, 'content': "
+                    f"{_short(w['content'])}}}, got {{'role': {g.get('role')!r}, 'content': "
+                    f"{_short(g.get('content'))}}}."
+                )
+    if len(theirs) != len(ours):
+        roles = [c.role for c in ours]
+        return f"your loop made {len(theirs)} call(s); the loop makes {len(ours)}: {roles}."
+    return ""
+
+
+REASONS = {"accepted": "approved", "token_budget": "budget"}
+
+
+def _outcome(got: object, run: Run, entry_point: str) -> str:
+    """ "" when (draft, approved, reason) matches the package's Run; else what differs."""
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        return f"returned {_short(got)}: return a tuple (draft, approved, reason)."
+    draft, approved, reason = got
+    want_reason = REASONS.get(run.stop.value, run.stop.value)
+    reason = REASONS.get(
+        str(getattr(reason, "value", reason)), str(getattr(reason, "value", reason))
+    )
+    if reason != want_reason:
+        return f"returned the reason {reason!r}; the loop stopped with {want_reason!r}."
+    if approved not in (True, False) or bool(approved) != run.accepted:
+        return f"returned approved={approved!r}; the loop's last review says {run.accepted}."
+    code = extract_code(str(draft or ""), entry_point).code
+    if code.strip() != run.final_code.strip():
+        return (
+            f"returned the draft {_short(draft, 50)}; expected the last draft that holds code, "
+            f"{_short(run.final_code, 50)}."
+        )
+    return ""
+
+
+def _compare(
+    loop: Callable[..., object], cases: Sequence, package: Callable[..., Run], call
+) -> str:
+    """Run the learner's loop and the package's on the same scripts; "" or the first difference."""
+    task = get_task(CHECK_TASK)
+    for what, script, arg in cases:
+        ours, theirs = ScriptedChat(copy.deepcopy(script)), _Watched(copy.deepcopy(script))
+        run = package(ours, task, arg)
+        reached, got = offline(lambda theirs=theirs, arg=arg: call(loop, theirs, task, arg))
+        if reached:
+            return f"your loop {REAL_CALL}"
+        if theirs.used_package:
+            return "your function called the package's maker_checker: the loop is yours to write."
+        problem = _first_difference(ours.calls, theirs.calls) or _outcome(
+            got, run, task.entry_point
+        )
+        if problem:
+            return f"On scripted agents ({what}): {problem}"
+    return ""
+
+
+def _package_loop(chat: ScriptedChat, task: Task, max_iterations: int) -> Run:
+    return maker_checker(
+        chat, task.prompt(), entry_point=task.entry_point, max_iterations=max_iterations
+    )
+
+
+@exercise(
+    "02.2",
+    hints=(
+        "keep one list, the thread, starting with the task as a user message. Each call sends "
+        "[{'role': 'system', 'content': <that role's prompt>}, *thread]; each reply joins the thread as "
+        "{'role': 'assistant', 'content': f'[Generator]: {reply.text}'} (or '[Reviewer]: ').",
+        "a for loop over range(max_iterations): the generator's call, then the reviewer's; return as soon as "
+        "approved(review.text). Keep the last draft that holds code (extract_code(reply.text, task.entry_point)); "
+        "after the loop, return it with False and 'max_iterations'.",
+    ),
+)
+def loop(maker_checker_loop: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 2: the learner's loop against the package's, request by request, on scripted agents."""
+    problem = _compare(
+        maker_checker_loop, LOOP_CASES, _package_loop, lambda f, c, t, n: f(c, t, max_iterations=n)
+    )
+    if problem:
+        return False, problem
+    return True, (
+        f"On {len(LOOP_CASES)} scripted runs your loop sent every request the package's maker_checker sends, "
+        "in order, and returned the same draft, verdict and reason."
+    )
+
+
+def _costly(reviews: Sequence[str], gen: tuple[int, int], rev: tuple[int, int]) -> dict[str, list]:
+    drafts = [WRONG, BETTER, RIGHT, RIGHT]
+    return {
+        "generator": [FakeReply(d, *gen) for d in drafts],
+        "reviewer": [FakeReply(r, *rev) for r in reviews],
+    }
+
+
+# The budget (02.3): (what, script with token counts, budget); the truth is maker_checker(token_budget=).
+BUDGET_CASES: tuple[tuple[str, dict, int], ...] = (
+    ("a budget that is never reached", _costly(["No."] * 4, (100, 50), (120, 30)), 10_000),
+    ("a budget reached by the calls made", _costly(["No."] * 4, (100, 50), (120, 30)), 600),
+    ("the next generator call would pass it", _costly(["No."] * 4, (100, 50), (120, 30)), 500),
+    ("the next reviewer call would pass it", _costly(["No."] * 4, (100, 50), (300, 100)), 700),
+    ("an approval within the budget", _costly(["No.", "APPROVED"], (100, 50), (120, 30)), 700),
+    ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
+)
+
+
+def _package_budget(chat: ScriptedChat, task: Task, budget: int) -> Run:
+    return maker_checker(chat, task.prompt(), entry_point=task.entry_point, token_budget=budget)
+
+
+@exercise(
+    "02.3",
+    hints=(
+        "count used = the prompt_tokens + completion_tokens of every reply so far, and keep each role's "
+        "largest call so far (0 before its first call).",
+        "before each call: if used >= budget, or used + that role's largest call so far > budget, return the "
+        "last draft with code, False and 'budget'. Everything else is your loop of exercise 2.",
+    ),
+)
+def budget(budget_loop: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 3: the learner's budgeted loop against maker_checker(token_budget=...) on scripted agents."""
+    problem = _compare(budget_loop, BUDGET_CASES, _package_budget, lambda f, c, t, b: f(c, t, b))
+    if problem:
+        return False, problem
+    return True, (
+        f"On {len(BUDGET_CASES)} scripted budgets your loop stopped where the package's does, before the call "
+        "that would pass the budget, and returned the same draft."
+    )
+
+
+def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
+    """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on."""
+    task = get_task(CHECK_TASK)
+    critic = TestGroundedCritic()
+    inner = ScriptedChat({"generator": [WRONG, RIGHT, RIGHT, RIGHT]})
+    reached, run = offline(
+        lambda: maker_checker(
+            evidence_chat(inner, task), task.prompt(), entry_point=task.entry_point
+        )
+    )
+    if reached:
+        return f"evidence_chat {REAL_CALL}"
+    if any(c.role != "generator" for c in inner.calls):
+        return "the reviewer's turn reached the chat you were given: it should run the visible checks instead."
+    for review in run.judgements:
+        draft = run.steps[review.index - 1].code or ""
+        evaluation = critic.evaluate(task, draft)
+        want = "APPROVED" if evaluation.score == 10 else evaluation.feedback
+        if review.reply != want:
+            return (
+                f"on the draft {_short(draft, 40)} the review was {_short(review.reply)}; expected "
+                f"{_short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
+            )
+        if review.prompt_tokens or review.completion_tokens:
+            return "the review is not a model call: reply with 0 prompt and 0 completion tokens."
+    if run.stop is not Stop.ACCEPTED or len(run.drafts) != 2:
+        return f"on a wrong draft, then a right one, the loop should stop accepted after 2 drafts, not {run.stop.value}."
+    return ""
+
+
+@exercise(
+    "02.4",
+    hints=(
+        "evidence_chat returns a function (messages, role). For every role but 'reviewer' it returns "
+        "chat(messages, role); the reviewer's turn makes no model call.",
+        "for the reviewer: the draft is the code in the last message (extract_code(messages[-1]['content'], "
+        "task.entry_point).code); evaluation = TestGroundedCritic().evaluate(task, code); reply "
+        "FakeReply('APPROVED' if evaluation.score == 10 else evaluation.feedback, 0, 0).",
+    ),
+)
+def evidence(evidence_chat: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 4: an evidence reviewer, inside the package's loop, on a scripted generator."""
+    problem = _evidence_problem(evidence_chat)
+    if problem:
+        return False, problem
+    return True, (
+        "The reviewer's turn is the visible checks: it rejected the wrong draft with the failing check, "
+        "and approved the fix."
+    )
 
 
 def _said(approved: bool) -> str:
@@ -74,7 +384,7 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
 
 
 @exercise(
-    "02.1",
+    "02.7",
     hints=(
         "probe returns what maker_checker returns, a Run (its .accepted is the verdict). The check gives probe a "
         "scripted reviewer and reads what it was sent, so probe must send the review through the chat it is given.",
@@ -101,7 +411,7 @@ def requirement(
     on_merge: object,
     rule_obeyed: object,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 1: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
+    """Exercise 7: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
     measured it. The hints are about probe; a failure after it is explained in full by its message."""
     problem = _probe_problem(probe)
     if problem:
@@ -187,103 +497,6 @@ def requirement(
     )
 
 
-def _budget_cases() -> list[tuple[ScriptedChat, int, tuple[str, int]]]:
-    def scripted(reviews: list[str]) -> ScriptedChat:
-        return ScriptedChat(
-            {
-                "generator": [FakeReply("```python\ndef fibonacci(n): pass\n```", 100, 50)] * 4,
-                "reviewer": [FakeReply(r, 120, 30) for r in reviews],
-            }
-        )
-
-    return [
-        (scripted(["Fix it."] * 4), 10_000, ("max_iterations", 1200)),
-        (scripted(["Fix it."] * 4), 400, ("budget", 450)),
-        (
-            scripted(["Fix it."] * 4),
-            450,
-            ("budget", 450),
-        ),  # reaching the budget is enough: >=, not >
-        (scripted(["Fix it.", "APPROVED"]), 10_000, ("approved", 600)),
-    ]
-
-
-@exercise(
-    "02.2",
-    hints=(
-        "add reply.prompt_tokens + reply.completion_tokens after every call, the generator's and the reviewer's, and "
-        "compare the total with the budget right after each call.",
-        "the thread starts with the task's statement as a user message, as in section 2. Stop with the reason "
-        "'approved' when the strict reading (strict_sentinel) accepts the review, 'budget' as soon as the tokens used "
-        "reach the budget, and 'max_iterations' after the last iteration; each time return the reason and the tokens used.",
-    ),
-    answer="def budget_loop(chat, task, budget):\n"
-    "    shared, used = [{'role': 'user', 'content': task.prompt()}], 0\n"
-    "    for _ in range(MAX_ITERATIONS):\n"
-    "        for role, system in (('generator', GENERATOR_PROMPT), ('reviewer', REVIEWER_PROMPT)):\n"
-    "            reply = chat([{'role': 'system', 'content': system}, *shared], role=role)\n"
-    "            used += reply.prompt_tokens + reply.completion_tokens\n"
-    "            shared.append({'role': 'assistant', 'content': f'[{role.title()}]: {reply.text}'})\n"
-    "            if role == 'reviewer' and strict_sentinel(reply.text):\n"
-    "                return 'approved', used\n"
-    "            if used >= budget:\n"
-    "                return 'budget', used\n"
-    "    return 'max_iterations', used",
-)
-def token_budget(budget_loop: Callable[[Chat, Task, int], object]) -> tuple[bool, str]:
-    """Exercise 2: budget_loop on a course Task against scripted agents: stop reasons, tokens, and what each role saw."""
-    task = get_task("fibonacci")
-    cases = _budget_cases()
-    reached, got = offline(lambda: [budget_loop(chat, task, budget) for chat, budget, _ in cases])
-    if reached:
-        return False, f"budget_loop {REAL_CALL}"
-    got = [tuple(g) if isinstance(g, (tuple, list)) else g for g in got]
-    if not cases[0][0].calls:
-        return (
-            False,
-            f"budget_loop(chat, task, budget) made no call to chat and returned {got[0]!r}.",
-        )
-    first = cases[0][0].calls[0].messages
-    if len(first) < 2 or first[0] != {"role": "system", "content": GENERATOR_PROMPT}:
-        return (
-            False,
-            "the generator's first call should send GENERATOR_PROMPT as its system message, then the thread.",
-        )
-    if first[1] != {"role": "user", "content": task.prompt()}:
-        return False, (
-            f"the thread should start with the task's statement, task.prompt() (budget_loop gets a Task, "
-            f"as in section 2), not {str(first[1].get('content'))[:60]!r}."
-        )
-    reviewer = next((c.messages for c in cases[0][0].calls if c.role == "reviewer"), [])
-    if not reviewer or reviewer[0] != {"role": "system", "content": REVIEWER_PROMPT}:
-        return (
-            False,
-            "the reviewer's call should send REVIEWER_PROMPT as its system message, then the shared thread.",
-        )
-    if not any("def fibonacci(n): pass" in str(m.get("content")) for m in reviewer):
-        return False, (
-            "the reviewer's first call should contain the generator's draft: append every reply, the "
-            "generator's too, to the shared thread."
-        )
-    second = [c.messages for c in cases[0][0].calls if c.role == "generator"][1:2]
-    if not second or not any("Fix it." in str(m.get("content")) for m in second[0]):
-        return (
-            False,
-            "the generator's second call did not see the review: append every reply to the shared thread.",
-        )
-    want = [w for *_, w in cases]
-    if got != want:
-        budgets = ", ".join(str(b) for _, b, _ in cases)
-        return False, (
-            f"on scripted agents (generator 150 tokens a call, reviewer 150) with budgets {budgets}: "
-            f"expected {want}, got {got}."
-        )
-    return (
-        True,
-        "Stops on approval, on the budget, or on the valve, and counts every call's tokens.",
-    )
-
-
 def _trimmed_problem(trimmed: Run) -> str:
     """ "" when every prompt of `trimmed` holds what keeping the task and the last two messages sends, as its
     token counts show; else which turn does not."""
@@ -305,11 +518,11 @@ def _trimmed_problem(trimmed: Run) -> str:
 
 
 @exercise(
-    "02.3",
+    "02.6",
     hints=(
         "trim gets the whole thread and returns the messages to send: message 0 is the task, the rest alternate "
         "draft and review. A thread of three messages or fewer comes back as it is.",
-        "slice it: the first message, then the last two of the messages after it; then run section 5's loop again "
+        "slice it: the first message, then the last two of the messages after it; then run section 4's loop again "
         "with trim=trim.",
     ),
     answer="def trim(thread):\n"
@@ -320,7 +533,7 @@ def _trimmed_problem(trimmed: Run) -> str:
 def trim_thread(
     trim: Callable[[list[dict]], list[dict]], trimmed: object
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 3: trim on made-up threads, and the four-round run of section 5 whose prompt tokens show the trim.
+    """Exercise 6: trim on made-up threads, and the four-round run of section 4 whose prompt tokens show the trim.
     The hints are about trim; a failure after it is explained in full by its message."""
     sample = [{"role": "user", "content": "task"}] + [
         {"role": "assistant", "content": str(i)} for i in range(6)
@@ -350,7 +563,7 @@ def trim_thread(
         return (
             False,
             (
-                "trim is right; now run section 5's loop again (stubborn_task, approval ignored) with "
+                "trim is right; now run section 4's loop again (stubborn_task, approval ignored) with "
                 "trim=trim and store its result in `trimmed`."
             ),
             False,
@@ -363,7 +576,7 @@ def trim_thread(
         return (
             False,
             (
-                f"trim is right, but trimmed should be section 5's run: roman_to_int, four full rounds with "
+                f"trim is right, but trimmed should be section 4's run: roman_to_int, four full rounds with "
                 f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop.value}) "
                 f"after {len(trimmed.steps)} turn(s)."
             ),
@@ -378,7 +591,7 @@ def trim_thread(
         return (
             False,
             (
-                "trim is right, but trimmed should run on section 5's shared thread (the default "
+                "trim is right, but trimmed should run on section 4's shared thread (the default "
                 "perspective), as `stubborn` did."
             ),
             False,
@@ -451,7 +664,7 @@ def _miscount(got: object, runs: Mapping[str, Run], name: str) -> str:
 
 
 @exercise(
-    "02.4",
+    "02.5",
     hints=(
         "judge_the_judge(get_task(tid), run) gives one (iteration, approved, passed) triple per review of that run: "
         "every review, not only the first.",
@@ -472,7 +685,7 @@ def count_false_approvals(
     runs: Mapping[str, Run],
     own_runs: Mapping[str, Run],
 ) -> tuple[bool, str]:
-    """Exercise 4: count_false on section 4's runs, section 5's own_runs and made-up runs, against the hidden tests'
+    """Exercise 5: count_false on section 3's runs, section 4's own_runs and made-up runs, against the hidden tests'
     verdicts computed here."""
     ids = {t.id for t in course_tasks()}
     for name, rs in (("runs", runs), ("own_runs", own_runs)):
@@ -492,6 +705,6 @@ def count_false_approvals(
     count, tasks = _false_approvals(runs)
     own = _false_approvals(own_runs)
     return True, (
-        f"count_false works on made-up runs too. Section 4's runs: {count} false approval(s), on "
+        f"count_false works on made-up runs too. Section 3's runs: {count} false approval(s), on "
         f"{', '.join(tasks) or 'no task'}; the user-role runs: {own[0]}, on {', '.join(own[1]) or 'no task'}."
     )
