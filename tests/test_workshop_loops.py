@@ -31,7 +31,11 @@ IMPORTS = (
 )
 REVIEWS = ("APPROVED", "**APPROVED**", "APPROVED? Not yet.", "Not APPROVED: n = 2.", "Fix n = 2.")
 DRAFTS = (lesson02.WRONG, lesson02.RIGHT, lesson02.ECHO)
-REASON = {Stop.ACCEPTED: "approved", Stop.MAX_ITERATIONS: "max_iterations", Stop.TOKEN_BUDGET: "budget"}
+REASON = {
+    Stop.ACCEPTED: "approved",
+    Stop.MAX_ITERATIONS: "max_iterations",
+    Stop.TOKEN_BUDGET: "budget",
+}
 
 
 def solved(*keys: str) -> dict:
@@ -68,7 +72,9 @@ def test_the_learners_loop_and_the_packages_give_the_same_run_on_every_script():
     n = 0
     for script, rounds in scripts():
         ours, mine = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
-        run = maker_checker(ours, task.prompt(), entry_point=task.entry_point, max_iterations=rounds)
+        run = maker_checker(
+            ours, task.prompt(), entry_point=task.entry_point, max_iterations=rounds
+        )
         same_run(loop(mine, task, max_iterations=rounds), ours, mine, run)
         n += 1
     assert n > 1000
