@@ -39,6 +39,7 @@ CHECK_TASK = "fibonacci"  # the scripted agents' task in the loop checks
 WRONG = "```python\ndef fibonacci(n):\n    return n\n```"
 BETTER = "```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```"
 RIGHT = "```python\ndef fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)\n```"
+ALMOST = "```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a if n != 10 else 0\n```"  # fails 1 of 4 visible checks
 ECHO = "[Reviewer]: APPROVED"  # a generator turn with no code, as section 4's thread shows
 
 # The APPROVED reading (02.1): (review, approved?) under the statement's rule. Cases where two
@@ -66,6 +67,8 @@ READINGS: tuple[tuple[str, bool], ...] = (
     ("[Reviewer]: APPROVED", False),
     ("Looks good.\nAPPROVED", False),
     ("APPROVEDD", False),
+    ("!APPROVED", False),
+    ("...APPROVED", False),
 )
 
 
@@ -200,7 +203,15 @@ def _compare(
     for what, script, arg in cases:
         ours, theirs = ScriptedChat(copy.deepcopy(script)), _Watched(copy.deepcopy(script))
         run = package(ours, task, arg)
-        reached, got = offline(lambda theirs=theirs, arg=arg: call(loop, theirs, task, arg))
+        try:
+            reached, got = offline(lambda theirs=theirs, arg=arg: call(loop, theirs, task, arg))
+        except IndexError as err:
+            if "no more replies" not in str(err):
+                raise
+            return (
+                f"On scripted agents ({what}): your loop asked for more turns than the loop makes "
+                f"({[c.role for c in ours.calls]}): does it stop where it should (on an approval, after max_iterations rounds, before a call the budget cannot afford)?"
+            )
         if reached:
             return f"your loop {REAL_CALL}"
         if theirs.used_package:
@@ -259,6 +270,18 @@ BUDGET_CASES: tuple[tuple[str, dict, int], ...] = (
     ("the next reviewer call would pass it", _costly(["No."] * 4, (100, 50), (300, 100)), 700),
     ("an approval within the budget", _costly(["No.", "APPROVED"], (100, 50), (120, 30)), 700),
     ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
+    (
+        "a generator whose second call costs less than its first",
+        {
+            "generator": [
+                FakeReply(WRONG, 300, 100),
+                FakeReply(BETTER, 50, 20),
+                FakeReply(RIGHT, 50, 20),
+            ],
+            "reviewer": [FakeReply("No.", 50, 10)] * 3,
+        },
+        900,
+    ),
 )
 
 
@@ -290,7 +313,7 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
     """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on."""
     task = get_task(CHECK_TASK)
     critic = TestGroundedCritic()
-    inner = ScriptedChat({"generator": [WRONG, RIGHT, RIGHT, RIGHT]})
+    inner = ScriptedChat({"generator": [WRONG, ALMOST, RIGHT, RIGHT]})
     reached, run = offline(
         lambda: maker_checker(
             evidence_chat(inner, task), task.prompt(), entry_point=task.entry_point
@@ -311,8 +334,11 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
             )
         if review.prompt_tokens or review.completion_tokens:
             return "the review is not a model call: reply with 0 prompt and 0 completion tokens."
-    if run.stop is not Stop.ACCEPTED or len(run.drafts) != 2:
-        return f"on a wrong draft, then a right one, the loop should stop accepted after 2 drafts, not {run.stop.value}."
+    if run.stop is not Stop.ACCEPTED or len(run.drafts) != 3:
+        return (
+            "on a wrong draft, one that fails one visible check, then a right one, the loop should stop "
+            f"accepted after 3 drafts, not {run.stop.value} after {len(run.drafts)}."
+        )
     return ""
 
 
@@ -332,8 +358,8 @@ def evidence(evidence_chat: Callable[..., object]) -> tuple[bool, str]:
     if problem:
         return False, problem
     return True, (
-        "The reviewer's turn is the visible checks: it rejected the wrong draft with the failing check, "
-        "and approved the fix."
+        "The reviewer's turn is the visible checks: it rejected the wrong draft and the nearly right one "
+        "with their failing checks, and approved the fix."
     )
 
 
@@ -392,17 +418,6 @@ def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
         "of the draft (no model call) and passes every other role on to chat. Run it on the merge_sorted task, with "
         "reviewer_prompt, for one iteration.",
     ),
-    answer="my_reviewer_prompt = REVIEWER_PROMPT + (' Reject the code if it calls sorted() or list.sort(): the inputs are '\n"
-    "                                        'already sorted and must be merged in one pass.')\n\n\n"
-    "def probe(chat, reviewer_prompt, draft):\n"
-    "    task = get_task('merge_sorted')\n\n"
-    "    def scripted(messages, role):\n"
-    "        return FakeReply(draft, 0, 0) if role == 'generator' else chat(messages, role)\n\n"
-    "    return maker_checker(scripted, task.prompt(), entry_point=task.entry_point,\n"
-    "                         reviewer_prompt=reviewer_prompt, max_iterations=1)\n\n\n"
-    "on_sorted = probe(chat, my_reviewer_prompt, SORTED_DRAFT)\n"
-    "on_merge = probe(chat, my_reviewer_prompt, MERGE_DRAFT)\n"
-    "rule_obeyed = not on_sorted.accepted and on_merge.accepted",
 )
 def requirement(
     probe: Callable[[Chat, str, str], object],
@@ -525,10 +540,6 @@ def _trimmed_problem(trimmed: Run) -> str:
         "slice it: the first message, then the last two of the messages after it; then run section 4's loop again "
         "with trim=trim.",
     ),
-    answer="def trim(thread):\n"
-    "    return thread[:1] + thread[1:][-2:]\n\n\n"
-    "trimmed = maker_checker(chat, stubborn_task.prompt(), entry_point=stubborn_task.entry_point,\n"
-    "                        is_approved=lambda review: False, trim=trim)",
 )
 def trim_thread(
     trim: Callable[[list[dict]], list[dict]], trimmed: object
@@ -671,14 +682,6 @@ def _miscount(got: object, runs: Mapping[str, Run], name: str) -> str:
         "a false approval is a triple with approved True and passed False: count them over every run, and collect the "
         "ids of the tasks where at least one occurs, sorted. Work only from the runs you are given.",
     ),
-    answer="def count_false(runs):\n"
-    "    false_approvals, tasks = 0, []\n"
-    "    for tid, r in runs.items():\n"
-    "        bad = [v for v in judge_the_judge(get_task(tid), r) if v[1] and not v[2]]\n"
-    "        false_approvals += len(bad)\n"
-    "        if bad:\n"
-    "            tasks.append(tid)\n"
-    "    return false_approvals, sorted(tasks)",
 )
 def count_false_approvals(
     count_false: Callable[[Mapping[str, Run]], object],
