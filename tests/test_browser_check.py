@@ -28,9 +28,9 @@ def test_it_counts_the_pictures_and_widget_text_views_a_notebook_commits():
         bc.committed_pictures(nb) == 4
     )  # the frontier, the loops by draft (section 9), section 13's two
     views = bc.committed_widgets(
-        json.loads((ROOT / "solutions" / "02_maker_checker.ipynb").read_text())
+        json.loads((ROOT / "solutions" / "03b_judging_the_critics.ipynb").read_text())
     )
-    assert len(views) == 2 and all(v.startswith("[interactive:") for v in views)
+    assert len(views) == 1 and all(v.startswith("[interactive:") for v in views)
 
 
 def test_every_planted_fault_is_a_change_the_lessons_do_not_have():
