@@ -107,3 +107,81 @@ def test_a_loop_that_differs_is_told_apart():
     run = maker_checker(ours, task.prompt(), entry_point=task.entry_point)
     with pytest.raises(AssertionError):
         same_run(namespace["maker_checker_loop"](mine, task), ours, mine, run)
+
+
+# Lesson 03: the solution's scored loop (with its stop_reason and best_attempt) and the package's
+# scored_reflection, on every combination of a few critic verdicts and drafts.
+
+LESSON03 = ROOT / "solutions" / "03_scored_critic.ipynb"
+IMPORTS03 = (
+    "import json\n"
+    "from reflect.judging.controller import Draft\n"
+    "from reflect.model.sampling import sampling\n"
+    "from reflect.strategies import REFINER_SYSTEM, refine_request\n"
+    "from reflect.tasks.extract import extract_code\n"
+    "from reflect.tasks.prompts import GENERATOR_PROMPT\n"
+)
+VERDICTS = ((9, "Fine."), (4, "Nested lists stay nested."), (6, "Closer."), (None, "unusable"))
+
+
+def solved03(*keys: str) -> dict:
+    """Lesson 03's solved cells, run in one namespace with the imports they need."""
+    cells = json.loads(LESSON03.read_text(encoding="utf-8"))["cells"]
+    namespace: dict = {}
+    exec(IMPORTS03, namespace)  # noqa: S102 - the course's own solution cells
+    for key in keys:
+        cell = next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)
+        exec("".join(cell["source"]), namespace)  # noqa: S102
+    return namespace
+
+
+def test_the_learners_scored_loop_and_the_packages_give_the_same_run_on_every_script():
+    from course_checks import lesson03
+    from reflect.judging.controller import StopRule
+    from reflect.strategies import scored_reflection
+
+    loop = solved03("03.2", "03.3", "03.4")["scored_loop"]
+    task = get_task(lesson03.LOOP_TASK)
+    drafts = (lesson03.D1, lesson03.D2, lesson03.D3)
+    n = 0
+    for cap in (1, 2, 3):
+        for verdicts in itertools.product(VERDICTS, repeat=cap):
+            for written in itertools.product(drafts, repeat=cap):
+                script = {"generator": list(written[:1]), "refiner": list(written[1:])}
+                ours, mine = (
+                    ScriptedChat(copy.deepcopy(script)),
+                    ScriptedChat(copy.deepcopy(script)),
+                )
+                critic_a, critic_b = lesson03._Critic(verdicts), lesson03._Critic(verdicts)
+                rule = StopRule(threshold=8, max_iterations=cap)
+                run = scored_reflection(ours, task, critic_a, rule)
+                code, reason = loop(mine, task, critic_b, threshold=8, max_iterations=cap)
+                assert [(c.role, c.messages, c.params) for c in mine.calls] == [
+                    (c.role, c.messages, c.params) for c in ours.calls
+                ]
+                assert critic_b.seen == critic_a.seen
+                assert reason == run.stop.value
+                assert code.strip() == run.final_code.strip()
+                n += 1
+    assert n > 500
+
+
+def test_the_learners_contract_agrees_with_the_packages_parser_on_generated_replies():
+    from reflect.judging.critique import ParseFailure, parse_critique
+
+    read_score = solved03("03.1")["read_score"]
+    fields = {"issues": ["a"], "strengths": [], "suggestion": "b"}
+    for score in (0, 1, 5, 10, 11, -3, 7.5, "eight", None):
+        for drop in (None, "issues", "suggestion"):
+            verdict = {"score": score, **fields}
+            if drop:
+                verdict.pop(drop)
+            for wrap in ("{}", "Sure: {} Done.", "```json\n{}\n```", "{}"[:-1]):
+                reply = (
+                    wrap.replace("{}", json.dumps(verdict))
+                    if "{}" in wrap
+                    else json.dumps(verdict)[:-5]
+                )
+                parsed = parse_critique(reply)
+                want = None if isinstance(parsed, ParseFailure) else parsed.score
+                assert read_score(reply) == want, reply

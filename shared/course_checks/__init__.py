@@ -73,6 +73,27 @@ def solution_cell(key: str) -> str:
     raise LookupError(f"no solved cell of exercise {key} in {SOLUTIONS}")
 
 
+def package_calls(call: Callable[[], object], *modules: object) -> tuple[set[str], object]:
+    """Run `call()` and note which functions of the given package modules it reached (by name):
+    a check refuses an answer that calls the package's own version of what the learner writes."""
+    import sys
+
+    files = {getattr(m, "__file__", None) for m in modules} - {None}
+    reached: set[str] = set()
+
+    def watch(frame, event, _arg):  # noqa: ANN001 - sys.setprofile's signature
+        if event == "call" and frame.f_code.co_filename in files:
+            reached.add(frame.f_code.co_name)
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        result = call()
+    finally:
+        sys.setprofile(previous)
+    return reached, result
+
+
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}
 

@@ -1,25 +1,32 @@
-"""Lesson 03's exercise checks: a weighted total, StopRule's convergence, the best attempt, a fresh attempt."""
+"""Lesson 03's exercise checks: the critic's contract, the controller, the best attempt and the scored loop (graded
+against the package's parse_critique, StopRule and scored_reflection), then a weighted total and a fresh attempt."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
 from reflect.evaluation.results import load_attempts
+from reflect.judging import controller as controller_module
+from reflect.judging import critique as critique_module
 from reflect.judging.controller import Draft, StopRule
-from reflect.judging.critics import TestGroundedCritic
+from reflect.judging.critics import Evaluation, TestGroundedCritic
+from reflect.judging.critique import ParseFailure, parse_critique
 from reflect.judging.hidden import judge
 from reflect.model.accounting import Ledger
 from reflect.model.sampling import sampling
 from reflect.records import Stop
 from reflect.sandbox.runner import SandboxResult, TestOutcome
+from reflect.strategies import scored as scored_module
+from reflect.strategies.scored import scored_reflection
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT
 from reflect.tasks.task import course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import exercise, package_calls
 
 # (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal
 WEIGHTED_CASES = [
@@ -47,23 +54,18 @@ def _accepted_totals(
 
 
 @exercise(
-    "03.1",
+    "03.5",
     hints=(
         "keep only the weights whose criterion is in scores; if none is left, raise ValueError; divide the weighted "
         "sum by the sum of the weights you kept, not of all the weights.",
         "two sums over the same kept criteria: score times weight above the line, the weight alone below it. Then round "
         "to one decimal with round(x, 1): cutting the decimals off (int, math.floor) turns 7.67 into 7.6, not 7.7.",
     ),
-    answer="def weighted_total(scores, weights):\n"
-    "    used = {k: w for k, w in weights.items() if k in scores}\n"
-    "    if not used:\n"
-    "        raise ValueError('no criterion has a weight')\n"
-    "    return round(sum(scores[k] * w for k, w in used.items()) / sum(used.values()), 1)",
 )
 def weighted(
     weighted_total: Callable[[dict[str, int], dict[str, float]], float],
 ) -> tuple[bool, str]:
-    """Exercise 1: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
+    """Exercise 5: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
     tie = None
     for scores, weights in WEIGHTED_CASES:
         exact, accepted = _accepted_totals(scores, weights)
@@ -99,74 +101,145 @@ def weighted(
     )
 
 
-CONVERGENCE_CASES = [
-    ([5, 7, 6, 7], 2),
-    ([5, 6, 7], 2),
-    ([6, 6], 2),
-    ([8, None, 6, 7], 2),
-    ([4, 5, 5, 6], 2),
-    ([9, 9, 9], 1),
-    ([6, 6, 6], 2),
-    ([9, 5, 6, 7], 2),
-    ([7, 8], 1),
-    ([], 2),
-    ([8, 6, None], 2),
-    ([5, None, None], 2),
-    ([None, 5, 6], 2),
-    ([None, None, None], 2),
-    ([None, 7, None, 6], 1),
-    ([5, 7, 6], 1),  # converged with patience 1, not with 2: patience is not always 2
-    ([6, 8, 5], 2),
-]  # the 8 among the last two beat the 6 before them: not only the last score counts
+# --- The builds: the critic's contract, the controller, the best attempt, the loop. -------------
+
+# Critic replies (03.1); the truth is the package's parse_critique: its score, or None.
+REPLIES: tuple[str, ...] = (
+    '{"score": 7, "issues": ["no type hints"], "strengths": ["correct"], "suggestion": "add hints"}',
+    '```json\n{"score": 3, "issues": ["wrong on []"], "strengths": [], "suggestion": "handle []"}\n```',
+    'Here you go: {"score": 4, "issues": [], "strengths": [], "suggestion": "x"} Thanks!',
+    '{"score": 10, "issues": [], "strengths": ["all good"], "suggestion": "none"}',
+    '{"score": 1, "issues": ["does not run"], "strengths": [], "suggestion": "start over"}',
+    '{"score": 11, "issues": [], "strengths": [], "suggestion": "none"}',
+    '{"score": 0, "issues": ["x"], "strengths": [], "suggestion": "y"}',
+    '{"score": 7.5, "issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": "eight", "issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": 8, "issues": []}',
+    '{"issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": 6, "issues": ["the loop',
+    "Looks great to me, 9/10!",
+    "",
+    '{"score": 8, "issues": "none", "strengths": [], "suggestion": "y"}',
+)
 
 
-def stop_rule_converged(scores: Sequence[float | None], patience: int) -> bool:
-    """What StopRule decides on these scores with every rule but convergence turned off."""
-    history = [Draft(i + 1, f"draft {i + 1}", s) for i, s in enumerate(scores)]
-    rule = StopRule(
-        threshold=math.inf,
-        max_iterations=10**6,
-        patience=patience,
-        regression_drop=1.0,
-        oscillation_window=0,
+def _truth_score(reply: str) -> int | None:
+    parsed = parse_critique(reply)
+    return None if isinstance(parsed, ParseFailure) else parsed.score
+
+
+@exercise(
+    "03.1",
+    hints=(
+        "find the JSON object in the reply: json.loads the whole reply, and if that fails, the text from the first "
+        "'{' to the last '}'. No object, or not a dict, means None.",
+        "then validate: the four fields are all there; score is an int (not a bool, not a float, not a string) from 1 "
+        "to 10; issues and strengths are lists; suggestion is a string. Any failure is None, never a score.",
+    ),
+)
+def read(read_score: Callable[[str], object]) -> tuple[bool, str]:
+    """Exercise 1: the learner's reading of critic replies against the package's parse_critique."""
+    reached, got = package_calls(lambda: [read_score(r) for r in REPLIES], critique_module)
+    if reached:
+        return (
+            False,
+            "read_score called the package's parser (parse_critique): the contract is yours to write.",
+        )
+    for reply, score in zip(REPLIES, got, strict=True):
+        want = _truth_score(reply)
+        if (
+            isinstance(score, bool)
+            or score != want
+            or (score is not None and not isinstance(score, int))
+        ):
+            return False, f"read_score({reply!r}) returned {score!r}; the contract gives {want!r}."
+    return (
+        True,
+        f"Your reading of the contract agrees with the package's parser on all {len(REPLIES)} replies.",
     )
-    return rule.decide_drafts(history) is Stop.CONVERGED
+
+
+# The controller (03.2): (scores, codes or None, threshold, max_iterations, patience); the truth is
+# StopRule's decision. No history is longer than four attempts with a cap of three, and none swings.
+STOP_CASES: tuple[tuple[list, list | None, int, int, int], ...] = (
+    ([9], None, 8, 3, 2),
+    ([5, 6, 8], None, 8, 3, 2),
+    ([7], None, 8, 3, 2),
+    ([5, 7], None, 8, 3, 2),
+    ([7, 4], None, 8, 3, 2),
+    ([7, 6], None, 8, 3, 2),
+    ([5, 6, 5], ["a", "b", "a"], 8, 3, 2),
+    ([5, 5], ["a", "a"], 8, 3, 2),
+    ([6, 6, 6], None, 8, 5, 2),
+    ([6, 7, 7], None, 8, 5, 2),
+    ([6, 6], None, 8, 5, 1),
+    ([5, 6, 7], None, 8, 3, 2),
+    ([5, 6], None, 6, 3, 2),
+    ([None], None, 8, 3, 2),
+    ([None, None, None], None, 8, 3, 2),
+    ([None, 6], None, 8, 3, 2),
+    ([8, None], None, 9, 3, 2),
+    ([10, 7, 7], None, 11, 3, 2),
+    ([4, None, 5], None, 8, 3, 2),
+    ([3, 5], None, 8, 2, 2),
+)
+
+
+def _history(scores: list, codes: list | None) -> list[Draft]:
+    codes = codes or [f"def f():\n    return {i}" for i in range(len(scores))]
+    return [
+        Draft(i + 1, c, s, f"feedback {i + 1}")
+        for i, (s, c) in enumerate(zip(scores, codes, strict=True))
+    ]
+
+
+def _truth_stop(
+    scores: list, codes: list | None, threshold: int, cap: int, patience: int
+) -> str | None:
+    rule = StopRule(threshold=threshold, max_iterations=cap, patience=patience)
+    stop = rule.decide_drafts(_history(scores, codes))
+    return None if stop is None else stop.value
 
 
 @exercise(
     "03.2",
     hints=(
-        "a round whose score is None is still a round: count the last `patience` entries of the list, None included; "
-        "the best before them is the highest known score among the entries before them (if there is none, not converged).",
-        "split the list by position first (the last `patience` rounds, and every round before them), then leave the None "
-        "scores out of each part. Every known score among the last rounds is compared with the best before, not only the "
-        "last one; and the split uses the `patience` you were given.",
+        "test the rules in the statement's order and return at the first that fires: accepted, regressed, "
+        "oscillating, converged, max_iterations. Leave the None scores out of every comparison.",
+        "regressed: the last score is below 0.8 times the best score so far. converged: with more than `patience` "
+        "attempts, no known score among the last `patience` beats the best before them. If a rule other than "
+        "accepted fires and no attempt has a score at all, the reason is 'invalid_critic'.",
     ),
-    answer="def converged(scores, patience=2):\n"
-    "    if len(scores) <= patience:\n"
-    "        return False\n"
-    "    before = [s for s in scores[:-patience] if s is not None]\n"
-    "    recent = [s for s in scores[-patience:] if s is not None]\n"
-    "    return bool(before) and all(s <= max(before) for s in recent)",
 )
-def convergence(converged: Callable[[list, int], bool]) -> tuple[bool, str]:
-    """Exercise 2: converged on seventeen score lists, against what StopRule itself decides."""
-    for scores, patience in CONVERGENCE_CASES:
-        want = stop_rule_converged(scores, patience)
-        got = converged(list(scores), patience)
-        if bool(got) is not want:
-            why = (
-                " A None is a round with no score: it counts as one of the last rounds."
-                if None in scores
-                else ""
+def stop_rule(stop_reason: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 2: the learner's controller against StopRule on twenty histories."""
+    calls = [
+        (
+            lambda s=s, c=c, t=t, m=m, p=p: stop_reason(
+                _history(s, c), threshold=t, max_iterations=m, patience=p
             )
-            return (
-                False,
-                f"converged({scores}, patience={patience}) returned {got!r}; StopRule says {want}.{why}",
+        )
+        for s, c, t, m, p in STOP_CASES
+    ]
+    reached, got = package_calls(lambda: [call() for call in calls], controller_module)
+    reached = {name for name in reached if not name.startswith(("<", "_"))}
+    if reached:
+        return (
+            False,
+            f"stop_reason called the package's controller ({', '.join(sorted(reached))}): the rule is yours to write.",
+        )
+    for (scores, codes, threshold, cap, patience), reason in zip(STOP_CASES, got, strict=True):
+        reason = getattr(reason, "value", reason)
+        want = _truth_stop(scores, codes, threshold, cap, patience)
+        if reason != want:
+            drafts = f", drafts {codes}" if codes else ""
+            return False, (
+                f"on scores {scores}{drafts} (threshold={threshold}, max_iterations={cap}, patience={patience}) "
+                f"stop_reason returned {reason!r}; the controller says {want!r}."
             )
-    return True, (
-        f"converged agrees with StopRule on all {len(CONVERGENCE_CASES)} score lists, "
-        "unusable (None) rounds included."
+    return (
+        True,
+        f"stop_reason agrees with the package's StopRule on all {len(STOP_CASES)} histories.",
     )
 
 
@@ -187,18 +260,18 @@ BEST_CASES = [
         "max() takes a key, and a tuple key compares its first item, then its second on a tie: what second item makes the "
         "earlier iteration win? Before max, the two cases it cannot handle: no scored attempt, and an empty history.",
     ),
-    answer="def best_attempt(history):\n"
-    "    scored = [a for a in history if a.score is not None]\n"
-    "    if not scored:\n"
-    "        return history[-1] if history else None\n"
-    "    return max(scored, key=lambda a: (a.score, -a.iteration))",
 )
 def best(best_attempt: Callable[[list[Draft]], Draft | None]) -> tuple[bool, str]:
     """Exercise 3: best_attempt on six histories; it must return one of the attempts it was given."""
     got, want = [], [w for _, w in BEST_CASES]
     for scores, _ in BEST_CASES:
         history = [Draft(i + 1, f"def f():\n    return {i}", s) for i, s in enumerate(scores)]
-        chosen = best_attempt(list(history))
+        reached, chosen = package_calls(lambda h=history: best_attempt(list(h)), controller_module)
+        if reached:
+            return (
+                False,
+                "best_attempt called the package's controller (best_so_far): the choice is yours to write.",
+            )
         if chosen is not None and not any(chosen is a for a in history):
             return (
                 False,
@@ -214,6 +287,125 @@ def best(best_attempt: Callable[[list[Draft]], Draft | None]) -> tuple[bool, str
         True,
         "The best attempt, earliest among equals, unscored ones skipped: what StopRule's revert needs.",
     )
+
+
+class _Critic:
+    """A scripted critic: its verdicts in order (score, feedback), and the drafts it was shown."""
+
+    def __init__(self, verdicts: Sequence[tuple[float | None, str]]):
+        self.verdicts, self.seen = list(verdicts), []
+
+    def evaluate(self, task: object, code: str) -> Evaluation:
+        self.seen.append(code)
+        score, feedback = self.verdicts.pop(0)
+        return Evaluation(score, feedback)
+
+
+D1 = "```python\ndef flatten(nested):\n    return nested\n```"
+D2 = "```python\ndef flatten(nested):\n    out = []\n    for x in nested:\n        out.extend(flatten(x) if isinstance(x, list) else [x])\n    return out\n```"
+D3 = "```python\ndef flatten(nested):\n    return sum(([x] for x in nested), [])\n```"
+
+# The loop (03.4): (what, drafts the generator then the refiner write, the critic's verdicts, threshold, cap)
+LOOP_TASK = "flatten"  # the scripted runs of the loop check
+LOOP_CASES: tuple[tuple[str, list[str], list[tuple[float | None, str]], int, int], ...] = (
+    ("a first draft the critic accepts", [D1], [(9, "Fine.")], 8, 3),
+    (
+        "a revision that reaches the threshold",
+        [D1, D2],
+        [(4, "Nested lists stay nested."), (9, "Fine.")],
+        8,
+        3,
+    ),
+    (
+        "a revision that gets worse",
+        [D2, D1],
+        [(7, "Add a docstring."), (3, "Nested lists stay nested.")],
+        8,
+        3,
+    ),
+    ("the cap", [D1, D2, D3], [(4, "Nested."), (5, "Better."), (6, "Closer.")], 8, 3),
+    ("the same draft back", [D1, D1], [(5, "Nested."), (5, "Nested.")], 8, 3),
+    ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
+    ("an unusable critique, then a score", [D1, D2], [(None, "unusable"), (9, "Fine.")], 8, 3),
+    ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
+)
+
+
+def _package_scored(chat: ScriptedChat, critic: _Critic, threshold: int, cap: int):
+    task = get_task(LOOP_TASK)
+    return scored_reflection(chat, task, critic, StopRule(threshold=threshold, max_iterations=cap))
+
+
+@exercise(
+    "03.4",
+    hints=(
+        "first a generator call (GENERATOR_PROMPT and the task's prompt, **sampling('generator')); then, for as long "
+        "as stop_reason returns None, a refiner call: REFINER_SYSTEM and refine_request(task, code, feedback) with "
+        "**sampling('refiner'). Every draft goes to critic.evaluate(task, code).",
+        "keep a history of Draft(iteration, code, score, feedback); after each verdict ask "
+        "stop_reason(history, threshold, max_iterations). When it answers, return the last draft's code if it was "
+        "'accepted', else best_attempt(history)'s code, with the reason.",
+    ),
+)
+def loop(scored_loop: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 4: the learner's loop against the package's scored_reflection on scripted agents."""
+    task = get_task(LOOP_TASK)
+    for what, drafts, verdicts, threshold, cap in LOOP_CASES:
+        script = {"generator": drafts[:1], "refiner": list(drafts[1:])}
+        ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
+        our_critic, their_critic = _Critic(verdicts), _Critic(verdicts)
+        run = _package_scored(ours, our_critic, threshold, cap)
+        reached, got = package_calls(
+            lambda theirs=theirs, c=their_critic, t=threshold, m=cap: scored_loop(
+                theirs, task, c, threshold=t, max_iterations=m
+            ),
+            scored_module,
+        )
+        if reached:
+            return (
+                False,
+                "scored_loop called the package's scored_reflection: the loop is yours to write.",
+            )
+        sent, want = (
+            [(c.role, c.messages, c.params) for c in theirs.calls],
+            [(c.role, c.messages, c.params) for c in ours.calls],
+        )
+        where = f"On scripted agents ({what})"
+        for n, (g, w) in enumerate(zip(sent, want, strict=False), 1):
+            if g != w:
+                return False, f"{where}: call {n} differs: expected {_call(w)}, got {_call(g)}."
+        if len(sent) != len(want):
+            return (
+                False,
+                f"{where}: your loop made {len(sent)} call(s); the loop makes {len(want)}: {[w[0] for w in want]}.",
+            )
+        if their_critic.seen != our_critic.seen:
+            return (
+                False,
+                f"{where}: the critic was shown {len(their_critic.seen)} draft(s); expected {our_critic.seen!r}.",
+            )
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            return False, f"{where}: returned {got!r}: return (code, reason)."
+        code, reason = got
+        reason = getattr(reason, "value", reason)
+        if reason != run.stop.value:
+            return (
+                False,
+                f"{where}: returned the reason {reason!r}; the loop stops with {run.stop.value!r}.",
+            )
+        if (code or "").strip() != run.final_code.strip():
+            chosen = "the last draft" if run.stop is Stop.ACCEPTED else "the best draft so far"
+            return False, f"{where}: returned {code!r}; expected {chosen}, {run.final_code!r}."
+    return True, (
+        f"On {len(LOOP_CASES)} scripted runs your loop made every call the package's scored_reflection makes, "
+        "showed the critic the same drafts, and returned the same draft and reason."
+    )
+
+
+def _call(call: tuple) -> str:
+    role, messages, params = call
+    last = " ".join(str(messages[-1].get("content", "")).split())[:60] if messages else ""
+    return f"role={role!r}, {len(messages)} message(s) ending {last!r}..., params={params}"
 
 
 REPLY = "Here is a new solution.\n```python\ndef flatten(nested):\n    return ['scripted']\n```\nIt handles nesting."
@@ -284,7 +476,7 @@ def _behaves(fresh_attempt: Callable) -> str | None:
 
 
 @exercise(
-    "03.4",
+    "03.6",
     hints=(
         "if visible.passed, return None before any call. Otherwise one call: GENERATOR_PROMPT as the system message, and "
         "a user message made of task.prompt() and visible.feedback(label='visible'); the old code never goes in.",
@@ -292,21 +484,6 @@ def _behaves(fresh_attempt: Callable) -> str | None:
         "extract_code finds the function in it. new_code needs each failing draft's visible result (the exercise names how "
         "to get it); fixed is a sorted list of ids, judged by the hidden tests, so a None (no call) is never fixed.",
     ),
-    answer="def fresh_attempt(chat, task, visible):\n"
-    "    if visible.passed:\n"
-    "        return None  # every visible check passed: nothing to report, so no call\n"
-    "    # the recorded solution's exact words: replay answers this message and no other\n"
-    '    message = (f"{task.prompt()}\\n\\nA previous attempt failed these checks:\\n'
-    "{visible.feedback(label='visible')}\"\n"
-    '               "\\n\\nWrite a new solution from scratch that passes them.")\n'
-    "    reply = chat([{'role': 'system', 'content': GENERATOR_PROMPT}, {'role': 'user', 'content': message}],\n"
-    "                 role='generator', **sampling('generator'))\n"
-    "    return extract_code(reply.text, task.entry_point).code\n\n\n"
-    "calls_before = len(conn.ledger.records)\n"
-    "failing = [tasks[tid] for tid, a in first.items() if not a.passed]\n"
-    "new_code = {t.id: fresh_attempt(chat, t, TestGroundedCritic().evaluate(t, first[t.id].code).detail['result'])\n"
-    "            for t in failing}\n"
-    "fixed = sorted(tid for tid, code in new_code.items() if code is not None and judge(tasks[tid], code).passed)",
 )
 def fresh(
     fresh_attempt: Callable,
@@ -315,7 +492,7 @@ def fresh(
     ledger: Ledger,
     calls_before: int,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 4: fresh_attempt on a scripted model (a failed and an all-passed visible result), then new_code
+    """Exercise 6: fresh_attempt on a scripted model (a failed and an all-passed visible result), then new_code
     and fixed against lesson 01's failing drafts, the hidden tests and the ledger; any number fixed, none included."""
     wrong = _behaves(fresh_attempt)
     if wrong:

@@ -102,25 +102,41 @@ def _refined(loops: Loops) -> dict[str, list[str]]:
     }
 
 
+def _later(loops: Loops) -> bool:
+    return any(
+        bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:]
+    )
+
+
+MADE_UP_LOOPS = (
+    {"tests": {"flatten": [Draft(1, "a", 5.5, passed=False), Draft(2, "b", 10, passed=True)]}},
+    {
+        "tests": {
+            "flatten": [Draft(1, "a", 10, passed=True)],
+            "caesar": [Draft(1, "c", 5.5, passed=False)],
+        }
+    },
+    {"llm": {"caesar": [Draft(1, "a", 9, passed=False), Draft(2, "a", 9, passed=False)]}},
+)
+
+
 @exercise(
     "03b.2",
     hints=(
         "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
         "every later one is a refiner's reply.",
         "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
-        "For any_later_pass, which attempts of a history are the refiner's, and which one is not?",
+        "For later_pass, which attempts of a history are the refiner's, and which one is not?",
     ),
-    answer="refined = {name: sorted(k for k, h in histories.items() if len(h) > 1) for name, histories in loops.items()}\n"
-    "any_later_pass = any(a.passed for histories in loops.values() for h in histories.values() for a in h[1:])",
 )
 def refiner_runs(
-    refined: Mapping[str, list[str]] | None, any_later_pass: bool | None, loops: Loops
+    refined: Mapping[str, list[str]] | None,
+    later_pass: Callable[[Loops], object] | None,
+    loops: Loops,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 2: `refined` (the loops where the refiner ran) and `any_later_pass`, against section 2's loops."""
+    """Exercise 2: `refined` (the loops where the refiner ran) against section 2's loops, and
+    `later_pass` on them and on made-up loops."""
     want = _refined(loops)
-    later = any(
-        bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:]
-    )
     if not isinstance(refined, Mapping) or set(refined) != set(want):
         return (
             False,
@@ -145,29 +161,26 @@ def refiner_runs(
             False,
             f"refined is wrong for {', '.join(wrong)} (each value: the sorted task ids whose loop made more than one attempt).",
         )
-    if any_later_pass is not later:
-        first_counted = any(
-            bool(h[0].passed) for histories in loops.values() for h in histories.values() if h
+    if not callable(later_pass):
+        return (
+            False,
+            "refined is right; now write later_pass(loops), a function that returns True or False.",
+            False,
         )
-        why = (
-            " It looks as if the first attempts counted too: only attempts after the first."
-            if any_later_pass and first_counted
-            else ""
-        )
-        if not isinstance(any_later_pass, bool):
+    for case in (loops, *MADE_UP_LOOPS):
+        answer, truth = later_pass(case), _later(case)
+        if answer is not truth:
+            first = any(bool(h[0].passed) for hs in case.values() for h in hs.values() if h)
+            why = " Only attempts after the first count." if answer and first else ""
+            where = "section 2's loops" if case is loops else f"made-up loops {case}"
             return (
                 False,
-                f"refined is right; any_later_pass should be a bool (True or False), not {any_later_pass!r}.",
-                False,
+                f"refined is right; later_pass gave {answer!r} on {where}, where it is {truth}.{why}",
             )
-        return False, (
-            f"refined is right; any_later_pass = {any_later_pass} is not what the attempts after the first "
-            f"show: look at their hidden-test verdicts again.{why}"
-        )
     n = sum(map(len, want.values()))
     return True, (
         f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
-        f"a later attempt passed the hidden tests: {later}."
+        f"a later attempt passed the hidden tests: {_later(loops)}."
     )
 
 
@@ -177,6 +190,18 @@ BROKEN = "def count_vowels(text):\n    return 0\n"
 SCRIPTED_CRITIQUE = (
     '{"score": 6, "issues": ["no docstring"], "strengths": [], "suggestion": "add one"}'
 )
+
+
+class _ScriptedTests:
+    """A tests critic that gives every draft the same score, with a failure quoted."""
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+
+    def evaluate(self, task: object, code: str) -> Evaluation:
+        return Evaluation(
+            self.score, "1 of 5 visible checks failed:\n- FAIL f(4): expected 3, got 2"
+        )
 
 
 @exercise(
@@ -228,6 +253,18 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
         return (
             False,
             f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6).",
+        )
+    nearly = _ScriptedTests(
+        9.0
+    )  # one visible test of several failed: 9 is above any threshold but not 10
+    scripted_again = ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
+    ev = tests_then_llm_class(LLMCritic(scripted_again), nearly).evaluate(task, HALF)
+    if scripted_again.calls or not isinstance(ev, Evaluation) or ev.score != 9.0:
+        return (
+            False,
+            "with a tests critic that scores a draft 9 (one visible test failed), evaluate asked the model or did not "
+            f"return the tests' Evaluation (score {getattr(ev, 'score', ev)!r}): only a draft that passes every "
+            "visible test (score 10) goes on.",
         )
     return (
         True,

@@ -133,21 +133,18 @@ def scored_reflection(
             name, task.id, best.code if best else "", stop, numbered, chosen_text(best), error=error
         )
 
-    while True:
-        try:
-            if not steps:
-                steps.append(generate_step(chat, task, seed, sampling))
-            elif steps[-1].verdict is not None:  # the last draft has been judged: revise it
-                last = rule.drafts(steps)[-1]
-                steps.append(refine_step(chat, task, last.code, last.feedback, seed, sampling))
-            ev = critique_step(critic, task, steps[-1].code)
-        except ModelError as err:
-            return end(Stop.PROVIDER_ERROR, str(err))
-        steps.append(critic_record(ev, rule))
-        if (
-            ev.score is None and ev.permanent
-        ):  # e.g. no evidence for this task: revising cannot help
-            return end(Stop.INVALID_CRITIC)
-        stop = rule.decide(steps)
-        if stop:
-            return end(stop)
+    try:
+        if not steps:
+            steps.append(generate_step(chat, task, seed, sampling))
+        while True:  # bounded by the rule: it stops at max_iterations drafts at the latest
+            verdict = critique_step(critic, task, steps[-1].code)
+            steps.append(critic_record(verdict, rule))
+            if verdict.score is None and verdict.permanent:  # no evidence: revising cannot help
+                return end(Stop.INVALID_CRITIC)
+            stop = rule.decide(steps)
+            if stop:
+                return end(stop)
+            last = rule.drafts(steps)[-1]
+            steps.append(refine_step(chat, task, last.code, last.feedback, seed, sampling))
+    except ModelError as err:
+        return end(Stop.PROVIDER_ERROR, str(err))
