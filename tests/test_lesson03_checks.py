@@ -1,7 +1,7 @@
 """Lesson 03's exercise checks on their own, without the notebook: the fresh-attempt check fails the prompt
 builder that said "failed these checks" over a pass, and passes a right answer that fixed nothing; the
-weighted total accepts both roundings of a tie and fails a truncation; the convergence check follows StopRule
-on unusable rounds, on `patience` and on every recent score; a call in the wrong role reaches its own message."""
+weighted total accepts both roundings of a tie and fails a truncation; the controller check fails a convergence
+rule that ignores `patience`, reads only the last score, or scores an unusable round 0; a call in the wrong role reaches its own message."""
 
 from __future__ import annotations
 
@@ -106,12 +106,6 @@ def test_a_tie_may_round_either_way():
     assert not ex.weighted.evaluate(lambda s, w: 5.25)[0]
 
 
-def test_an_unusable_round_counts_as_a_round_as_in_stop_rule():
-    assert ex.stop_rule_converged([8, 6, None], 2) is True
-    assert ex.stop_rule_converged([5, None, None], 2) is True
-    assert ex.stop_rule_converged([None, 5, 6], 2) is False
-
-
 def test_truncating_instead_of_rounding_is_failed_and_named():
     import math
 
@@ -127,31 +121,60 @@ def test_truncating_instead_of_rounding_is_failed_and_named():
     assert not passed and hint and "returned 7.6; expected 7.7" in message and "cut off" in message
 
 
-def test_convergence_needs_patience_and_every_recent_score():
-    def two_rounds(scores, patience=2):  # ignores patience
-        known = [s for s in scores[:-2] if s is not None]
-        return (
-            len(scores) > 2
-            and bool(known)
-            and all(s <= max(known) for s in scores[-2:] if s is not None)
-        )
+def stop_reason_with(converged):
+    """A stop_reason right in every rule but convergence, which `converged(scores, patience)` decides."""
 
-    def last_only(scores, patience=2):  # compares only the last score with the best before it
-        before = [s for s in scores[:-1] if s is not None]
+    def lines(code):
+        return [line.rstrip() for line in code.strip().splitlines() if line.strip()]
+
+    def stop_reason(history, threshold=8, max_iterations=3, patience=2):
+        scores = [d.score for d in history if d.score is not None]
+        last = history[-1]
+        if last.score is not None and last.score >= threshold:
+            return "accepted"
+        if last.score is not None and last.score < 0.8 * max(scores):
+            reason = "regressed"
+        elif lines(last.code) and any(lines(d.code) == lines(last.code) for d in history[:-1]):
+            reason = "oscillating"
+        elif converged([d.score for d in history], patience):
+            reason = "converged"
+        elif len(history) >= max_iterations:
+            reason = "max_iterations"
+        else:
+            return None
+        return reason if scores else "invalid_critic"
+
+    return stop_reason
+
+
+def right_converged(scores, patience):
+    before = [s for s in scores[:-patience] if s is not None]
+    return (
+        len(scores) > patience
+        and bool(before)
+        and all(s is None or s <= max(before) for s in scores[-patience:])
+    )
+
+
+def test_the_controller_check_passes_a_right_rule_and_fails_wrong_convergence():
+    def two_rounds(scores, patience):  # ignores patience
+        return right_converged(scores, 2)
+
+    def last_only(scores, patience):  # compares only the last score with the best before the window
+        before = [s for s in scores[:-patience] if s is not None]
         return (
             len(scores) > patience
             and bool(before)
             and (scores[-1] is None or scores[-1] <= max(before))
         )
 
-    assert (
-        ex.stop_rule_converged([5, 7, 6], 1) is True
-        and ex.stop_rule_converged([6, 8, 5], 2) is False
-    )
-    assert (
-        "converged([5, 7, 6], patience=1) returned False" in ex.convergence.evaluate(two_rounds)[1]
-    )
-    assert "converged([6, 8, 5], patience=2) returned True" in ex.convergence.evaluate(last_only)[1]
+    def unusable_dropped(scores, patience):  # unusable rounds dropped first: no longer rounds
+        return right_converged([s for s in scores if s is not None], patience)
+
+    assert ex.stop_rule.evaluate(stop_reason_with(right_converged))[0]
+    for wrong in (two_rounds, last_only, unusable_dropped):
+        passed, message, _ = ex.stop_rule.evaluate(stop_reason_with(wrong))
+        assert not passed and "the controller says" in message, wrong.__name__
 
 
 def test_a_call_in_the_wrong_role_gets_the_message_written_for_it():

@@ -1,4 +1,5 @@
-"""Lesson 01's exercise checks: pass rate per difficulty, a stricter prompt, three samples, a pick without the oracle."""
+"""Lesson 01's exercise checks: the learner's one-shot (against the package's, on scripted replies) and the table of
+misses, then pass rate per difficulty, a stricter prompt, three samples, a pick without the oracle."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
 from reflect.tasks.task import Task, get_task
 
-from . import exercise, offline
+from . import exercise, offline, package_calls
 
 LEVELS = ("easy", "medium", "hard")
 HOT = {
     "temperature": 0.8,
     "max_tokens": 512,
-}  # exercise 3's sampling: the first draft's cap, llama.cpp's default temperature
+}  # exercise 6's sampling: the first draft's cap, llama.cpp's default temperature
 SEEDS = (1, 2, 3)
 
 
@@ -79,8 +80,166 @@ def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str)
     return f"{name}: {REAL_CALL}" if reached else problem
 
 
+# --- The builds: one-shot (graded against the package's one_shot), and the table of misses. -----
+
+# (task id, the scripted reply): a fenced draft, one that fails, prose only, two blocks, unparseable
+ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
+    (
+        "factorial",
+        '```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n```',
+    ),
+    ("fibonacci", "```python\ndef fibonacci(n):\n    return n\n```"),
+    ("fibonacci", "I would use recursion here."),
+    (
+        "fibonacci",
+        "```python\nprint('hi')\n```\n```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```",
+    ),
+    ("palindrome", "```python\ndef is_palindrome(text):\n    return text ==\n```"),
+)
+
+
 @exercise(
     "01.1",
+    hints=(
+        "two messages: {'role': 'system', 'content': GENERATOR_PROMPT} and {'role': 'user', 'content': task.prompt()}, "
+        "sent as chat(messages, role='generator'): the chat you are given carries the sampling already.",
+        "the code is extract_code(reply.text, task.entry_point).code, and task.run(code) runs the hidden tests in the "
+        "sandbox: its .passed is the verdict. Return (code, passed).",
+    ),
+)
+def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, str]:
+    """Build 1: the learner's one-shot against the package's one_shot on scripted replies."""
+    import importlib
+
+    from reflect.strategies.one_shot import one_shot
+
+    one_shot_module = importlib.import_module("reflect.strategies.one_shot")
+    from reflect.testing import ScriptedChat
+
+    for tid, reply in ONE_SHOT_CASES:
+        task = get_task(tid)
+        ours, theirs = ScriptedChat({"generator": [reply]}), ScriptedChat({"generator": [reply]})
+        run = one_shot(ours, task)
+        used, (reached, got) = package_calls(
+            lambda theirs=theirs, task=task: offline(lambda: my_one_shot(theirs, task)),
+            one_shot_module,
+        )
+        if reached:
+            return False, f"my_one_shot {REAL_CALL}"
+        if used:
+            return False, "my_one_shot called the package's one_shot: the call is yours to write."
+        sent = [(c.role, c.messages, c.params) for c in theirs.calls]
+        want = [(c.role, c.messages, c.params) for c in ours.calls]
+        if sent != want:
+            if len(sent) != len(want):
+                return (
+                    False,
+                    f"on {tid}, my_one_shot made {len(sent)} call(s): one-shot is one call.",
+                )
+            return False, (
+                f"on {tid}, my_one_shot sent role={sent[0][0]!r}, messages {[m.get('role') for m in sent[0][1]]} "
+                f"and {sent[0][2] or 'no extra parameters'}; the one-shot request is role='generator', the "
+                "system prompt GENERATOR_PROMPT then the task's prompt, and nothing else (the chat carries the sampling)."
+            )
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            return False, f"on {tid}, my_one_shot returned {got!r}: return (code, passed)."
+        code, passed = got
+        if (code or "").strip() != run.final_code.strip():
+            return False, (
+                f"on {tid} with the reply {reply[:50]!r}..., the code was {str(code)[:60]!r}; extract_code gives "
+                f"{run.final_code[:60]!r}."
+            )
+        if passed is not run.passed:
+            return False, f"on {tid}, passed={passed!r}; the hidden tests say {run.passed}."
+    return True, (
+        f"On {len(ONE_SHOT_CASES)} scripted replies your one-shot sent the package's request and returned its "
+        "code and the hidden tests' verdict."
+    )
+
+
+BASELINE_TASKS = ("factorial", "fibonacci", "palindrome")
+BASELINE_REPLIES = ONE_SHOT_CASES[0][1], ONE_SHOT_CASES[1][1], ONE_SHOT_CASES[4][1]
+
+
+@exercise(
+    "01.2",
+    hints=(
+        "loop over tasks, calling your my_one_shot(chat, task) once for each, in order.",
+        "return a dict: {task.id: passed} (passed is the second item my_one_shot returns).",
+    ),
+)
+def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool, str]:
+    """Build 2: the learner's baseline over tasks, against the package's one_shot on the same scripted replies."""
+    import importlib
+
+    from reflect.strategies.one_shot import one_shot
+    from reflect.testing import ScriptedChat
+
+    tasks = [get_task(t) for t in BASELINE_TASKS]
+    ours = ScriptedChat({"generator": list(BASELINE_REPLIES)})
+    theirs = ScriptedChat({"generator": list(BASELINE_REPLIES)})
+    want = {t.id: one_shot(ours, t).passed for t in tasks}
+    used, (reached, got) = package_calls(
+        lambda: offline(lambda: my_baseline(theirs, list(tasks))),
+        importlib.import_module("reflect.strategies.one_shot"),
+    )
+    if reached:
+        return False, f"my_baseline {REAL_CALL}"
+    if used:
+        return False, "my_baseline called the package's one_shot: use your my_one_shot."
+    if [c.messages for c in theirs.calls] != [c.messages for c in ours.calls]:
+        return False, (
+            f"on {len(tasks)} tasks my_baseline made {len(theirs.calls)} call(s), not one one-shot request per "
+            "task in order: call my_one_shot(chat, task) for each task."
+        )
+    if not isinstance(got, dict) or got != want:
+        return (
+            False,
+            f"on scripted replies for {list(BASELINE_TASKS)} my_baseline returned {got!r}; expected {want!r}.",
+        )
+    return True, f"One call per task, in order, and the hidden tests' verdict for each: {want}."
+
+
+def _misses_truth(attempts: Sequence[Attempt]) -> list[tuple]:
+    return [(a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed]
+
+
+MADE_UP_ATTEMPTS = [
+    Attempt("a", "easy", True, 3, 3, ""),
+    Attempt("b", "medium", False, 1, 4, "f(2): expected 1, got 2"),
+    Attempt("c", "hard", False, 0, 5, "no code in the reply"),
+    Attempt("d", "easy", True, 2, 2, "", ["no docstring"]),
+]
+
+
+@exercise(
+    "01.4",
+    hints=(
+        "one row per attempt that failed (a.passed is False), in the order of attempts.",
+        "each row is (a.task_id, a.n_passed, a.n_tests, a.first_failure); passing attempts have no row.",
+    ),
+)
+def misses(
+    misses_of: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
+) -> tuple[bool, str]:
+    """Build 4: the table of what one-shot misses, on made-up attempts and on the baseline's."""
+    for name, case in (
+        ("made-up attempts", MADE_UP_ATTEMPTS),
+        ("the baseline's attempts", attempts),
+    ):
+        got = misses_of(list(case))
+        rows = [tuple(r) for r in got] if isinstance(got, (list, tuple)) else got
+        want = _misses_truth(case)
+        if rows != want:
+            return False, f"on {name}, misses_of returned {got!r}; expected {want!r}."
+    return (
+        True,
+        f"One row per failure: {len(_misses_truth(attempts))} of the baseline's {len(attempts)} tasks fail.",
+    )
+
+
+@exercise(
+    "01.3",
     hints=(
         "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
         "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
@@ -89,7 +248,7 @@ def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str)
     "                 for level in ('easy', 'medium', 'hard')}",
 )
 def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt]) -> tuple:
-    """Exercise 1: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
+    """Build 3: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
     if not isinstance(rate_by_level, dict):
         return False, f"rate_by_level should be a dict, not {type(rate_by_level).__name__}."
     if set(rate_by_level) != set(LEVELS):
@@ -122,7 +281,7 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
 
 
 @exercise(
-    "01.2",
+    "01.5",
     hints=(
         "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
         "back into its Task, and one_shot takes a system_prompt= argument.",
@@ -143,7 +302,7 @@ def stricter_prompt(
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
-    """Exercise 2: retry_failed on a stand-in chat (only the failed tasks, in order, with the prompt it is
+    """Exercise 5: retry_failed on a stand-in chat (only the failed tasks, in order, with the prompt it is
     given, through the chat it is given), then the real retry: new calls, one new system prompt for all.
 
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
@@ -430,7 +589,7 @@ def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
 
 
 @exercise(
-    "01.3",
+    "01.6",
     hints=(
         "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
         "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
@@ -451,7 +610,7 @@ def pass_at_three(
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
-    """Exercise 3: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
+    """Exercise 6: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls) and any_passes."""
     problem = _tried_offline(_check_sampler, sample_three, "sample_three")
     if problem:
@@ -534,7 +693,7 @@ def pass_at_three(
 
 
 @exercise(
-    "01.4",
+    "01.7",
     hints=(
         "the visible tests are TestGroundedCritic's: its evaluate(task, code) gives a score from 1 to 10, "
         "without the hidden tests.",
@@ -551,15 +710,15 @@ def without_oracle(
     draws: Sequence[Run] | None,
     chosen: Run | None,
 ) -> tuple:
-    """Exercise 4: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
-    draft it chooses among exercise 3's draws."""
+    """Exercise 7: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
+    draft it chooses among exercise 6's draws."""
     problem = _check_pick(pick)
     if problem:
         return False, problem
     if not _three_runs(draws):
         return (
             False,
-            "pick is right. Run exercise 3 first: chosen is picked among its three draws.",
+            "pick is right. Run exercise 6 first: chosen is picked among its three draws.",
             False,
         )
     task = get_task(draws[0].task_id)

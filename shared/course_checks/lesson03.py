@@ -120,6 +120,11 @@ REPLIES: tuple[str, ...] = (
     "Looks great to me, 9/10!",
     "",
     '{"score": 8, "issues": "none", "strengths": [], "suggestion": "y"}',
+    '{"score": 7.0, "issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": true, "issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": "8", "issues": [], "strengths": [], "suggestion": "y"}',
+    '{"score": 6, "issues": [], "strengths": [], "suggestion": 3}',
+    '{"score": 6, "issues": [1], "strengths": [], "suggestion": "y"}',
 )
 
 
@@ -133,8 +138,9 @@ def _truth_score(reply: str) -> int | None:
     hints=(
         "find the JSON object in the reply: json.loads the whole reply, and if that fails, the text from the first "
         "'{' to the last '}'. No object, or not a dict, means None.",
-        "then validate: the four fields are all there; score is an int (not a bool, not a float, not a string) from 1 "
-        "to 10; issues and strengths are lists; suggestion is a string. Any failure is None, never a score.",
+        "then validate: the four fields are all there; score is an int (type(score) is int: not a bool, a float or "
+        "a string) from 1 to 10; issues and strengths are lists of strings; suggestion is a string. Any failure is "
+        "None, never a score.",
     ),
 )
 def read(read_score: Callable[[str], object]) -> tuple[bool, str]:
@@ -182,6 +188,13 @@ STOP_CASES: tuple[tuple[list, list | None, int, int, int], ...] = (
     ([10, 7, 7], None, 11, 3, 2),
     ([4, None, 5], None, 8, 3, 2),
     ([3, 5], None, 8, 2, 2),
+    ([5, 4], None, 8, 3, 2),
+    ([10, 8], None, 11, 3, 2),
+    ([6, 7, 6], None, 8, 3, 2),
+    ([4, 5], ["", ""], 8, 3, 2),
+    ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
+    ([None, 5, 6], None, 8, 5, 2),
+    ([8, 6, None], None, 9, 5, 2),
 )
 
 

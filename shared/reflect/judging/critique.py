@@ -14,16 +14,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictInt, StrictStr, ValidationError
 
 
 class Critique(BaseModel):
     """A critic's verdict as validated JSON: score 1-10, issues, strengths, suggestion."""
 
-    score: int = Field(ge=1, le=10, description="1 = unusable, 10 = nothing left to fix")
-    issues: list[str] = Field(description="concrete problems, most important first")
-    strengths: list[str] = Field(description="what is already right")
-    suggestion: str = Field(description="the single most important fix")
+    # strict types: a score of 7.0, "8" or true is a malformed verdict, not a score
+    score: StrictInt = Field(ge=1, le=10, description="1 = unusable, 10 = nothing left to fix")
+    issues: list[StrictStr] = Field(description="concrete problems, most important first")
+    strengths: list[StrictStr] = Field(description="what is already right")
+    suggestion: StrictStr = Field(description="the single most important fix")
     criteria: dict[str, int] | None = Field(
         default=None, description="optional per-criterion scores, 1-10"
     )
