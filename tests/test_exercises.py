@@ -200,14 +200,14 @@ def test_checks_pass_the_solution_and_fail_the_placeholder_and_planted_answers(p
 # The machinery itself, on made-up exercises (not registered).
 
 
-def make(hints=("nudge", "bigger"), answer="SECRET-42") -> Exercise:
+def make(hints=("nudge", "bigger")) -> Exercise:
     def sample(value):
         """a made-up exercise"""
         if value == "boom":
             raise ValueError("learner bug")
         return value == 42, f"got {value!r}"
 
-    return Exercise("99.1", hints, answer, sample)
+    return Exercise("99.1", hints, sample)
 
 
 def test_a_pass_prints_the_message_and_no_hint(capsys):
@@ -216,7 +216,12 @@ def test_a_pass_prints_the_message_and_no_hint(capsys):
     assert capsys.readouterr().out == "✅ got 42\n"
 
 
-def test_hints_come_one_per_failed_run_and_never_the_answer(capsys):
+def test_hints_come_one_per_failed_run_and_never_the_answer(capsys, monkeypatch):
+    import course_checks
+
+    monkeypatch.setattr(
+        course_checks, "solution_cell", lambda key: "SECRET-42" if key == "99.1" else ""
+    )
     reset_hints()
     ex = make()
     outs = []
@@ -247,7 +252,7 @@ def test_a_pass_restarts_the_hints_and_an_exception_is_a_not_yet(capsys):
 
 def test_exercises_keep_their_own_counts():
     reset_hints()
-    a, b = make(), Exercise("99.2", ("other nudge", "other bigger"), "x", lambda v: (False, "no"))
+    a, b = make(), Exercise("99.2", ("other nudge", "other bigger"), lambda v: (False, "no"))
     a.outcome(1)
     assert b.outcome(1).hints_shown == 1
     assert a.outcome(1).hints_shown == 2
@@ -258,7 +263,6 @@ def test_a_step_the_message_explains_gets_no_hint_and_keeps_the_count(capsys):
     ex = Exercise(
         "99.4",
         ("about the function", "more"),
-        "x",
         lambda f: (
             (False, "the function is right; now call the model.", False) if f else (False, "wrong")
         ),
@@ -275,4 +279,28 @@ def test_a_replay_miss_is_not_swallowed():
         raise ReplayMiss("miss")
 
     with pytest.raises(ReplayMiss):
-        Exercise("99.3", ("n",), "a", raises)(1)
+        Exercise("99.3", ("n",), raises)(1)
+
+
+def test_every_exercise_reveals_its_solved_cell_and_only_that():
+    """reveal() prints the solved cell of its own exercise (so the answer is written once, and an answer that
+    replays in replay, such as 00.1's recorded request, is the one revealed)."""
+    import importlib
+
+    from course_checks import solution_cell
+
+    for n in {p.name.split("_")[0] for p in SOLUTIONS}:
+        importlib.import_module(f"course_checks.lesson{n}")
+    for key, ex in REGISTRY.items():
+        path = next((ROOT / "solutions").glob(f"{key.split('.')[0]}_*.ipynb"))
+        nb = nbformat.read(path, as_version=4)
+        solved = [
+            c.source for c in nb.cells if c.get("metadata", {}).get("reflect", {}).get("key") == key
+        ]
+        assert solved == [solution_cell(key)], key
+        check = next(
+            nb.cells[j].source
+            for i, j in exercises_of(nb)
+            if nb.cells[i].metadata["reflect"].get("key") == key
+        )
+        assert check.strip().startswith(f"ex.{ex.name}("), (key, check)

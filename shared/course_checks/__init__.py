@@ -110,15 +110,13 @@ class Outcome:
 
 
 class Exercise:
-    """One exercise: its key ("00.1"), its hints (gentlest first), its answer (None: the solved cell
-    in solutions/, so the answer is written once), and its check."""
+    """One exercise: its key ("00.1"), its hints (gentlest first) and its check; its answer is the
+    solved cell in solutions/ (`solution_cell`), so no answer is written twice."""
 
-    def __init__(
-        self, key: str, hints: tuple[str, ...], answer: str | None, check: Callable[..., tuple]
-    ) -> None:
-        if not hints or answer == "":
-            raise ValueError(f"exercise {key} needs at least one hint and an answer")
-        self.key, self.hints, self.answer, self.check = key, tuple(hints), answer, check
+    def __init__(self, key: str, hints: tuple[str, ...], check: Callable[..., tuple]) -> None:
+        if not hints:
+            raise ValueError(f"exercise {key} needs at least one hint")
+        self.key, self.hints, self.check = key, tuple(hints), check
         self.name = check.__name__
         self.__doc__ = check.__doc__
         functools.update_wrapper(self, check)
@@ -159,23 +157,20 @@ class Exercise:
         return Outcome(self.key, False, message, tier, "\n".join(lines))
 
     def reveal(self) -> None:
-        """Print the answer (the solved cell, unless the check holds its own): only when asked."""
-        answer = self.answer if self.answer is not None else solution_cell(self.key)
-        print(f"Exercise {self.key}, an answer:\n{answer}")
+        """Print the answer, the solved cell: only when the learner asks for it."""
+        print(f"Exercise {self.key}, an answer:\n{solution_cell(self.key)}")
 
     def __repr__(self) -> str:
         return f"<exercise {self.key}: {self.name}>"
 
 
-def exercise(
-    key: str, hints: tuple[str, ...], answer: str | None = None
-) -> Callable[[Callable[..., tuple]], Exercise]:
+def exercise(key: str, hints: tuple[str, ...]) -> Callable[[Callable[..., tuple]], Exercise]:
     """Register a check `(learner's objects) -> (passed, message[, hint helps])` as exercise `key`."""
 
     def wrap(check: Callable[..., tuple]) -> Exercise:
         if key in REGISTRY:
             raise ValueError(f"exercise {key} is registered twice")
-        ex = Exercise(key, hints, answer, check)
+        ex = Exercise(key, hints, check)
         REGISTRY[key] = ex
         return ex
 

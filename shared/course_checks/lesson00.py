@@ -28,8 +28,6 @@ NUMBER_CASES = {
         "strip the whitespace first, then check that what is left is one or more digits.",
         "what does your function return for '', ' 12\\n' and '-4'? (str.strip and str.isdigit are worth a look.)",
     ),
-    answer="def only_a_number(text):\n    return text.strip().isdigit()\n\n"
-    "# and a system message such as: 'Answer with a single integer and nothing else: no words, no punctuation.'",
 )
 def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
     """Exercise 1: only_a_number on made-up replies (a truthy result counts as True), then on the model's."""
@@ -76,9 +74,6 @@ def _example_records() -> list[CallRecord]:
         "estimate_cost('openai', model, prompt_tokens, completion_tokens) prices one call; input and output tokens "
         "have different prices, so price before you add.",
     ),
-    answer="def bill(records, model):\n"
-    "    return sum(estimate_cost('openai', model, r.prompt_tokens, r.completion_tokens) for r in records)\n\n"
-    "gpt4o_cost = bill(conn.ledger.records, 'gpt-4o')",
 )
 def hosted_bill(
     bill: Callable[[Sequence[CallRecord], str], float],
@@ -140,9 +135,6 @@ def hosted_bill(
         "a Reply has more fields than its text: print one whole (print(draft)) and compare it with the "
         "cut-off reply `cut`, made under 'When not to use this, and what can go wrong'.",
     ),
-    answer="def was_truncated(reply):\n    return reply.finish_reason == 'length'\n\n"
-    "long_answer = conn.chat([{'role': 'user', 'content': 'List ten uses of Python dictionaries.'}], "
-    "role='probe', temperature=0, seed=42, max_tokens=8)",
 )
 def truncated(
     was_truncated: Callable[[Reply], bool], long_answer: Reply | None, draft: Reply

@@ -244,8 +244,6 @@ def misses(
         "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
         "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
     ),
-    answer="rate_by_level = {level: pass_rate([a for a in attempts if a.difficulty == level])\n"
-    "                 for level in ('easy', 'medium', 'hard')}",
 )
 def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt]) -> tuple:
     """Build 3: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
@@ -288,12 +286,6 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
         "use the `chat` it is given as it is (section 2's chat keeps temperature 0, seed 42 and 512 tokens): no "
         "partial of your own, not conn.chat; return the list of the new runs (what one_shot returns).",
     ),
-    answer="CAREFUL_PROMPT = GENERATOR_PROMPT + (\n"
-    "    ' Before you answer, check your code against every listed requirement and every edge case it names'\n"
-    "    ' (empty input, negative numbers, invalid values that must raise).'\n)\n\n\n"
-    "def retry_failed(chat, attempts, prompt):\n"
-    "    return [one_shot(chat, get_task(a.task_id), system_prompt=prompt) for a in attempts if not a.passed]\n\n\n"
-    "retry = retry_failed(chat, attempts, CAREFUL_PROMPT)",
 )
 def stricter_prompt(
     retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Run]],
@@ -596,11 +588,6 @@ def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
         "each draw needs its own chat: a partial of `chat` with the exercise's temperature, token cap and one seed. "
         "Build one per seed, call one_shot with each, and keep the runs in seed order.",
     ),
-    answer="first_failed = get_task(next(a.task_id for a in attempts if not a.passed))\n\n\n"
-    "def sample_three(chat, task):\n"
-    "    return [one_shot(partial(chat, temperature=0.8, seed=s, max_tokens=512), task) for s in (1, 2, 3)]\n\n\n"
-    "draws = sample_three(conn.chat, first_failed)\n"
-    "any_passes = any(run.passed for run in draws)",
 )
 def pass_at_three(
     sample_three: Callable[[Any, Task], Sequence[Run]],
@@ -700,10 +687,6 @@ def pass_at_three(
         "pick may not look at .passed, judge or task.run: those are the hidden tests. Score every draft first; "
         "list.index returns the first position of a value, which settles ties.",
     ),
-    answer="def pick(task, drafts):\n"
-    "    scores = [TestGroundedCritic().evaluate(task, d.final_code).score for d in drafts]\n"
-    "    return drafts[scores.index(max(scores))]\n\n\n"
-    "chosen = pick(first_failed, draws)",
 )
 def without_oracle(
     pick: Callable[[Task, Sequence[Run]], Run],

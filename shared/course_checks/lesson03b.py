@@ -45,10 +45,6 @@ MADE_UP_PASSED = {"a": False, "b": False, "c": False, "d": False, "e": True}
         "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
         "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
     ),
-    answer="def false_accepts(evaluations, passed, threshold):\n"
-    "    return sorted(k for k, ev in evaluations.items()\n"
-    "                  if ev.score is not None and ev.score >= threshold and not passed[k])\n\n\n"
-    "voting_false_tasks = false_accepts(verdicts['voting'], passed_first, THRESHOLD)",
 )
 def count_false_accepts(
     false_accepts: Callable[[Mapping[str, Evaluation], Mapping[str, bool], float], list[str]],
@@ -211,12 +207,6 @@ class _ScriptedTests:
         "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
         "their two Evaluations as it is, never a new one.",
     ),
-    answer="class TestsThenLLM:\n"
-    "    def __init__(self, llm_critic, tests_critic=None):\n"
-    "        self.llm, self.tests = llm_critic, tests_critic or TestGroundedCritic()\n\n"
-    "    def evaluate(self, task, code):\n"
-    "        ev = self.tests.evaluate(task, code)\n"
-    "        return ev if ev.score < 10 else self.llm.evaluate(task, code)",
 )
 def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple[bool, str]:
     """Exercise 3: the class on count_vowels with a scripted model: failing drafts make no call, a passing one one."""

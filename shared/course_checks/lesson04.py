@@ -95,11 +95,6 @@ _CASE_NAMES = [
         "(to finalize, or to review when a rule check fails), whatever it cost; "
         "for everything else, return what rg.after_critique(state) returns.",
     ),
-    answer="def route_with_budget(state, token_budget):\n"
-    "    spent = sum(s['prompt_tokens'] + s['completion_tokens'] for s in state.get('steps', []))\n"
-    "    if state.get('critique_status') == 'needs_revision' and spent >= token_budget:\n"
-    "        return 'mark_needs_review'\n"
-    "    return rg.after_critique(state)",
 )
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
     """Exercise 1: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
@@ -177,12 +172,6 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
         "role='tests').to_dict(), with status 'accepted' at a score of 10 and 'needs_revision' below; return it in "
         "'steps' (a list), and the feedback as 'critique' (what the refiner reads).",
     ),
-    answer="def tests_gate(state):\n"
-    "    task = get_task(state['metadata']['task_id'])\n"
-    "    ev = TestGroundedCritic().evaluate(task, state['current_draft'] or '')\n"
-    "    status = 'accepted' if ev.score == 10 else 'needs_revision'\n"
-    "    step = rg.critic_step(len(rg.this_run(state, 'steps')), status, ev.feedback, ev.score, role='tests')\n"
-    "    return {'critique': ev.feedback, 'steps': [step.to_dict()]}",
 )
 def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
@@ -283,15 +272,6 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
         "generator and critic calls always go to small, and only refiner calls count; "
         "the refiner calls after the first `after` go to strong.",
     ),
-    answer="def escalating(small, strong, after):\n"
-    "    sent = {'refiner': 0}\n\n"
-    "    def chat(messages, role='generator', **params):\n"
-    "        if role == 'refiner':\n"
-    "            sent['refiner'] += 1\n"
-    "            if sent['refiner'] > after:\n"
-    "                return strong(messages, role=role, **params)\n"
-    "        return small(messages, role=role, **params)\n"
-    "    return chat",
 )
 def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tuple[bool, str]:
     """Exercise 3: the graph on escalating(small, strong, after) with after = 1 (built twice) and 0, scripted models
@@ -370,9 +350,6 @@ def path_problem(got: Any, want: list[str]) -> str:
         "each snapshot's .next is a tuple of the node names that ran after it; skip '__start__', and the last "
         "snapshot's .next is empty.",
     ),
-    answer="def visited(graph, config):\n"
-    "    snapshots = list(graph.get_state_history(config))[::-1]  # oldest first\n"
-    "    return [node for snap in snapshots for node in snap.next if node != '__start__']",
 )
 def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
     """Exercise 4: visited() on two runs of the package's graph with a checkpointer: one accepted after a

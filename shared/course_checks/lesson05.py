@@ -51,12 +51,6 @@ def _call_windows(
         "accepted is the run's stop reason (r.stop.value), not the hidden tests' verdict (r.passed); attempts count "
         "the drafts, the generator steps in r.steps, not every step.",
     ),
-    answer="def measure_windows(windows):\n"
-    "    out = {}\n"
-    "    for k in windows:\n"
-    "        r = rx.Reflexion(window=k, max_attempts=4, patience=9, tests_for=fact_tests).run(fact, window_chat())\n"
-    "        out[k] = (r.stop.value == 'accepted', sum(s.role == 'generator' for s in r.steps))\n"
-    "    return out",
 )
 def memory_window(
     measure_windows: Callable[[list[int]], object],
@@ -187,11 +181,6 @@ LABELLED = {  # a reflection: (worth remembering, why)
         "len(text.split()) counts words; a concrete anchor is a call like f([]), a digit, a quoted value or []: "
         "one re.search with alternatives finds any of them.",
     ),
-    answer="def is_specific(reflection):\n"
-    "    text = reflection.strip()\n"
-    "    if '```' in text or re.search(r'\\bdef \\w+\\(', text) or len(text.split()) < 8:\n"
-    "        return False\n"
-    '    return bool(re.search(r"\\w+\\(.*?\\)|\\d|\'[^\']+\'|\\"[^\\"]+\\"|\\[\\]", text))',
 )
 def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -> tuple[bool, str]:
     """Exercise 2: is_specific on labelled reflections, then how many of the experiment's it keeps."""
@@ -234,9 +223,6 @@ REWORDINGS = {
         "keep only what every rewording shares: the words, lower-cased and in order (a regular expression can pick "
         "them out), then hash what is left with task_key.",
     ),
-    answer="def family_key(text):\n"
-    "    words = re.findall(r'[a-z0-9_]+', text.lower())\n"
-    "    return task_key(' '.join(words))",
 )
 def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple[bool, str]:
     """Exercise 3: one key for rewordings of flatten, 18 keys for the 18 course tasks, then a recall through it."""

@@ -38,10 +38,6 @@ def _unbiased(n: int, c: int, k: int) -> float:
         "math.comb(n - c, k) counts the ways to draw k samples that are all wrong, math.comb(n, k) all the ways "
         "to draw k (math.comb gives 0 when k > n - c: then every draw holds a correct sample).",
     ),
-    answer="def my_pass_at_k(n, c, k):\n"
-    "    if n - c < k:\n"
-    "        return 1.0\n"
-    "    return 1.0 - math.comb(n - c, k) / math.comb(n, k)",
 )
 def pass_at_k(
     my_pass_at_k: Callable[[int, int, int], float], rows: Sequence[Row]
@@ -106,9 +102,6 @@ TOY_CURVES: tuple[list[Entry], ...] = (
         "'do not exceed' is <=, so a budget equal to an entry's tokens keeps it; when nothing is kept, return None "
         "(not an empty list, not an entry).",
     ),
-    answer="def samples_within(curve, budget):\n"
-    "    within = [entry for entry in curve if entry[2] <= budget]\n"
-    "    return within[-1] if within else None",
 )
 def budget(
     samples_within: Callable[[list[Entry], float], Entry | None], rows: Sequence[Row]
@@ -172,11 +165,6 @@ TOY_JUDGES: dict[str, tuple[int, int, int, int]] = {
         "precision = accepted_right / (accepted_right + accepted_wrong); missed = rejected_right / (accepted_right + "
         "rejected_right); a zero denominator gives None, not 0.",
     ),
-    answer="def judge_scores(c):\n"
-    "    accepted = c['accepted_right'] + c['accepted_wrong']\n"
-    "    correct = c['accepted_right'] + c['rejected_right']\n"
-    "    return (c['accepted_right'] / accepted if accepted else None,\n"
-    "            c['rejected_right'] / correct if correct else None)",
 )
 def score_a_judge(
     judge_scores: Callable[[dict[str, int]], tuple[float | None, float | None]], rows: Sequence[Row]
@@ -255,14 +243,6 @@ PILOT_PAIRS = (
         "one before it in sorted order: keep the running maximum. Return the adjusted values in the order the tests "
         "were given, not sorted.",
     ),
-    answer="def my_holm(pvalues):\n"
-    "    m = len(pvalues)\n"
-    "    order = sorted(range(m), key=lambda i: pvalues[i])\n"
-    "    adjusted, running = [0.0] * m, 0.0\n"
-    "    for rank, i in enumerate(order):\n"
-    "        running = max(running, min(1.0, (m - rank) * pvalues[i]))\n"
-    "        adjusted[i] = running\n"
-    "    return adjusted",
 )
 def holm(
     my_holm: Callable[[list[float]], Sequence[float]], pilot: Sequence[Row]
