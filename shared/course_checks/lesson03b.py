@@ -1,15 +1,18 @@
-"""Lesson 03b's exercise checks: a critic's false accepts, the loops where the refiner ran, tests before the LLM."""
+"""Lesson 03b's exercise checks: the test-first critic and the confusion counts (against the package's `agreement`),
+then a critic's false accepts and the loops where the refiner ran."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from reflect.judging import calibration as calibration_module
+from reflect.judging.calibration import agreement
 from reflect.judging.controller import Draft, best_so_far
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import exercise, package_calls
 
 Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
 
@@ -38,7 +41,7 @@ MADE_UP_PASSED = {"a": False, "b": False, "c": False, "d": False, "e": True}
 
 
 @exercise(
-    "03b.1",
+    "03b.3",
     hints=(
         "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
         "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
@@ -53,7 +56,7 @@ def count_false_accepts(
     passed: Mapping[str, bool],
     threshold: float,
 ) -> tuple[bool, str]:
-    """Exercise 1: false_accepts on made-up verdicts and on every critic of section 1, then voting_false_tasks."""
+    """Exercise 3: false_accepts on made-up verdicts and on every critic of section 1, then voting_false_tasks."""
     want = _false_accepts(MADE_UP, MADE_UP_PASSED, 8)
     got = false_accepts(dict(MADE_UP), dict(MADE_UP_PASSED), 8)
     if not isinstance(got, (list, tuple)) or list(got) != want:
@@ -117,7 +120,7 @@ MADE_UP_LOOPS = (
 
 
 @exercise(
-    "03b.2",
+    "03b.4",
     hints=(
         "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
         "every later one is a refiner's reply.",
@@ -130,7 +133,7 @@ def refiner_runs(
     later_pass: Callable[[Loops], object] | None,
     loops: Loops,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 2: `refined` (the loops where the refiner ran) against section 2's loops, and
+    """Exercise 4: `refined` (the loops where the refiner ran) against section 2's loops, and
     `later_pass` on them and on made-up loops."""
     want = _refined(loops)
     if not isinstance(refined, Mapping) or set(refined) != set(want):
@@ -201,7 +204,7 @@ class _ScriptedTests:
 
 
 @exercise(
-    "03b.3",
+    "03b.1",
     hints=(
         "call the tests critic first; only when its score is 10 (every visible test passes) ask the LLM critic.",
         "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
@@ -209,7 +212,7 @@ class _ScriptedTests:
     ),
 )
 def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple[bool, str]:
-    """Exercise 3: the class on count_vowels with a scripted model: failing drafts make no call, a passing one one."""
+    """Build 1: the test-first critic on count_vowels with a scripted model: failing drafts make no call, a passing one one."""
     task = get_task("count_vowels")
     scripted = ScriptedChat({"critic": [SCRIPTED_CRITIQUE] * 3})
     combo = tests_then_llm_class(LLMCritic(scripted))
@@ -259,4 +262,57 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
     return (
         True,
         "failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here).",
+    )
+
+
+# The confusion counts (03b.2): (score, passed) pairs and a threshold; the truth is the package's agreement.
+CONFUSION_CASES: tuple[tuple[list[tuple[float | None, bool]], float], ...] = (
+    ([(10, True), (10, False), (3, False), (3, True), (None, True)], 8),
+    ([(8, True), (7.9, True), (8, False), (None, False)], 8),
+    ([(5.5, False), (10, True)], 10),
+    ([], 8),
+    ([(None, True), (None, False)], 8),
+)
+
+
+def _counts(pairs: list, threshold: float) -> tuple[int, int, int, int, int]:
+    a = agreement(pairs, threshold)
+    return a.true_accepts, a.false_accepts, a.true_rejects, a.false_rejects, a.unscored
+
+
+@exercise(
+    "03b.2",
+    hints=(
+        "a draft is accepted when its score is at least the threshold; compare that with whether it passed. A score "
+        "of None is neither an accept nor a reject: count it as unscored.",
+        "four counters and one for None: accepted and passed is a true accept, accepted and failed a false accept, "
+        "rejected and failed a true reject, rejected and passed a false reject. Return the five in that order.",
+    ),
+)
+def confusion_counts(
+    confusion: Callable[[list, float], object],
+    verdicts: Mapping[str, Mapping[str, Evaluation]],
+    passed: Mapping[str, bool],
+    threshold: float,
+) -> tuple[bool, str]:
+    """Build 2: the learner's confusion counts against the package's agreement, on made-up pairs and on every
+    evaluator's verdicts of section 1."""
+    cases = [(list(p), t) for p, t in CONFUSION_CASES] + [
+        ([(ev.score, passed[k]) for k, ev in evs.items()], threshold) for evs in verdicts.values()
+    ]
+    reached, got = package_calls(
+        lambda: [confusion(list(p), t) for p, t in cases], calibration_module
+    )
+    if reached:
+        return False, "confusion called the package's agreement: the counts are yours to write."
+    for (pairs, threshold_), counts in zip(cases, got, strict=True):
+        want = _counts(pairs, threshold_)
+        if not isinstance(counts, (tuple, list)) or tuple(counts) != want:
+            return False, (
+                f"on the pairs {pairs[:6]}{' ...' if len(pairs) > 6 else ''} at threshold {threshold_}, confusion returned "
+                f"{counts!r}; expected (true accepts, false accepts, true rejects, false rejects, unscored) = {want}."
+            )
+    return (
+        True,
+        f"Your counts match the package's on {len(CONFUSION_CASES)} made-up cases and every evaluator's verdicts.",
     )
