@@ -12,6 +12,7 @@ from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import Attempt, judge
 from reflect.model.accounting import CallRecord
 from reflect.model.llm import Reply
+from reflect.model.sampling import sampling
 from reflect.records import Run, Stop
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
@@ -343,6 +344,25 @@ def stricter_prompt(
             False,
         )
     missing = _unaccounted(retry, attempts, records)
+    want_sampling = tuple(sorted(sampling("generator").items()))
+    unsampled = [
+        r.task_id
+        for r in retry
+        if not any(
+            c.sampling == want_sampling
+            for c in records
+            if c.role == "generator" and (c.prompt_tokens, c.completion_tokens) == _call(r)
+        )
+    ]
+    if not missing and unsampled:
+        return (
+            False,
+            (
+                f"the retries of {unsampled} went to the model without the first draft's sampling (temperature "
+                "0.0, seed 42, 512 tokens): pass section 2's `chat`, which carries it, not conn.chat."
+            ),
+            False,
+        )
     if missing:
         return (
             False,

@@ -19,7 +19,7 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One model call as the ledger keeps it: role, tokens, latency, backend, model."""
+    """One model call as the ledger keeps it: role, tokens, latency, backend, model, sampling."""
 
     role: str
     prompt_tokens: int
@@ -29,6 +29,8 @@ class CallRecord:
     model: str
     # answered from the live request cache (reflect.model.cache): no model time spent
     cached: bool = False
+    # the sampling the call was sent with: (name, value) pairs of temperature, seed, max_tokens
+    sampling: tuple[tuple[str, object], ...] = ()
 
     @property
     def cost_usd(self) -> float | None:

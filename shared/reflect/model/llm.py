@@ -69,6 +69,9 @@ class Reply:
     finish_reason: str | None = None
 
 
+SAMPLED = ("temperature", "seed", "max_tokens")  # the sampling a ledger record keeps
+
+
 @dataclass
 class Connection:
     """A ready client for the configured model, with a ledger of every call."""
@@ -204,6 +207,7 @@ class Connection:
                 self.live_backend,
                 model,
                 cached,
+                tuple(sorted((k, v) for k, v in params.items() if k in SAMPLED)),
             )
         )
         return reply

@@ -1,0 +1,65 @@
+"""Lesson 01's stricter-prompt check reads the sampling of the retries' calls in the ledger: a retry sent
+through conn.chat (the server's own temperature, no seed, no cap) fails, the same retry at the first
+draft's sampling passes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from course_checks import lesson01 as ex
+from reflect.judging.hidden import Attempt
+from reflect.model.accounting import CallRecord, Ledger
+from reflect.model.sampling import sampling
+from reflect.records import Run, Step, Stop
+from reflect.strategies.one_shot import one_shot
+from reflect.tasks.task import get_task
+
+PROMPT = ex.GENERATOR_PROMPT + " Check every requirement first."
+
+
+def right_retry_failed(chat, attempts, prompt):
+    return [
+        one_shot(chat, get_task(a.task_id), system_prompt=prompt) for a in attempts if not a.passed
+    ]
+
+
+def evaluate(sampled: tuple) -> tuple:
+    attempts = [
+        Attempt("factorial", "easy", True, 8, 8, "", prompt_tokens=124, completion_tokens=120),
+        Attempt("flatten", "medium", False, 2, 5, "x", prompt_tokens=130, completion_tokens=90),
+        Attempt("caesar", "medium", False, 5, 6, "y", prompt_tokens=140, completion_tokens=80),
+    ]
+    retry = [
+        Run(
+            "one-shot",
+            tid,
+            "",
+            Stop.SINGLE_DRAFT,
+            (Step(0, "generator", "model", "", "", p, c),),
+            passed=False,
+        )
+        for tid, p, c in (("flatten", 142, 95), ("caesar", 152, 70))
+    ]
+    records = [
+        CallRecord(
+            "generator", a.prompt_tokens, a.completion_tokens, 1.0, "local", "m", False, sampled
+        )
+        for a in attempts
+    ] + [
+        CallRecord("generator", p, c, 1.0, "local", "m", False, sampled)
+        for p, c in ((142, 95), (152, 70))
+    ]
+    conn = SimpleNamespace(ledger=Ledger(records))
+    return ex.stricter_prompt.evaluate(right_retry_failed, PROMPT, retry, attempts, conn)
+
+
+def test_retries_at_the_first_drafts_sampling_pass():
+    passed, message, *_ = evaluate(tuple(sorted(sampling("generator").items())))
+    assert passed, message
+
+
+def test_retries_sent_without_the_sampling_fail_and_say_so():
+    passed, message, *_ = evaluate(())
+    assert not passed and "without the first draft's sampling" in message
+    passed, message, *_ = evaluate((("max_tokens", 512), ("temperature", 0.8)))
+    assert not passed and "flatten" in message
