@@ -20,7 +20,7 @@ from reflect.judging.hidden import hidden_fingerprints, hidden_lines_in_prompts
 from reflect.judging.self_tests import statement_asserts
 from reflect.model.llm import ModelError
 from reflect.records import Run, Step, Stop, Verdict
-from reflect.strategies.objects import OneShot, ScoredReflection
+from reflect.strategies import OneShot, ScoredReflection
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat

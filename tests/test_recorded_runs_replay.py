@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reflect.records import Run, Stop
-from reflect.strategies.objects import MakerChecker
+from reflect.strategies import MakerChecker
 from reflect.strategies.reflexion import Reflexion
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task

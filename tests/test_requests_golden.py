@@ -105,11 +105,11 @@ def outcome(run) -> dict:
 def scenarios() -> dict:
     from reflect.judging.controller import StopRule
     from reflect.judging.critics import LLMCritic, RuleCritic
+    from reflect.strategies import MakerChecker, ScoredReflection
     from reflect.strategies import feedback as fb
     from reflect.strategies import graph as rg
     from reflect.strategies.catalog import catalog
     from reflect.strategies.maker_checker import maker_checker
-    from reflect.strategies.objects import MakerChecker, ScoredReflection
     from reflect.strategies.one_shot import one_shot
     from reflect.strategies.reflexion import Reflexion, memory_experiment
 

@@ -8,12 +8,8 @@ from reflect.judging.controller import StopRule
 from reflect.judging.critics import LLMCritic, RuleCritic
 from reflect.model.llm import ModelError
 from reflect.records import Critic, Run, Stop, Strategy, Verdict
-from reflect.strategies.objects import (
-    MakerChecker,
-    OneShot,
-    ScoredReflection,
-    with_sampling,
-)
+from reflect.strategies import MakerChecker, OneShot, ScoredReflection
+from reflect.strategies.base import with_sampling
 from reflect.tasks.task import Task, get_task
 from reflect.testing import FakeReply, ScriptedChat
 from tests.reference_solutions import CORRECT, FLAWED

@@ -1,13 +1,13 @@
 """The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
-LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), and the
-`Strategy` objects that run any of them and return a `Run` (reflect.records); `base` holds the
-run frame they share and `config()`, the identity a results file keys their runs by."""
+LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy). Each file
+holds its loop and the `Strategy` object that runs it and returns a `Run` (reflect.records); `base`
+holds the run frame they share, `with_sampling` and `config()`, the identity a results file keys
+their runs by."""
 
 from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, REVIEWER_PROMPT, refine_request
-from .maker_checker import MAX_ITERATIONS, keep_last, maker_checker
-from .objects import MakerChecker, OneShot, ScoredReflection
-from .one_shot import one_shot
-from .scored import critique_step, generate_step, refine_step, scored_reflection
+from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
+from .one_shot import OneShot, one_shot
+from .scored import ScoredReflection, critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
     "GENERATOR_PROMPT",

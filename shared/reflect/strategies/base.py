@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from ..judging.hidden import judge
 from ..model.sampling import SAMPLING
-from ..records import Run, Stop
+from ..records import ChatFn, Run, Stop
 from ..tasks.task import Task
 
 
@@ -105,3 +105,21 @@ class Configured:
             "role_sampling": {role: plain(SAMPLING[role]) for role in self.ROLES},
             "prompts": fingerprint(self.prompts()),
         }
+
+
+def with_sampling(
+    chat: ChatFn, temperature: float, seed: int | None, max_tokens: Callable[[str], int]
+) -> ChatFn:
+    """`chat` with a lesson's stated sampling added to every call (a call's own keywords win):
+    without it a server applies its own defaults, and llama.cpp's samples (temperature 0.8, a
+    random seed), so the same request gives another answer each time."""
+
+    def sampled(messages: list[dict], role: str = "generator", **params):
+        fixed = {
+            "temperature": temperature,
+            "max_tokens": max_tokens(role),
+            **({} if seed is None else {"seed": seed}),
+        }
+        return chat(messages, role=role, **{**fixed, **params})
+
+    return sampled

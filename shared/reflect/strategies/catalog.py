@@ -19,9 +19,11 @@ from collections.abc import Callable
 
 from ..judging.controller import StopRule
 from ..records import Strategy
-from .objects import MakerChecker, OneShot, ScoredReflection
+from .maker_checker import MakerChecker
+from .one_shot import OneShot
 from .reflexion import Reflexion
 from .resample import Resample
+from .scored import ScoredReflection
 
 LESSON_06 = (
     "one-shot",

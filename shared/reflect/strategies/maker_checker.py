@@ -16,12 +16,17 @@ the fix for the textbook thread's role confusion.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ..judging.sentinel import ApprovalRule, strict_sentinel
 from ..model.llm import ModelError
+from ..model.sampling import SAMPLING, SEED
 from ..records import ChatFn, Run, Step, Stop, Verdict, model_step
+from ..tasks import prompts
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
+from ..tasks.task import Task
+from .base import Configured, execute, with_sampling
 
 MAX_ITERATIONS = 4
 PERSPECTIVES = ("shared", "own")
@@ -125,3 +130,49 @@ def keep_last(n: int) -> Callable[[list[dict]], list[dict]]:
     if n < 1:
         raise ValueError("keep at least one message besides the task")
     return lambda thread: thread[:1] + thread[1:][-n:]
+
+
+@dataclass
+class MakerChecker(Configured):
+    """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget, sampled
+    as lesson 02 does (temperature 0, seed 42; the generator may write 512 tokens, the reviewer 300)."""
+
+    max_iterations: int = 4
+    options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
+    temperature: float = SAMPLING["generator"][
+        "temperature"
+    ]  # the reviewer's too (SAMPLING["reviewer"])
+    seed: int | None = SEED
+    generator_max_tokens: int = SAMPLING["generator"]["max_tokens"]
+    reviewer_max_tokens: int = SAMPLING["reviewer"]["max_tokens"]
+    judge_hidden: bool = True
+    name: str = "maker-checker"
+    ROLES = ("generator", "reviewer")
+
+    def prompts(self) -> tuple[str, ...]:
+        """Lesson 02's generator and reviewer prompts."""
+        return prompts.GENERATOR_PROMPT, prompts.REVIEWER_PROMPT
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """Run the loop on the task's prompt and return its Run."""
+        sampled = with_sampling(
+            chat,
+            self.temperature,
+            self.seed,
+            lambda role: (
+                self.generator_max_tokens if role == "generator" else self.reviewer_max_tokens
+            ),
+        )
+        return execute(
+            self,
+            task,
+            lambda: maker_checker(
+                sampled,
+                task.prompt(),
+                max_iterations=self.max_iterations,
+                entry_point=task.entry_point,
+                **self.options,
+                task_id=task.id,
+                name=self.name,
+            ),
+        )

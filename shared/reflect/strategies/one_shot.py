@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from ..judging.hidden import judge
+from ..model.sampling import SAMPLING, SEED
 from ..records import ChatFn, ReplyLike, Run, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ..tasks.task import Task
+from .base import Configured, execute, with_sampling
 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Run:
@@ -39,3 +42,34 @@ def one_shot_call(
     messages = generator_messages(prompt, system_prompt)
     reply = chat(messages, role="generator")
     return messages, reply, extract_code(reply.text, task.entry_point).code
+
+
+@dataclass
+class OneShot(Configured):
+    """Lesson 01: one generator call, no critic, sampled as every first draft is (temperature 0,
+    seed 42, 512 tokens: `reflect.model.sampling`)."""
+
+    system_prompt: str = GENERATOR_PROMPT
+    temperature: float = SAMPLING["generator"]["temperature"]
+    seed: int | None = SEED
+    max_tokens: int = SAMPLING["generator"]["max_tokens"]
+    judge_hidden: bool = True  # fill Run.passed from the hidden tests
+    name: str = "one-shot"
+    ROLES = ("generator",)  # its prompt is a field
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """One call; the draft is final."""
+        sampled = with_sampling(chat, self.temperature, self.seed, lambda role: self.max_tokens)
+
+        def body() -> Run:
+            messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
+            return Run(
+                self.name,
+                task.id,
+                code,
+                Stop.SINGLE_DRAFT,
+                (model_step(0, "generator", messages, reply, code),),
+                "the only draft",
+            )
+
+        return execute(self, task, body)

@@ -350,7 +350,7 @@ def mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
 
 def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) -> list:
     """Lesson 05's experiment: one-shot (the baseline) and Reflexion under each memory mode."""
-    from .objects import OneShot
+    from .one_shot import OneShot
 
     return [
         OneShot(),

@@ -11,16 +11,18 @@ the last; a regression stops early and reverts to the best.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ..judging.controller import Draft, StopRule
+from ..judging.critics import EvidenceCritic, LLMCritic
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED
-from ..records import Run, Step, Stop, Verdict, model_step
+from ..records import ChatFn, Critic, Run, Step, Stop, Verdict, model_step
 from ..tasks import prompts
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages, refine_request
 from ..tasks.task import Task
+from .base import Configured, execute
 
 
 def draft_call(
@@ -148,3 +150,61 @@ def scored_reflection(
             steps.append(refine_step(chat, task, last.code, last.feedback, seed, sampling))
     except ModelError as err:
         return end(Stop.PROVIDER_ERROR, str(err))
+
+
+@dataclass
+class ScoredReflection(Configured):
+    """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
+
+    critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
+    rule: StopRule = field(default_factory=StopRule)
+    seed: int | None = SEED
+    sampling: dict = field(
+        default_factory=lambda: {role: SAMPLING[role] for role in ("generator", "refiner")}
+    )
+    judge_hidden: bool = True
+    name: str = "scored"
+    ROLES = ("critic", "test_writer")  # the generator's and refiner's sampling is a field
+
+    def prompts(self) -> tuple[str, ...]:
+        """The generator's and refiner's prompts, lesson 03's critic's, and the test writer's (self-tests)."""
+        return (
+            prompts.GENERATOR_PROMPT,
+            prompts.REFINER_SYSTEM,
+            prompts.CRITIC_PROMPT,
+            prompts.WRITE_TESTS_SYSTEM,
+        )
+
+    def run(self, task: Task, chat: ChatFn) -> Run:
+        """Run the loop and return its Run."""
+        critic = make_critic(self.critic, chat) if isinstance(self.critic, str) else self.critic
+
+        return execute(
+            self,
+            task,
+            lambda: scored_reflection(
+                chat,
+                task,
+                critic,
+                self.rule,
+                seed=self.seed,
+                sampling=self.sampling,
+                name=self.name,
+            ),
+        )
+
+
+CRITIC_KINDS = ("llm", "examples", "self-tests")
+
+
+def make_critic(kind: str, chat: ChatFn) -> Critic:
+    """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic, capped at 400 tokens), "examples" (the
+    statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
+    critic instead of passing one keeps a strategy's `config()` stable, so a results file can resume."""
+    if kind == "llm":
+        return LLMCritic(
+            chat, max_tokens=400
+        )  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
+    if kind in ("examples", "self-tests"):
+        return EvidenceCritic(chat, source=kind)
+    raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
