@@ -38,11 +38,11 @@ REASON = {
 }
 
 
-def solved(*keys: str) -> dict:
+def solved(*keys: str, lesson: Path = LESSON, imports: str = IMPORTS) -> dict:
     """The solved cells of the given exercises, run in one namespace (with the lesson's imports)."""
-    cells = json.loads(LESSON.read_text(encoding="utf-8"))["cells"]
+    cells = json.loads(lesson.read_text(encoding="utf-8"))["cells"]
     namespace: dict = {}
-    exec(IMPORTS, namespace)  # noqa: S102 - the course's own solution cells
+    exec(imports, namespace)  # noqa: S102 - the course's own solution cells
     for key in keys:
         cell = next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)
         exec("".join(cell["source"]), namespace)  # noqa: S102
@@ -124,23 +124,12 @@ IMPORTS03 = (
 VERDICTS = ((9, "Fine."), (4, "Nested lists stay nested."), (6, "Closer."), (None, "unusable"))
 
 
-def solved03(*keys: str) -> dict:
-    """Lesson 03's solved cells, run in one namespace with the imports they need."""
-    cells = json.loads(LESSON03.read_text(encoding="utf-8"))["cells"]
-    namespace: dict = {}
-    exec(IMPORTS03, namespace)  # noqa: S102 - the course's own solution cells
-    for key in keys:
-        cell = next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)
-        exec("".join(cell["source"]), namespace)  # noqa: S102
-    return namespace
-
-
 def test_the_learners_scored_loop_and_the_packages_give_the_same_run_on_every_script():
     from course_checks import lesson03
     from reflect.judging.controller import StopRule
     from reflect.strategies import scored_reflection
 
-    loop = solved03("03.2", "03.3", "03.4")["scored_loop"]
+    loop = solved("03.2", "03.3", "03.4", lesson=LESSON03, imports=IMPORTS03)["scored_loop"]
     task = get_task(lesson03.LOOP_TASK)
     drafts = (lesson03.D1, lesson03.D2, lesson03.D3)
     n = 0
@@ -169,7 +158,7 @@ def test_the_learners_scored_loop_and_the_packages_give_the_same_run_on_every_sc
 def test_the_learners_contract_agrees_with_the_packages_parser_on_generated_replies():
     from reflect.judging.critique import ParseFailure, parse_critique
 
-    read_score = solved03("03.1")["read_score"]
+    read_score = solved("03.1", lesson=LESSON03, imports=IMPORTS03)["read_score"]
     fields = {"issues": ["a"], "strengths": [], "suggestion": "b"}
     for score in (0, 1, 5, 10, 11, -3, 7.5, "eight", None):
         for drop in (None, "issues", "suggestion"):

@@ -5,7 +5,7 @@ and a rule in the reviewer's prompt."""
 from __future__ import annotations
 
 import copy
-import sys
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 
 from reflect.judging.critics import TestGroundedCritic
@@ -17,7 +17,7 @@ from reflect.tasks.prompts import REVIEWER_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
-from . import exercise, offline
+from . import exercise, offline, package_calls
 
 Chat = Callable[..., object]
 REAL_CALL = (
@@ -35,6 +35,7 @@ MERGE_DRAFT = (
 
 # --- The builds: each graded against the package's answer key on scripted agents. ---------------
 
+maker_checker_module = importlib.import_module("reflect.strategies.maker_checker")  # the answer key
 CHECK_TASK = "fibonacci"  # the scripted agents' task in the loop checks
 WRONG = "```python\ndef fibonacci(n):\n    return n\n```"
 BETTER = "```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```"
@@ -120,26 +121,6 @@ LOOP_CASES: tuple[tuple[str, dict, int], ...] = (
 )
 
 
-def _in_package_loop() -> bool:
-    """Is the package's maker_checker on the call stack (the learner's function called it)?"""
-    here, frame = maker_checker.__code__.co_filename, sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename == here:
-            return True
-        frame = frame.f_back
-    return False
-
-
-class _Watched(ScriptedChat):
-    """A ScriptedChat that notes when it is called from inside the package's loop."""
-
-    used_package: bool = False
-
-    def __call__(self, messages: list[dict], role: str = "generator", **params: object):
-        self.used_package = self.used_package or _in_package_loop()
-        return super().__call__(messages, role=role, **params)
-
-
 def _short(value: object, width: int = 70) -> str:
     text = " ".join(str(value).split())
     return repr(text if len(text) <= width else text[: width - 3] + "...")
@@ -201,10 +182,13 @@ def _compare(
     """Run the learner's loop and the package's on the same scripts; "" or the first difference."""
     task = get_task(CHECK_TASK)
     for what, script, arg in cases:
-        ours, theirs = ScriptedChat(copy.deepcopy(script)), _Watched(copy.deepcopy(script))
+        ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
         run = package(ours, task, arg)
         try:
-            reached, got = offline(lambda theirs=theirs, arg=arg: call(loop, theirs, task, arg))
+            used, (reached, got) = package_calls(
+                lambda theirs=theirs, arg=arg: offline(lambda: call(loop, theirs, task, arg)),
+                maker_checker_module,
+            )
         except IndexError as err:
             if "no more replies" not in str(err):
                 raise
@@ -214,7 +198,7 @@ def _compare(
             )
         if reached:
             return f"your loop {REAL_CALL}"
-        if theirs.used_package:
+        if "maker_checker" in used:
             return "your function called the package's maker_checker: the loop is yours to write."
         problem = _first_difference(ours.calls, theirs.calls) or _outcome(
             got, run, task.entry_point
