@@ -24,7 +24,7 @@ LEVELS = ("easy", "medium", "hard")
 HOT = {
     "temperature": 0.8,
     "max_tokens": 512,
-}  # exercise 6's sampling: the first draft's cap, llama.cpp's default temperature
+}  # exercise 7's sampling: the first draft's cap, llama.cpp's default temperature
 SEEDS = (1, 2, 3)
 
 
@@ -158,19 +158,73 @@ def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, st
     )
 
 
+# The drafts the verdict build is graded on (01.2): (task id, code); the truth is the package's judge.
+VERDICT_CASES: tuple[tuple[str, str], ...] = (
+    ("factorial", ONE_SHOT_CASES[0][1].split("```python\n")[1].split("```")[0]),
+    ("fibonacci", "def fibonacci(n):\n    return n\n"),
+    ("fibonacci", ""),
+    ("palindrome", "def is_palindrome(text):\n    return text ==\n"),
+    (
+        "factorial",
+        "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n",
+    ),
+    ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
+)
+
+
+@exercise(
+    "01.2",
+    hints=(
+        "task.run(code) gives a result with .passed, .failures (the failed tests, each with .describe()) and .error "
+        "(why nothing ran, e.g. a syntax error); task.static_checks(code) gives checks with .passed and .reason.",
+        "first_failure is \"\" when the run passed; else the first failure's describe() without its leading 'FAIL ', "
+        "or the run's error when no test failed. An empty draft fails with the reason 'no code in the reply'. missed "
+        "is the reasons of the static checks that did not pass.",
+    ),
+)
+def verdict(verdict_of: Callable[[Task, str], object]) -> tuple[bool, str]:
+    """Build 2: the learner's reading of a sandbox run against the package's judge, on six drafts."""
+    import importlib
+
+    hidden = importlib.import_module("reflect.judging.hidden")
+    for tid, code in VERDICT_CASES:
+        task = get_task(tid)
+        want = judge(task, code)
+        used, got = package_calls(lambda task=task, code=code: verdict_of(task, code), hidden)
+        if used:
+            return (
+                False,
+                "verdict_of called the package's judge: reading the run is yours to write.",
+            )
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            return False, f"verdict_of returned {got!r}: return (passed, first_failure, missed)."
+        passed, first, missed = got
+        label = f"on {tid} with {'no code' if not code else repr(code.splitlines()[-1].strip())}"
+        if passed is not want.passed:
+            return False, f"{label}, passed={passed!r}; the hidden tests say {want.passed}."
+        if first != want.first_failure:
+            return False, f"{label}, first_failure={first!r}; expected {want.first_failure!r}."
+        if list(missed) != want.static_failures:
+            return False, f"{label}, missed={list(missed)!r}; expected {want.static_failures!r}."
+    return True, (
+        f"On {len(VERDICT_CASES)} drafts your verdict reads the run as the package's judge does: passed, the first "
+        "failure, the requirements missed."
+    )
+
+
 BASELINE_TASKS = ("factorial", "fibonacci", "palindrome")
 BASELINE_REPLIES = ONE_SHOT_CASES[0][1], ONE_SHOT_CASES[1][1], ONE_SHOT_CASES[4][1]
 
 
 @exercise(
-    "01.2",
+    "01.3",
     hints=(
         "loop over tasks, calling your my_one_shot(chat, task) once for each, in order.",
         "return a dict: {task.id: passed} (passed is the second item my_one_shot returns).",
     ),
 )
 def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool, str]:
-    """Build 2: the learner's baseline over tasks, against the package's one_shot on the same scripted replies."""
+    """Build 3: the learner's baseline over tasks, against the package's one_shot on the same scripted replies."""
     import importlib
 
     from reflect.strategies.one_shot import one_shot
@@ -214,7 +268,7 @@ MADE_UP_ATTEMPTS = [
 
 
 @exercise(
-    "01.4",
+    "01.5",
     hints=(
         "one row per attempt that failed (a.passed is False), in the order of attempts.",
         "each row is (a.task_id, a.n_passed, a.n_tests, a.first_failure); passing attempts have no row.",
@@ -223,7 +277,7 @@ MADE_UP_ATTEMPTS = [
 def misses(
     misses_of: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
 ) -> tuple[bool, str]:
-    """Build 4: the table of what one-shot misses, on made-up attempts and on the baseline's."""
+    """Build 5: the table of what one-shot misses, on made-up attempts and on the baseline's."""
     for name, case in (
         ("made-up attempts", MADE_UP_ATTEMPTS),
         ("the baseline's attempts", attempts),
@@ -240,14 +294,14 @@ def misses(
 
 
 @exercise(
-    "01.3",
+    "01.4",
     hints=(
         "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
         "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
     ),
 )
 def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt]) -> tuple:
-    """Build 3: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
+    """Build 4: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
     if not isinstance(rate_by_level, dict):
         return False, f"rate_by_level should be a dict, not {type(rate_by_level).__name__}."
     if set(rate_by_level) != set(LEVELS):
@@ -280,7 +334,7 @@ def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt
 
 
 @exercise(
-    "01.5",
+    "01.6",
     hints=(
         "one new call per attempt that failed, in the order of `attempts`: get_task turns an attempt's task_id "
         "back into its Task, and one_shot takes a system_prompt= argument.",
@@ -295,7 +349,7 @@ def stricter_prompt(
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
-    """Exercise 5: retry_failed on a stand-in chat (only the failed tasks, in order, with the prompt it is
+    """Exercise 6: retry_failed on a stand-in chat (only the failed tasks, in order, with the prompt it is
     given, through the chat it is given), then the real retry: new calls, one new system prompt for all.
 
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
@@ -601,7 +655,7 @@ def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
 
 
 @exercise(
-    "01.6",
+    "01.7",
     hints=(
         "sample_three calls one_shot three times, once per seed, each time with `chat` fixed at that seed's "
         "sampling: functools.partial fixes keyword arguments (temperature, seed, max_tokens).",
@@ -617,7 +671,7 @@ def pass_at_three(
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
-    """Exercise 6: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
+    """Exercise 7: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls) and any_passes."""
     problem = _tried_offline(_check_sampler, sample_three, "sample_three")
     if problem:
@@ -700,7 +754,7 @@ def pass_at_three(
 
 
 @exercise(
-    "01.7",
+    "01.8",
     hints=(
         "the visible tests are TestGroundedCritic's: its evaluate(task, code) gives a score from 1 to 10, "
         "without the hidden tests.",
@@ -713,15 +767,15 @@ def without_oracle(
     draws: Sequence[Run] | None,
     chosen: Run | None,
 ) -> tuple:
-    """Exercise 7: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
-    draft it chooses among exercise 6's draws."""
+    """Exercise 8: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
+    draft it chooses among exercise 7's draws."""
     problem = _check_pick(pick)
     if problem:
         return False, problem
     if not _three_runs(draws):
         return (
             False,
-            "pick is right. Run exercise 6 first: chosen is picked among its three draws.",
+            "pick is right. Run exercise 7 first: chosen is picked among its three draws.",
             False,
         )
     task = get_task(draws[0].task_id)
