@@ -96,6 +96,11 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
         "```python\nprint('hi')\n```\n```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```",
     ),
     ("palindrome", "```python\ndef is_palindrome(text):\n    return text ==\n```"),
+    # every static check passes, the hidden tests fail: passed is the hidden tests' verdict
+    (
+        "running_average",
+        "```python\ndef running_average(numbers):\n    return [float(x) for x in numbers]\n```",
+    ),
 )
 
 
@@ -121,10 +126,15 @@ def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, st
         task = get_task(tid)
         ours, theirs = ScriptedChat({"generator": [reply]}), ScriptedChat({"generator": [reply]})
         run = one_shot(ours, task)
-        used, (reached, got) = package_calls(
-            lambda theirs=theirs, task=task: offline(lambda: my_one_shot(theirs, task)),
-            one_shot_module,
-        )
+        try:
+            used, (reached, got) = package_calls(
+                lambda theirs=theirs, task=task: offline(lambda: my_one_shot(theirs, task)),
+                one_shot_module,
+            )
+        except IndexError as err:
+            if "no more replies" not in str(err):
+                raise
+            return False, f"on {tid}, my_one_shot called chat more than once: one-shot is one call."
         if reached:
             return False, f"my_one_shot {REAL_CALL}"
         if used:
@@ -145,6 +155,16 @@ def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, st
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return False, f"on {tid}, my_one_shot returned {got!r}: return (code, passed)."
         code, passed = got
+        if not isinstance(code, str):
+            return False, (
+                f"on {tid}, the code returned is a {type(code).__name__}: return the code as a string "
+                "(extract_code(...).code)."
+            )
+        if not isinstance(passed, bool):
+            return (
+                False,
+                f"on {tid}, passed is a {type(passed).__name__}: return the result's .passed.",
+            )
         if (code or "").strip() != run.final_code.strip():
             return False, (
                 f"on {tid} with the reply {reply[:50]!r}..., the code was {str(code)[:60]!r}; extract_code gives "
@@ -169,6 +189,8 @@ VERDICT_CASES: tuple[tuple[str, str], ...] = (
         "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n",
     ),
     ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
+    ("merge_sorted", "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n"),
+    ("fibonacci", "   \n"),
 )
 
 
@@ -242,7 +264,9 @@ def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool
         return False, f"my_baseline {REAL_CALL}"
     if used:
         return False, "my_baseline called the package's one_shot: use your my_one_shot."
-    if [c.messages for c in theirs.calls] != [c.messages for c in ours.calls]:
+    if [(c.messages, c.params) for c in theirs.calls] != [
+        (c.messages, c.params) for c in ours.calls
+    ]:
         return False, (
             f"on {len(tasks)} tasks my_baseline made {len(theirs.calls)} call(s), not one one-shot request per "
             "task in order: call my_one_shot(chat, task) for each task."
@@ -262,7 +286,7 @@ def _misses_truth(attempts: Sequence[Attempt]) -> list[tuple]:
 MADE_UP_ATTEMPTS = [
     Attempt("a", "easy", True, 3, 3, ""),
     Attempt("b", "medium", False, 1, 4, "f(2): expected 1, got 2"),
-    Attempt("c", "hard", False, 0, 5, "no code in the reply"),
+    Attempt("c", "hard", False, 0, 0, "no code in the reply"),  # judge's 0/0 for an empty draft
     Attempt("d", "easy", True, 2, 2, "", ["no docstring"]),
 ]
 
@@ -283,7 +307,12 @@ def misses(
         ("the baseline's attempts", attempts),
     ):
         got = misses_of(list(case))
-        rows = [tuple(r) for r in got] if isinstance(got, (list, tuple)) else got
+        if not isinstance(got, (list, tuple)):
+            return (
+                False,
+                f"on {name}, misses_of returned a {type(got).__name__}: return a list of rows.",
+            )
+        rows = [tuple(r) for r in got]
         want = _misses_truth(case)
         if rows != want:
             return False, f"on {name}, misses_of returned {got!r}; expected {want!r}."
