@@ -3,6 +3,7 @@ misses, then pass rate per difficulty, a stricter prompt, three samples, a pick 
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -14,11 +15,19 @@ from reflect.model.accounting import CallRecord
 from reflect.model.llm import Reply
 from reflect.model.sampling import sampling
 from reflect.records import Run, Stop
+from reflect.strategies.one_shot import one_shot
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
 from reflect.tasks.task import Task, get_task
+from reflect.testing import ScriptedChat
 
 from . import exercise, offline, package_calls
+
+# the package modules whose functions the builds must not call (course_checks.package_calls)
+one_shot_module = importlib.import_module(
+    "reflect.strategies.one_shot"
+)  # `one_shot` is also a function
+hidden_module = importlib.import_module("reflect.judging.hidden")
 
 LEVELS = ("easy", "medium", "hard")
 HOT = {
@@ -115,13 +124,6 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
 )
 def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, str]:
     """Build 1: the learner's one-shot against the package's one_shot on scripted replies."""
-    import importlib
-
-    from reflect.strategies.one_shot import one_shot
-
-    one_shot_module = importlib.import_module("reflect.strategies.one_shot")
-    from reflect.testing import ScriptedChat
-
     for tid, reply in ONE_SHOT_CASES:
         task = get_task(tid)
         ours, theirs = ScriptedChat({"generator": [reply]}), ScriptedChat({"generator": [reply]})
@@ -206,13 +208,12 @@ VERDICT_CASES: tuple[tuple[str, str], ...] = (
 )
 def verdict(verdict_of: Callable[[Task, str], object]) -> tuple[bool, str]:
     """Build 2: the learner's reading of a sandbox run against the package's judge, on six drafts."""
-    import importlib
-
-    hidden = importlib.import_module("reflect.judging.hidden")
     for tid, code in VERDICT_CASES:
         task = get_task(tid)
         want = judge(task, code)
-        used, got = package_calls(lambda task=task, code=code: verdict_of(task, code), hidden)
+        used, got = package_calls(
+            lambda task=task, code=code: verdict_of(task, code), hidden_module
+        )
         if used:
             return (
                 False,
@@ -247,10 +248,6 @@ BASELINE_REPLIES = ONE_SHOT_CASES[0][1], ONE_SHOT_CASES[1][1], ONE_SHOT_CASES[4]
 )
 def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool, str]:
     """Build 3: the learner's baseline over tasks, against the package's one_shot on the same scripted replies."""
-    import importlib
-
-    from reflect.strategies.one_shot import one_shot
-    from reflect.testing import ScriptedChat
 
     tasks = [get_task(t) for t in BASELINE_TASKS]
     ours = ScriptedChat({"generator": list(BASELINE_REPLIES)})
@@ -258,7 +255,7 @@ def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool
     want = {t.id: one_shot(ours, t).passed for t in tasks}
     used, (reached, got) = package_calls(
         lambda: offline(lambda: my_baseline(theirs, list(tasks))),
-        importlib.import_module("reflect.strategies.one_shot"),
+        one_shot_module,
     )
     if reached:
         return False, f"my_baseline {REAL_CALL}"
