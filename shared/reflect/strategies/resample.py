@@ -18,10 +18,9 @@ repair strategies are built from. Three settings make the variants:
   statement has some, else the agent's own tests), or "first" (no evidence: always draft 1).
 
 The draft that passes the most asserts wins, the earliest on a tie (`judging.controller.best_index`).
-With `stop_on_pass`, the course's `StopRule` decides on the run's steps (`Resample.rule`: the
-asserts' check accepts a draft that passes them all, or k drafts), and after the first draft when
-there is no evidence (nothing could pass or fail); without it all k are drawn, which pass@k's
-unbiased estimator needs (reflect.evaluation.report).
+With `stop_on_pass`, the loop stops at the first draft that passes every assert (accepted), or
+after k drafts, and after the first draft when there is no evidence (nothing could pass or fail);
+without it all k are drawn, which pass@k's unbiased estimator needs (reflect.evaluation.report).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..judging.controller import StopRule, best_index
+from ..judging.controller import best_index
 from ..judging.self_tests import SelfTestResult, evidence_step, run_tests_step
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED, sampling
@@ -79,12 +78,6 @@ class Resample(Configured):
             raise ValueError(
                 "feedback needs evidence and stop_on_pass: samples are shown the first draft's failed checks"
             )
-
-    @property
-    def rule(self) -> StopRule:
-        """`stop_on_pass`'s rule: accepted when the evidence check passes a draft (every assert), else
-        `k` drafts; no convergence, regression or oscillation rule (samples are independent)."""
-        return StopRule.judged(self.k)
 
     def run(self, task: Task, chat: Callable) -> Run:
         """Draw up to k drafts and keep the one with the most evidence asserts passed."""
@@ -137,8 +130,8 @@ class Resample(Configured):
                 if self.stop_on_pass and not asserts:
                     stop = Stop.SINGLE_DRAFT  # no evidence: nothing could pass or fail
                     break
-                if self.stop_on_pass and (reason := self.rule.decide(steps)):
-                    stop = reason
+                if self.stop_on_pass and score == len(asserts):  # every assert passed
+                    stop = Stop.ACCEPTED
                     break
         except ModelError as err:
             stop, error = Stop.PROVIDER_ERROR, str(err)
