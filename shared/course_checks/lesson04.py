@@ -1,5 +1,6 @@
-"""Lesson 04's exercise checks: a token budget in the router, the sandbox before the critic, escalation
-to a stronger model, and a run read back from its checkpoints. All run on scripted models (no model call).
+"""Lesson 04's checks: the learner's own graph (the loop, its recursion limit, a person's review across a
+restart), then a token budget in the package graph's router, the sandbox before the critic, escalation to a
+stronger model, and a run read back from its checkpoints. All run on scripted models (no model call).
 
 Every check builds its own graph and task (`get_task("factorial")`), so no global of the notebook
 (the lesson rebinds `task` in its live sample) can change a verdict.
@@ -16,10 +17,11 @@ from reflect.strategies import graph as rg
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import exercise, package_calls
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
+NEARLY_PRIME = 'def is_prime(n):\n    """Primes below 10000."""\n    return 1 < n < 10000 and all(n % k for k in range(2, n))\n'
 DURATION_BROKEN = 'def parse_duration(text):\n    """Seconds."""\n    return 5400\n'  # fails parse_duration("45s") only
 DURATION_GOOD = (
     'import re\n\n\ndef parse_duration(text):\n    """Seconds in a duration such as 1h30m."""\n'
@@ -45,7 +47,7 @@ class _Scores:
         return Evaluation(self.scores.pop(0), "not yet" if self.scores else "fine", raw="{}")
 
 
-# ---- exercise 1: route on a token budget ----
+# ---- exercise 4: route on a token budget ----
 
 
 def _judged(*statuses: str) -> list[dict]:
@@ -75,6 +77,7 @@ _BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, e
     ("invalid", 1, 10_000, {}, "mark_needs_review"),
     ("needs_revision", 1, 500, {}, "mark_needs_review"),
     ("accepted", 1, 100, {"static_check_results": _FAILING}, "mark_needs_review"),
+    ("needs_revision", 1, 1000, {"earlier": 2}, "refine_draft"),
 ]
 _CASE_NAMES = [
     "needs changes, 550 of 1000 spent",
@@ -84,28 +87,32 @@ _CASE_NAMES = [
     "an invalid critique",
     "needs changes, 550 of 500 spent",
     "accepted, a rule check fails",
+    "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)",
 ]
 
 
 @exercise(
-    "04.1",
+    "04.4",
     hints=(
-        "add up step['prompt_tokens'] + step['completion_tokens'] over state['steps']: drafts and critiques both count.",
+        "add up step['prompt_tokens'] + step['completion_tokens'] over this run's steps, rg.this_run(state, 'steps'): "
+        "drafts and critiques both count, and a reused thread's earlier run does not.",
         "only a run that needs changes is cut short: an accepted draft goes where rg.after_critique sends it "
         "(to finalize, or to review when a rule check fails), whatever it cost; "
         "for everything else, return what rg.after_critique(state) returns.",
     ),
 )
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
-    """Exercise 1: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
+    """Exercise 4: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
     wrong = []
     for (status, drafts, budget, extra, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
+        earlier = _judged(*["needs_revision"] * extra.get("earlier", 0))  # 550 tokens a draft
         state = {
             "critique_status": status,
             "iteration": drafts,
             "max_iterations": 3,
-            "steps": _judged(*[*["needs_revision"] * (drafts - 1), status]),
-        } | extra
+            "steps": earlier + _judged(*[*["needs_revision"] * (drafts - 1), status]),
+            "run_start": {"steps": len(earlier), "errors": 0},
+        } | {k: v for k, v in extra.items() if k != "earlier"}
         got = route_with_budget(state, budget)
         if got != want:
             wrong.append(f"{name}: expected {want!r}, got {got!r}")
@@ -120,7 +127,7 @@ def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, s
     )
 
 
-# ---- exercise 2: run the sandbox before the critic ----
+# ---- exercise 5: run the sandbox before the critic ----
 
 
 def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
@@ -164,7 +171,7 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
 
 
 @exercise(
-    "04.2",
+    "04.5",
     hints=(
         "TestGroundedCritic().evaluate(task, code) returns an Evaluation: .score is 10 when every visible test passes, "
         "and .feedback quotes the failing calls.",
@@ -174,7 +181,7 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
     ),
 )
 def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
-    """Exercise 2: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
+    """Exercise 5: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
     then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
     task = get_task("factorial")
     probe = tests_gate(
@@ -198,6 +205,45 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
         return False, (
             "on a broken draft, tests_gate should return one step in 'steps': the tests' verdict "
             "(rg.critic_step(..., role='tests').to_dict()), which the router and the run's record read."
+        )
+    # a reused thread: two steps of an earlier run, one of this run, so this run's next step is number 1
+    earlier = _judged("needs_revision")
+    mid_run = tests_gate(
+        {
+            "input": task.prompt(),
+            "metadata": {"task_id": task.id},
+            "current_draft": BROKEN,
+            "iteration": 1,
+            "max_iterations": 3,
+            "steps": earlier + _judged("needs_revision")[:1],
+            "run_start": {"steps": len(earlier), "errors": 0},
+            "errors": [],
+        }
+    )
+    index = [Step.from_dict(d) for d in (mid_run or {}).get("steps") or [{}]][0].index
+    if index != 1:
+        return False, (
+            f"on a thread whose earlier run left 2 steps and whose run has 1 so far, your step's index is {index}: "
+            "number it by this run's steps so far, len(rg.this_run(state, 'steps'))."
+        )
+    # one visible test of six fails: the tests critic scores it 8.5, above a model critic's threshold
+    prime = get_task("HumanEval/31")
+    nearly = tests_gate(
+        {
+            "input": prime.prompt(),
+            "metadata": {"task_id": prime.id},
+            "current_draft": NEARLY_PRIME,
+            "iteration": 1,
+            "max_iterations": 3,
+            "steps": [],
+            "errors": [],
+        }
+    )
+    verdict = [Step.from_dict(d) for d in (nearly or {}).get("steps") or [{}]][0].verdict
+    if verdict is None or verdict.accepted is not False:
+        return False, (
+            "on a HumanEval/31 draft that fails one of its six visible tests (the tests critic scores it 8.5), your "
+            "gate did not record a rejection: the gate passes a draft only when every visible test passes (10)."
         )
     chat = ScriptedChat(
         {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
@@ -262,11 +308,11 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     )
 
 
-# ---- exercise 3: escalate to a stronger model ----
+# ---- exercise 6: escalate to a stronger model ----
 
 
 @exercise(
-    "04.3",
+    "04.6",
     hints=(
         "count the refiner calls in a variable the inner function can see (a dict, or nonlocal), and compare with `after`.",
         "generator and critic calls always go to small, and only refiner calls count; "
@@ -274,7 +320,7 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     ),
 )
 def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tuple[bool, str]:
-    """Exercise 3: the graph on escalating(small, strong, after) with after = 1 (built twice) and 0, scripted models
+    """Exercise 6: the graph on escalating(small, strong, after) with after = 1 (built twice) and 0, scripted models
     for both and a model critic (LLMCritic) that calls the same chat with role="critic"."""
     task = get_task("factorial")
     verdict = '{{"score": {}, "issues": [], "strengths": [], "suggestion": "none"}}'.format
@@ -325,7 +371,7 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
     )
 
 
-# ---- exercise 4: read a run back from its checkpoints ----
+# ---- exercise 7: read a run back from its checkpoints ----
 
 
 def path_problem(got: Any, want: list[str]) -> str:
@@ -344,7 +390,7 @@ def path_problem(got: Any, want: list[str]) -> str:
 
 
 @exercise(
-    "04.4",
+    "04.7",
     hints=(
         "get_state_history(config) is newest first: reverse it before you read it.",
         "each snapshot's .next is a tuple of the node names that ran after it; skip '__start__', and the last "
@@ -352,7 +398,7 @@ def path_problem(got: Any, want: list[str]) -> str:
     ),
 )
 def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
-    """Exercise 4: visited() on two runs of the package's graph with a checkpointer: one accepted after a
+    """Exercise 7: visited() on two runs of the package's graph with a checkpointer: one accepted after a
     revision, one that spends its budget of 2 drafts."""
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -396,4 +442,290 @@ def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
     return (
         True,
         "Read back from the checkpoints, in the order the nodes ran (one run accepted, one out of budget).",
+    )
+
+
+# ---- the builds: the learner's own graph ----
+
+
+class _Critic:
+    """A critic with scripted scores (3 once the script runs out) that keeps the drafts it was shown; with
+    `refuse`, any call raises (a resume must not judge again)."""
+
+    def __init__(self, *scores: float | None, refuse: bool = False) -> None:
+        self.scores, self.seen, self.refuse = list(scores), [], refuse
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        self.seen.append(code)
+        if self.refuse:
+            raise RuntimeError("the critic was asked again")
+        score = self.scores.pop(0) if self.scores else 3
+        return Evaluation(score, f"critique {len(self.seen)}: fix the edge cases", raw="{}")
+
+
+def _drafts() -> ScriptedChat:
+    return ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]})
+
+
+def _code(n: int) -> str:
+    return drafted(n).removeprefix("```python\n").removesuffix("```")
+
+
+LOOP_CASES = (  # (critic scores, threshold, max_iterations, what the run shows)
+    ((9,), 8, 3, "the first draft accepted"),
+    ((3, 9), 8, 3, "one revision, then accepted"),
+    ((3, 3, 3), 8, 3, "the budget of 3 spent"),
+    ((None, 5, 8), 8, 3, "an unusable critique, then a score exactly at the threshold"),
+    ((3,), 8, 1, "a budget of one draft"),
+    ((9, 10), 10, 3, "a threshold of 10"),
+)
+
+
+def _graph_names() -> set[str]:
+    return {
+        n
+        for n, v in vars(rg).items()
+        if callable(v) and getattr(v, "__module__", "") == rg.__name__
+    }
+
+
+@exercise(
+    "04.1",
+    hints=(
+        "the state is a TypedDict with code, feedback, scores and status; scores is Annotated[list, operator.add], "
+        "so a node returns {'scores': [score]} and LangGraph appends it. generate and refine send lesson 03's "
+        "requests (GENERATOR_PROMPT and the task; REFINER_SYSTEM and refine_request(task, code, feedback)) with "
+        "sampling(role), and keep the extracted code; critique calls critic.evaluate(task, state['code']).",
+        "after_critique returns END when the last score is not None and at least the threshold, out_of_budget when "
+        "len(state['scores']) has reached max_iterations, else 'refine'. Wire START -> generate -> critique, "
+        "critique -(after_critique)-> refine / END / out_of_budget, refine -> critique, and return the builder.",
+    ),
+)
+def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
+    """Build 1: the learner's graph against the package's scored_reflection (with only the threshold and the
+    budget as its stop rule), request by request, on six scripted runs."""
+    from langgraph.graph import StateGraph
+
+    from reflect.judging.controller import StopRule
+    from reflect.strategies import scored as scored_module
+
+    task = get_task("factorial")
+    for scores, threshold, budget, what in LOOP_CASES:
+        chat, critic = _drafts(), _Critic(*scores)
+        builder = loop_builder(chat, critic, task, threshold=threshold, max_iterations=budget)
+        if not isinstance(builder, StateGraph):
+            return False, (
+                f"loop_builder returned {type(builder).__name__}: return the StateGraph builder itself "
+                "(not compiled); the check compiles it, and Build 3 adds a node to it."
+            )
+        if set(builder.nodes) != {"generate", "critique", "refine"}:
+            return (
+                False,
+                f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine.",
+            )
+        reached, out = package_calls(
+            lambda b=builder, n=budget: b.compile().invoke(
+                {"scores": []}, {"recursion_limit": 4 * n + 10}
+            ),
+            scored_module,
+            rg,
+        )
+        if "scored_reflection" in reached or reached & _graph_names():
+            return (
+                False,
+                "your graph ran the package's loop or graph: the nodes and the edge are yours to write.",
+            )
+        ref_chat, ref_critic = _drafts(), _Critic(*scores)
+        rule = StopRule(
+            threshold=threshold,
+            max_iterations=budget,
+            patience=0,
+            regression_drop=1.0,
+            oscillation_window=0,
+        )
+        run = scored_module.scored_reflection(ref_chat, task, ref_critic, rule)
+        sent = [(c.role, c.messages, c.params) for c in chat.calls]
+        want = [(c.role, c.messages, c.params) for c in ref_chat.calls]
+        roles, want_roles = [c.role for c in chat.calls], [c.role for c in ref_chat.calls]
+        if roles != want_roles:
+            return (
+                False,
+                f"on {what} (scores {list(scores)}, threshold {threshold}, budget {budget}): your graph called {roles}; the loop calls {want_roles}.",
+            )
+        for k, (got, ref) in enumerate(zip(sent, want, strict=True)):
+            if got != ref:
+                part = "messages" if got[1] != ref[1] else "sampling parameters"
+                return False, (
+                    f"on {what}: call {k + 1} ({got[0]}) differs from lesson 03's in its {part}: "
+                    + (
+                        "the refiner sees the task, the current draft and the last critique's feedback."
+                        if got[0] == "refiner"
+                        else "send the generator's system prompt and the task, with sampling('generator')."
+                    )
+                )
+        if critic.seen != ref_critic.seen:
+            return (
+                False,
+                f"on {what}: the critic judged {len(critic.seen)} draft(s), the loop's {len(ref_critic.seen)}; judge each new draft once.",
+            )
+        last = [s for s in run.steps if s.code is not None and s.role in ("generator", "refiner")][
+            -1
+        ].code
+        if (
+            not isinstance(out, dict)
+            or out.get("code") != last
+            or list(out.get("scores") or [])
+            != [s.verdict.score for s in run.steps if s.role == "critic"]
+        ):
+            return False, (
+                f"on {what}: the run ended with code {str((out or {}).get('code'))[:60]!r} and scores "
+                f"{(out or {}).get('scores')}; expected the last draft and every critique's score, in order."
+            )
+    return (
+        True,
+        f"your graph sends lesson 03's requests, call for call, on {len(LOOP_CASES)} scripted runs, and stops where the loop stops.",
+    )
+
+
+@exercise(
+    "04.2",
+    hints=(
+        "count the super-steps of a run that spends its whole budget: one per node that runs. How many nodes run "
+        "for a budget of 1 draft? of 2? LangGraph also needs one more than that.",
+        "a full run visits generate and critique once, then refine and critique once per revision: 2 * max_iterations "
+        "nodes; the smallest limit that lets it finish is one more.",
+    ),
+)
+def recursion_limit(
+    limit_for: Callable[[int], int], loop_builder: Callable[..., Any]
+) -> tuple[bool, str]:
+    """Build 2: limit_for(n) lets a run of n rejected drafts finish on the learner's graph, and limit_for(n) - 1 does not."""
+    from langgraph.errors import GraphRecursionError
+
+    task = get_task("factorial")
+
+    def finishes(budget: int, limit: int) -> bool:
+        graph = loop_builder(
+            _drafts(), _Critic(), task, threshold=8, max_iterations=budget
+        ).compile()
+        try:
+            graph.invoke({"scores": []}, {"recursion_limit": limit})
+        except GraphRecursionError:
+            return False
+        return True
+
+    for budget in (1, 2, 3, 4):
+        limit = limit_for(budget)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            return (
+                False,
+                f"limit_for({budget}) returned {limit!r}: a recursion limit is a whole number of at least 1.",
+            )
+        if not finishes(budget, limit):
+            return (
+                False,
+                f"with recursion_limit {limit} your graph stopped with GraphRecursionError before spending a budget of {budget} drafts: too small.",
+            )
+        if limit > 1 and finishes(budget, limit - 1):
+            return (
+                False,
+                f"limit_for({budget}) = {limit} works, but so does {limit - 1}: which limit is the smallest that lets a run of {budget} drafts finish?",
+            )
+    return (
+        True,
+        "the smallest limit that lets a full-budget run finish, for budgets 1 to 4: anything past it is a runaway loop.",
+    )
+
+
+FIXED = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
+
+
+DECISIONS = ({"action": "approve"}, {"action": "edit", "code": FIXED}, {"action": "reject"})
+
+
+@exercise(
+    "04.3",
+    hints=(
+        "the review node asks once: decision = interrupt({'code': state['code'], 'scores': state['scores']}); with an "
+        "'edit' it returns the person's code and status 'edited', else status 'approved' or 'rejected'. Call nothing "
+        "before interrupt(): on resume the node runs again from its first line.",
+        "review_builder calls loop_builder(..., out_of_budget='review'), adds the node and an edge review -> END. "
+        "resume_review opens SqliteSaver(sqlite3.connect(db_path, check_same_thread=False)), compiles "
+        "review_builder(chat, critic, task) with it, and invokes Command(resume=decision) on the thread's config.",
+    ),
+)
+def your_review(
+    review_builder: Callable[..., Any], resume_review: Callable[..., Any]
+) -> tuple[bool, str]:
+    """Build 3: the learner's review node and resume, on SQLite, across a restart (a new connection and graph,
+    with a model and a critic that refuse any call)."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    task = get_task("factorial")
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "reviews.sqlite")
+        conn = sqlite3.connect(db, check_same_thread=False)
+        try:
+            accepted = review_builder(_drafts(), _Critic(9), task).compile(
+                checkpointer=SqliteSaver(conn)
+            )
+            out = accepted.invoke({"scores": []}, {"configurable": {"thread_id": "accepted"}})
+            if "__interrupt__" in out:
+                return (
+                    False,
+                    "a run whose first draft the critic accepted paused for a person: only a spent budget goes to review.",
+                )
+            for decision in DECISIONS:
+                thread = {"configurable": {"thread_id": decision["action"]}}
+                graph = review_builder(_drafts(), _Critic(3, 3, 3), task).compile(
+                    checkpointer=SqliteSaver(conn)
+                )
+                out = graph.invoke({"scores": []}, thread)
+                if "__interrupt__" not in out:
+                    return (
+                        False,
+                        "three rejected drafts spent the budget, and the run ended without pausing: route it to your review node.",
+                    )
+                asked = out["__interrupt__"][0].value
+                if not isinstance(asked, dict) or asked.get("code") != _code(3):
+                    return (
+                        False,
+                        f"the person was asked {asked!r}: the question should carry the draft under review as 'code'.",
+                    )
+        finally:
+            conn.close()
+        for decision, (status, code) in zip(
+            DECISIONS,
+            (("approved", _code(3)), ("edited", FIXED), ("rejected", _code(3))),
+            strict=True,
+        ):
+            quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
+            try:
+                final = resume_review(db, decision["action"], decision, quiet, judge_not, task)
+            except Exception as err:  # noqa: BLE001 - the learner's graph may call what it must not
+                if quiet.calls or judge_not.seen:
+                    return False, (
+                        f"resuming with {decision} called the {'model' if quiet.calls else 'critic'} again: resume the "
+                        "paused node with Command(resume=decision) on the same thread, and call nothing before interrupt()."
+                    )
+                return False, f"resuming with {decision} raised {type(err).__name__}: {err}"
+            if quiet.calls or judge_not.seen:
+                return (
+                    False,
+                    f"resuming with {decision} called the model or the critic: a resume only answers the pause.",
+                )
+            got = (final or {}).get("status"), (final or {}).get("code")
+            if got != (status, code):
+                return False, (
+                    f"resumed with {decision} in a new connection, the run ended with status {got[0]!r} and "
+                    f"{'the person' + chr(39) + 's code' if got[1] == FIXED else 'code ' + repr(str(got[1])[:40])}; "
+                    f"expected status {status!r} and {'the edited code' if code == FIXED else 'the draft under review'}."
+                )
+    return (
+        True,
+        "your review pauses on a spent budget, survives a new connection to the same file, and carries out approve, edit and reject with no model call.",
     )
