@@ -1,14 +1,20 @@
-"""Lesson 05's exercise checks: the memory window, vague reflections, one memory key for rewordings of a task."""
+"""Lesson 05's checks: the learner's attempt and reflection, the Reflexion loop and the memory round trip (each
+against the package's `Reflexion` and `MemoryStore`); then the memory window, vague reflections, and one memory key
+for rewordings of a task."""
 
 from __future__ import annotations
 
+import json
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from reflect.memory.store import Episode, MemoryStore, task_key
-from reflect.strategies.reflexion import Reflexion
+from reflect.records import Run
+from reflect.strategies.reflexion import Reflexion, parse_judgement
 from reflect.tasks.task import Task, course_tasks, get_task
+from reflect.testing import ScriptedChat
 
 from . import exercise
 
@@ -19,7 +25,7 @@ TestsFor = Callable[[Chat, Task], list[str]]
 def _window_runs(
     windows: Sequence[int], window_chat: Callable[[], Chat], tests_for: TestsFor, fact: Task
 ) -> dict[int, tuple[bool, int]]:
-    """What exercise 1 asks for, computed by the check: a fresh scripted model for every window."""
+    """What exercise 6 asks for, computed by the check: a fresh scripted model for every window."""
     out = {}
     for k in windows:
         run = Reflexion(window=k, max_attempts=4, patience=9, tests_for=tests_for).run(
@@ -44,7 +50,7 @@ def _call_windows(
 
 
 @exercise(
-    "05.1",
+    "05.6",
     hints=(
         "one run per window: rx.Reflexion(...) takes window, max_attempts, patience and tests_for as keyword "
         "arguments, and its .run(task, chat) returns a Run; collect one entry per k in a dict.",
@@ -58,7 +64,7 @@ def memory_window(
     fact: Task,
     fact_tests: TestsFor,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 1: measure_windows([1, 2, 3, 4]) and ([3, 1]) against runs the check makes itself."""
+    """Exercise 6: measure_windows([1, 2, 3, 4]) and ([3, 1]) against runs the check makes itself."""
     windows = [1, 2, 3, 4]
     want = _window_runs(windows, window_chat, fact_tests, fact)
     got, problem = _call_windows(measure_windows, windows)
@@ -126,6 +132,8 @@ def memory_window(
             )
         return False, " ".join(wrong)
     again, problem = _call_windows(measure_windows, [3, 1])
+    if isinstance(again, dict):
+        again = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in again.items()}
     if problem or again != _window_runs([3, 1], window_chat, fact_tests, fact):
         return (
             False,
@@ -170,20 +178,51 @@ LABELLED = {  # a reflection: (worth remembering, why)
         False,
         "carries a def",
     ),
+    "Don't forget to think about the edge cases, and don't rush the requirements next time.": (
+        False,
+        "names nothing concrete (its apostrophes quote nothing)",
+    ),
+    "Step 1: think harder about the problem. Step 2: check the requirements again.": (
+        False,
+        "names nothing concrete (step numbers are not values)",
+    ),
+    "Be careful (very careful) with the inputs and the outputs of the function.": (
+        False,
+        "names nothing concrete (a remark in parentheses is not a call)",
+    ),
+    'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (
+        True,
+        "names a call with a quoted value",
+    ),
 }
 
 
+def _is_specific(text: str) -> bool:
+    """The truth the real reflections are graded against: no code, at least 8 words, and a call with its
+    argument, a quoted value or [] named."""
+    text = text.strip()
+    if "```" in text or re.search(r"\bdef \w+\(", text) or len(text.split()) < 8:
+        return False
+    return bool(re.search(r"\w\([^()]+\)|\w\(\)|(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|\[\]", text))
+
+
+def _prose(reflection: str) -> str:
+    """A reflection's words before any code it carries (every real reflection of the experiment carries code)."""
+    return re.split(r"```|Here's the corrected|Here is the corrected", reflection)[0].strip()
+
+
 @exercise(
-    "05.2",
+    "05.7",
     hints=(
         "three tests in order: does it carry code (a ``` fence, or 'def name(')? is it shorter than 8 words? "
         "does it name something concrete?",
-        "len(text.split()) counts words; a concrete anchor is a call like f([]), a digit, a quoted value or []: "
-        "one re.search with alternatives finds any of them.",
+        "len(text.split()) counts words; a concrete anchor is a call with something in its parentheses, like f([]), "
+        "a quoted value whose opening quote does not follow a letter (an apostrophe in don't quotes nothing), or []: "
+        "one re.search with alternatives finds any of them. A bare number (Step 1) is not an anchor.",
     ),
 )
 def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -> tuple[bool, str]:
-    """Exercise 2: is_specific on labelled reflections, then how many of the experiment's it keeps."""
+    """Exercise 7: is_specific on labelled reflections, then how many of the experiment's it keeps."""
     got = {text: is_specific(text) for text in LABELLED}
     if all(v is None for v in got.values()):
         return False, "is_specific returned None for every reflection: return True or False."
@@ -199,9 +238,18 @@ def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -
             + "; ".join(wrong),
         )
     kept = sum(bool(is_specific(t)) for t in reflections)
+    prose = [_prose(t) for t in reflections]
+    off = [t for t in prose if bool(is_specific(t)) is not _is_specific(t)]
+    if off:
+        return False, (
+            f"the labelled reflections are right; on the words before the code of the experiment's real reflections, "
+            f"{len(off)} of {len(prose)} are sorted otherwise than the rule says, for example {off[0][:160]!r} "
+            f"(should be {_is_specific(off[0])})."
+        )
     return True, (
         f"All {len(LABELLED)} labelled reflections sorted right. It keeps {kept} of the experiment's "
-        f"{len(reflections)} real reflections."
+        f"{len(reflections)} real reflections (each carries code); of their words before the code, it keeps "
+        f"{sum(map(_is_specific, prose))} of {len(prose)}."
     )
 
 
@@ -215,17 +263,32 @@ REWORDINGS = {
 }
 
 
+DISTINCT = (  # (task text, another task's text, what the key must not throw away)
+    (
+        "Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x raises ValueError",
+        "Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x returns 0",
+        "the same first sentence, other requirements",
+    ),
+    (
+        "Write sub(a, b) that returns a minus b.",
+        "Write sub(a, b) that returns b minus a.",
+        "the same words in another order",
+    ),
+)
+
+
 @exercise(
-    "05.3",
+    "05.8",
     hints=(
         "normalise the text before you hash it: what differs between the rewordings (case, spacing, punctuation) "
         "must be gone, the words must stay.",
-        "keep only what every rewording shares: the words, lower-cased and in order (a regular expression can pick "
-        "them out), then hash what is left with task_key.",
+        "keep only what every rewording shares: all the words, lower-cased and in order (a regular expression can "
+        "pick them out), then hash what is left with task_key. The first line, or the set of words, throws away "
+        "what tells two tasks apart.",
     ),
 )
 def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple[bool, str]:
-    """Exercise 3: one key for rewordings of flatten, 18 keys for the 18 course tasks, then a recall through it."""
+    """Exercise 8: one key for rewordings of flatten, 18 keys for the 18 course tasks, then a recall through it."""
     flatten = get_task("flatten")
     text = flatten.prompt()
     key = family_key(text)
@@ -241,6 +304,12 @@ def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple
     by_key: dict[object, list[str]] = {}
     for t in tasks:
         by_key.setdefault(family_key(t.prompt()), []).append(t.id)
+    for a, b, why in DISTINCT:
+        if family_key(a) == family_key(b):
+            return (
+                False,
+                f"two different tasks get one key ({why}): {a!r} and {b!r}: the key is too loose.",
+            )
     shared = [ids for ids in by_key.values() if len(ids) > 1]
     if shared:
         return False, (
@@ -259,4 +328,402 @@ def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple
         f"flatten recalls {recalled} lessons through your key: the last {recalled} of the {len(stored)} stored, "
         f"since a recall returns at most the window ({WINDOW}). Through task_key, the exact text, it would "
         f"recall {plain}."
+    )
+
+
+# ---- the builds: one attempt and its reflection, the loop, the memory ----
+
+ASSERTS = ["assert calculate_factorial(0) == 1", "assert calculate_factorial(3) == 6"]
+GOOD = "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"
+
+
+def _bad(k: int) -> str:
+    return f"def calculate_factorial(n):\n    return {-k}\n"
+
+
+def _fenced(code: str) -> str:
+    return f"```python\n{code}```"
+
+
+def _verdict(score: float, verdict: str = "fail") -> str:
+    return json.dumps(
+        {
+            "score": score,
+            "verdict": verdict,
+            "specific_issues": [f"issue at {score}"],
+            "missing_elements": [],
+        }
+    )
+
+
+def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> ScriptedChat:
+    return ScriptedChat(
+        {
+            "generator": [_fenced(d) for d in drafts],
+            "evaluator": list(verdicts),
+            "reflector": [
+                f"\n lesson {i}: calculate_factorial(0) must return 1 \n" for i in range(1, 9)
+            ],
+            "test_writer": [],
+        }
+    )
+
+
+def _reference(drafts, verdicts, max_attempts=3, window=3, memory=()) -> tuple[Run, ScriptedChat]:
+    """The package's Reflexion on the same script: reflections in the prompt, no token budget, no convergence."""
+    chat = _script(drafts, verdicts)
+    task = get_task("factorial")
+    with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
+        for i, lesson in enumerate(memory, 1):
+            store.add(Episode(task_key(task.prompt()), "earlier", i, lesson, 0.0))
+        agent = Reflexion(
+            memory_mode="reflections",
+            window=window,
+            max_attempts=max_attempts,
+            token_budget=None,
+            patience=max_attempts,
+            tests_for=lambda chat_, task_: list(ASSERTS),
+            store=store if memory else None,
+        )
+        return agent.run(task, chat), chat
+
+
+def _calls(chat: ScriptedChat) -> list[tuple]:
+    return [(c.role, c.messages, c.params) for c in chat.calls]
+
+
+def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
+    got, want = _calls(mine), _calls(ref)
+    if [c[0] for c in got] != [c[0] for c in want]:
+        return f"on {what}: your calls were {[c[0] for c in got]}; the package's {[c[0] for c in want]}."
+    for k, (a, b) in enumerate(zip(got, want, strict=True), 1):
+        if a != b:
+            part = "messages" if a[1] != b[1] else f"parameters ({a[2]} against {b[2]})"
+            return f"on {what}: call {k} ({a[0]}) differs from the package's in its {part}."
+    return ""
+
+
+@exercise(
+    "05.1",
+    hints=(
+        "attempt: generator_messages(attempt_request(task, None, reflections)) at sampling('sampler', seed); the code "
+        "extracted; run_self_tests(task, code, asserts); the evaluator's request evaluator_messages(EVALUATOR_SYSTEM, "
+        "task, code, evidence.trace()) at sampling('evaluator', None) with max_tokens=400, read by rx.parse_judgement.",
+        "reflect: the issues are the judgement's specific_issues and missing_elements joined with '; ' (else its "
+        "reason, else 'none named'); reflection_messages(task, code, evidence.trace(), issues) at sampling('reflector') "
+        "with max_tokens=300; return the reply's text, stripped.",
+    ),
+)
+def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) -> tuple[bool, str]:
+    """Build 1: three attempts with two reflections between them, against the package's run on the same script."""
+    task = get_task("factorial")
+    drafts, verdicts = [_bad(1), _bad(2), GOOD], [_verdict(0.2), _verdict(0.3), "Looks fine to me."]
+    ref_run, ref = _reference(drafts, verdicts, max_attempts=3)
+    mine = _script(drafts, verdicts)
+    first = attempt(mine, task, list(ASSERTS), [], 43)
+    if not (isinstance(first, (tuple, list)) and len(first) == 3):
+        return False, f"attempt returned {first!r}: return (code, evidence, judgement)."
+    code, evidence, judged = first
+    if code != _bad(1):
+        return False, f"attempt's code is {code!r}: the code extracted from the generator's reply."
+    if not hasattr(evidence, "trace"):
+        return False, "attempt's evidence is not run_self_tests' result (it has no trace())."
+    lessons = [reflect(mine, task, code, evidence, judged)]
+    code, evidence, judged = attempt(mine, task, list(ASSERTS), list(lessons), 44)
+    lessons.append(reflect(mine, task, code, evidence, judged))
+    third = attempt(mine, task, list(ASSERTS), list(lessons), 45)
+    problem = _first_difference(
+        mine, ref, "two failed attempts with their reflections, then a third attempt"
+    )
+    if problem:
+        return False, problem
+    if lessons[0] != "lesson 1: calculate_factorial(0) must return 1":
+        return False, f"reflect returned {lessons[0]!r}: return the reflector's reply, stripped."
+    if getattr(third[2], "score", 0) is not None or third[2].verdict != "fail":
+        return (
+            False,
+            "the third evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
+        )
+    return True, (
+        f"your attempts and reflections send the package's requests, call for call "
+        f"({', '.join(c.role for c in mine.calls)}); the unreadable verdict is a fail with no score ({ref_run.stop.value} there)."
+    )
+
+
+LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what the run shows)
+    ([GOOD], [_verdict(1.0, "pass")], 3, 3, (), "the first attempt accepted"),
+    (
+        [_bad(1), GOOD],
+        [_verdict(0.9, "pass"), _verdict(1.0, "pass")],
+        3,
+        3,
+        (),
+        "an evaluator's pass that its own tests fail, then accepted",
+    ),
+    (
+        [_bad(1), _bad(2), _bad(3)],
+        [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
+        3,
+        3,
+        (),
+        "three failed attempts, rising scores",
+    ),
+    ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 3, (), "a drop of over 20%"),
+    (
+        [_bad(1), _bad(2)],
+        [_verdict(0.5), "Score: 2/10"],
+        3,
+        3,
+        (),
+        "an unreadable verdict after a 0.5",
+    ),
+    (
+        [_bad(k) for k in range(1, 5)],
+        [_verdict(0.3)] * 4,
+        4,
+        1,
+        (),
+        "four equal scores, a window of 1",
+    ),
+    (
+        [_bad(1), GOOD],
+        [_verdict(0.3), _verdict(1.0, "pass")],
+        3,
+        2,
+        ("lesson A", "lesson B", "lesson C"),
+        "three remembered lessons, a window of 2",
+    ),
+)
+
+
+@exercise(
+    "05.2",
+    hints=(
+        "one attempt per pass through a for loop with seed + n; an unusable score counts as 0. Accepted needs the "
+        "evaluator's 'pass' and every own test passed (evidence.all_passed). Reflect only when the loop goes on.",
+        "after each attempt, in order: accepted? a score below 80% of the best so far (regressed, return the best)? "
+        "the last attempt (max_iterations, return the best: the highest score, the earliest among equals)? else reflect, "
+        "and keep the last `window` reflections, starting from the last `window` of `memory`.",
+    ),
+)
+def reflexion_loop(my_reflexion: Callable[..., object]) -> tuple[bool, str]:
+    """Build 2: the learner's loop against the package's Reflexion on seven scripted runs, request by request."""
+    task = get_task("factorial")
+    for drafts, verdicts, attempts, window, memory, what in LOOP_CASES:
+        run, ref = _reference(drafts, verdicts, attempts, window, memory)
+        mine = _script(drafts, verdicts)
+        out = my_reflexion(
+            mine, task, list(ASSERTS), max_attempts=attempts, window=window, memory=list(memory)
+        )
+        problem = _first_difference(mine, ref, what)
+        if problem:
+            return False, problem
+        if not (isinstance(out, (tuple, list)) and len(out) == 3):
+            return (
+                False,
+                f"my_reflexion returned {out!r}: return (code, stop reason, the reflections this run wrote).",
+            )
+        code, reason, written = out
+        wrote = [s.reply.strip() for s in run.steps if s.role == "reflector"]
+        if (code, reason) != (run.final_code, run.stop.value):
+            returned = (
+                "the accepted attempt"
+                if run.stop.value == "accepted"
+                else "the best attempt (the earliest of the highest score)"
+            )
+            return False, (
+                f"on {what}: you returned {reason!r} and {'the same code' if code == run.final_code else 'another draft'}; "
+                f"the package stops {run.stop.value!r} and returns {returned}."
+            )
+        if not isinstance(written, (list, tuple)) or list(written) != wrote:
+            return (
+                False,
+                f"on {what}: the reflections this run wrote are {wrote}; you returned {written!r}.",
+            )
+    return (
+        True,
+        f"your loop sends the package's requests and stops where it stops on {len(LOOP_CASES)} scripted runs.",
+    )
+
+
+@exercise(
+    "05.5",
+    hints=(
+        "remember opens the file (sqlite3.connect), creates a table if there is none (key, session, reflection, and an "
+        "INTEGER PRIMARY KEY that keeps the order), inserts one row per reflection and commits; INSERT OR REPLACE would "
+        "keep one row per key and lose the history.",
+        "recall selects the key's rows, newest first, LIMIT window, and returns them oldest first; a file or key with "
+        "nothing stored, or a window of 0, gives [].",
+    ),
+)
+def memory_round_trip(
+    remember: Callable[..., object], recall: Callable[..., object]
+) -> tuple[bool, str]:
+    """Build 5: the learner's remember/recall across two sessions (each call opens the file afresh) against the
+    package's MemoryStore on the same episodes."""
+    with tempfile.TemporaryDirectory() as folder:
+        mine, theirs = str(Path(folder) / "mine.sqlite"), MemoryStore(Path(folder) / "store.sqlite")
+        if recall(mine, "flatten", 3) not in ([], ()):
+            return False, "recall on a file with nothing stored should give []."
+        sessions = [
+            ("s1", "flatten", ["recurse into lists", "strings are items"]),
+            ("s1", "median", ["sort first"]),
+            ("s2", "flatten", ["an empty list gives []", "recurse into lists"]),
+        ]
+        attempt = 0
+        for session, key, lessons in sessions:
+            remember(mine, key, session, list(lessons))
+            for lesson in lessons:
+                attempt += 1
+                theirs.add(Episode(key, session, attempt, lesson, 0.0))
+        for key, window in (
+            ("flatten", 3),
+            ("flatten", 10),
+            ("flatten", 1),
+            ("median", 3),
+            ("caesar", 3),
+            ("flatten", 0),
+        ):
+            got, want = (
+                recall(mine, key, window),
+                [e.reflection for e in theirs.recall(key, window)],
+            )
+            if not isinstance(got, (list, tuple)) or list(got) != want:
+                return (
+                    False,
+                    f"after two sessions, recall(db, {key!r}, {window}) gave {got!r}; the store recalls {want}.",
+                )
+        theirs.close()
+    return (
+        True,
+        "your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the package's store does.",
+    )
+
+
+LESSONS = [
+    "calculate_factorial(0) must return 1",
+    "use a loop, not recursion",
+    "multiply, do not add",
+]
+
+
+def fact_tests(chat: Chat, task: Task) -> list[str]:
+    """Exercise 6's asserts for factorial, in place of a test writer."""
+    return ["assert calculate_factorial(0) == 1", "assert calculate_factorial(5) == 120"]
+
+
+def window_chat() -> Chat:
+    """Exercise 6's scripted model: its drafts pass the asserts only when the prompt holds lessons 1 and 3;
+    its reflector says the lessons in order, one per failed attempt."""
+    from reflect.testing import FakeReply
+
+    said = iter(LESSONS + ["no new lesson"] * 5)
+
+    def chat(messages: list[dict], role: str = "generator", **params: object) -> FakeReply:
+        prompt = messages[-1]["content"]
+        if role == "reflector":
+            return FakeReply(next(said))
+        if role == "evaluator":
+            ok = "Tests failed: none" in prompt
+            return FakeReply(
+                json.dumps({"score": 1.0 if ok else 0.2, "verdict": "pass" if ok else "fail"})
+            )
+        right = LESSONS[0] in prompt and LESSONS[2] in prompt
+        body = "1 if n == 0 else n * calculate_factorial(n - 1)" if right else "n"
+        return FakeReply(f"```python\ndef calculate_factorial(n):\n    return {body}\n```")
+
+    return chat
+
+
+def _found(runs: Sequence[Run], hidden: Callable[[str, str], bool]) -> tuple[int, int, int, int]:
+    found = sum(any(hidden(r.task_id, d) for d in r.drafts) for r in runs)
+    returned = sum(bool(hidden(r.task_id, r.final_code)) for r in runs)
+    retries = [(a, b) for r in runs for a, b in zip(r.drafts, r.drafts[1:], strict=False)]
+    return found, returned, sum(a == b for a, b in retries), len(retries)
+
+
+@exercise(
+    "05.4",
+    hints=(
+        "found: a task counts when any of its run's drafts passes hidden(task_id, code); returned: when its final_code "
+        "does; a retry is each pair (draft before, draft) in a run, in order.",
+        "return the four counts as a tuple: (found, returned, identical retries, retries); compare a retry with the "
+        "draft just before it (zip(r.drafts, r.drafts[1:])), byte for byte.",
+    ),
+)
+def written_or_returned(
+    drafts_found: Callable[..., object], by: dict, hidden: Callable[[str, str], bool]
+) -> tuple[bool, str]:
+    """Build 4: the learner's counts for every mode's runs against the same counts made here."""
+    for mode, runs in by.items():
+        if mode == "one-shot":
+            continue
+        got, want = drafts_found(list(runs), hidden), _found(runs, hidden)
+        if not isinstance(got, (tuple, list)) or len(got) != 4:
+            return (
+                False,
+                f"drafts_found returned {got!r}: four counts, (found, returned, identical retries, retries).",
+            )
+        if tuple(got) != want:
+            names = ("found", "returned", "identical retries", "retries")
+            off = ", ".join(
+                f"{n} {g!r} (expected {w})"
+                for n, g, w in zip(names, got, want, strict=True)
+                if g != w
+            )
+            return False, f"for {mode}: {off}."
+    return (
+        True,
+        "your counts match on every mode's runs: where a correct draft was written but not returned, the loop's choice cost the task.",
+    )
+
+
+VERDICT_REPLIES = (
+    '{"score": 0.8, "verdict": "pass", "specific_issues": [], "missing_elements": []}',
+    '```json\n{"score": 0.2, "verdict": "fail", "specific_issues": ["x"]}\n```',
+    'Here it is: {"score": 1, "verdict": "pass"} and that is all.',
+    '{"score": 7, "verdict": "fail"}',
+    '{"score": true, "verdict": "pass"}',
+    '{"score": 0.5, "verdict": "maybe"}',
+    '{"score": "0.5", "verdict": "pass"}',
+    '{"verdict": "fail"} then {"score": 0.4, "verdict": "fail"}',
+    '{"score": 0.6, "verdict": "fail", "specific_issues": ["the loop',
+    "Score: 2/10. The function fails on nested lists.",
+    "Looks fine to me.",
+    "",
+    '[{"score": 0.9, "verdict": "pass"}]',
+    '{"outer": {"score": 0.3, "verdict": "fail"}}',
+)
+
+
+@exercise(
+    "05.3",
+    hints=(
+        "try json.JSONDecoder().raw_decode(text, i) at every '{' in the reply, in order; the first object that "
+        "validates wins, and a reply with none gives None.",
+        "validate: a dict, its score an int or float but not a bool, from 0 to 1, its verdict 'pass' or 'fail'; "
+        "return (float(score), verdict).",
+    ),
+)
+def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
+    """Build 3: the learner's reading of evaluator replies against the package's parse_judgement."""
+    for reply in VERDICT_REPLIES:
+        j = parse_judgement(reply)
+        want = None if j.score is None else (j.score, j.verdict)
+        got = read_verdict(reply)
+        if got is not None and not (isinstance(got, (tuple, list)) and len(got) == 2):
+            return (
+                False,
+                f"read_verdict({reply!r}) returned {got!r}: return (score, verdict), or None.",
+            )
+        if (None if got is None else (got[0], got[1])) != want or (
+            got is not None and isinstance(got[0], bool)
+        ):
+            return (
+                False,
+                f"read_verdict({reply!r}) returned {got!r}; the evaluator's contract gives {want!r}.",
+            )
+    return (
+        True,
+        f"your reading agrees with rx.parse_judgement on all {len(VERDICT_REPLIES)} replies: an unusable one is None, never a default.",
     )
