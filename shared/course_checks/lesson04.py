@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from reflect.judging.critics import Evaluation, LLMCritic
+from reflect.model.sampling import SAMPLING, SEED
 from reflect.records import Step
 from reflect.strategies import graph as rg
+from reflect.tasks import prompts
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
@@ -22,6 +24,11 @@ from . import exercise, package_calls
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
 NEARLY_PRIME = 'def is_prime(n):\n    """Primes below 10000."""\n    return 1 < n < 10000 and all(n % k for k in range(2, n))\n'
+NEARLY_SEARCH = (
+    'def search(lst):\n    """The greatest value whose frequency is at least itself, else -1."""\n'
+    "    if len(lst) < 3:\n        return lst[0]\n"
+    "    return max((x for x in set(lst) if lst.count(x) >= x), default=-1)\n"
+)
 DURATION_BROKEN = 'def parse_duration(text):\n    """Seconds."""\n    return 5400\n'  # fails parse_duration("45s") only
 DURATION_GOOD = (
     'import re\n\n\ndef parse_duration(text):\n    """Seconds in a duration such as 1h30m."""\n'
@@ -51,13 +58,14 @@ class _Scores:
 
 
 def _judged(*statuses: str) -> list[dict]:
-    """A run's steps: per status, a draft (300 tokens) and the critic's verdict on it (250 tokens)."""
+    """A run's steps: per status, a draft (300 tokens: the generator's, then the refiner's) and the critic's
+    verdict on it (250 tokens)."""
     steps = []
     for status in statuses:
         steps += [
             Step(
                 len(steps),
-                "generator",
+                "generator" if not steps else "refiner",
                 "model",
                 prompt_tokens=100,
                 completion_tokens=200,
@@ -78,6 +86,8 @@ _BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, e
     ("needs_revision", 1, 500, {}, "mark_needs_review"),
     ("accepted", 1, 100, {"static_check_results": _FAILING}, "mark_needs_review"),
     ("needs_revision", 1, 1000, {"earlier": 2}, "refine_draft"),
+    ("needs_revision", 2, 1000, {}, "mark_needs_review"),
+    ("needs_revision", 2, 1200, {}, "refine_draft"),
 ]
 _CASE_NAMES = [
     "needs changes, 550 of 1000 spent",
@@ -88,6 +98,8 @@ _CASE_NAMES = [
     "needs changes, 550 of 500 spent",
     "accepted, a rule check fails",
     "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)",
+    "needs changes, 1100 of 1000 spent over a draft and a revision",
+    "needs changes, 1100 of 1200 spent over a draft and a revision",
 ]
 
 
@@ -102,7 +114,7 @@ _CASE_NAMES = [
     ),
 )
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
-    """Exercise 4: route_with_budget on seven made-up states, against the routes rg.after_critique and the budget give."""
+    """Exercise 4: route_with_budget on made-up states, against the routes rg.after_critique and the budget give."""
     wrong = []
     for (status, drafts, budget, extra, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
         earlier = _judged(*["needs_revision"] * extra.get("earlier", 0))  # 550 tokens a draft
@@ -245,6 +257,24 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             "on a HumanEval/31 draft that fails one of its six visible tests (the tests critic scores it 8.5), your "
             "gate did not record a rejection: the gate passes a draft only when every visible test passes (10)."
         )
+    search = get_task("HumanEval/69")
+    closer = tests_gate(
+        {
+            "input": search.prompt(),
+            "metadata": {"task_id": search.id},
+            "current_draft": NEARLY_SEARCH,
+            "iteration": 1,
+            "max_iterations": 3,
+            "steps": [],
+            "errors": [],
+        }
+    )
+    verdict = [Step.from_dict(d) for d in (closer or {}).get("steps") or [{}]][0].verdict
+    if verdict is None or verdict.accepted is not False:
+        return False, (
+            "on a HumanEval/69 draft that fails one of its twelve visible tests (scored 9.2), your gate did not record "
+            "a rejection: only a score of 10, every visible test passed, goes on to the critic."
+        )
     chat = ScriptedChat(
         {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
     )
@@ -325,7 +355,7 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
     task = get_task("factorial")
     verdict = '{{"score": {}, "issues": [], "strengths": [], "suggestion": "none"}}'.format
     for k, after in enumerate((1, 1, 0)):
-        scores = [4, 5, 9] if after == 1 else [4, 9]
+        scores = [4, 5, 6, 9] if after == 1 else [4, 6, 9]
         small = ScriptedChat(
             {
                 "generator": [drafted(1)],
@@ -333,7 +363,9 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                 "critic": [verdict(s) for s in scores],
             }
         )
-        strong = ScriptedChat({"refiner": [drafted(6)] * 3, "critic": [verdict(s) for s in scores]})
+        strong = ScriptedChat(
+            {"refiner": [drafted(5), drafted(6)], "critic": [verdict(s) for s in scores]}
+        )
         chat = escalating(small, strong, after)
         if not callable(chat):
             return (
@@ -341,15 +373,15 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                 f"escalating(small, strong, {after}) returned {chat!r}: it should return a chat function.",
             )
         out = rg.build_graph(rg.GraphParts(chat, LLMCritic(chat), task=task)).invoke(
-            rg.start_state(task.prompt(), 3), rg.run_config(3)
+            rg.start_state(task.prompt(), 4), rg.run_config(4)
         )
         want_small = (
-            ["generator", "critic", "refiner", "critic", "critic"]
+            ["generator", "critic", "refiner", "critic", "critic", "critic"]
             if after == 1
-            else ["generator", "critic", "critic"]
+            else ["generator", "critic", "critic", "critic"]
         )
         got_small, got_strong = [c.role for c in small.calls], [c.role for c in strong.calls]
-        if (got_small, got_strong) != (want_small, ["refiner"]):
+        if (got_small, got_strong) != (want_small, ["refiner", "refiner"]):
             if k == 1:
                 return (
                     False,
@@ -357,12 +389,21 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                 )
             return False, (
                 f"with after={after}: small got {got_small}, strong got {got_strong}; "
-                f"expected {want_small} and ['refiner']."
+                f"expected {want_small} and ['refiner', 'refiner'] (every refiner call after the first {after} goes to strong)."
+            )
+        refine = strong.calls[0]
+        if refine.messages[0].get("content") != prompts.REFINER_SYSTEM or refine.params != {
+            **SAMPLING["refiner"],
+            "seed": SEED,
+        }:
+            return False, (
+                f"with after={after}: strong was sent {refine.messages[:1]} with {refine.params}: pass the refiner's "
+                "request on unchanged (its messages and its parameters)."
             )
         if out["status"] != "ok" or not out["final_output"]["final_code"].endswith("return 6\n"):
             return (
                 False,
-                f"with after={after}: the strong model's draft should be the one accepted; the run ended {out['status']!r}.",
+                f"with after={after}: the strong model's last draft should be the one accepted; the run ended {out['status']!r}.",
             )
     return True, (
         "The first `after` revisions stay on the small model, the next go to the strong one, "
@@ -478,6 +519,8 @@ LOOP_CASES = (  # (critic scores, threshold, max_iterations, what the run shows)
     ((None, 5, 8), 8, 3, "an unusable critique, then a score exactly at the threshold"),
     ((3,), 8, 1, "a budget of one draft"),
     ((9, 10), 10, 3, "a threshold of 10"),
+    ((3, 3, 9), 8, 3, "accepted on the last draft of the budget"),
+    ((None, 3, 3), 8, 3, "an unusable critique counted against the budget"),
 )
 
 
@@ -504,7 +547,7 @@ def _graph_names() -> set[str]:
 def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
     """Build 1: the learner's graph against the package's scored_reflection (with only the threshold and the
     budget as its stop rule), request by request, on six scripted runs."""
-    from langgraph.graph import StateGraph
+    from langgraph.graph import END, StateGraph
 
     from reflect.judging.controller import StopRule
     from reflect.strategies import scored as scored_module
@@ -512,7 +555,11 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
     task = get_task("factorial")
     for scores, threshold, budget, what in LOOP_CASES:
         chat, critic = _drafts(), _Critic(*scores)
-        builder = loop_builder(chat, critic, task, threshold=threshold, max_iterations=budget)
+        builder = loop_builder(
+            chat, critic, task, threshold=threshold, max_iterations=budget, out_of_budget="over"
+        )
+        if builder is None:
+            return False, "loop_builder returned None: return the StateGraph builder."
         if not isinstance(builder, StateGraph):
             return False, (
                 f"loop_builder returned {type(builder).__name__}: return the StateGraph builder itself "
@@ -523,6 +570,10 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                 False,
                 f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine.",
             )
+        builder.add_node(
+            "over", lambda state: {"status": "over budget"}
+        )  # where out_of_budget leads here
+        builder.add_edge("over", END)
         reached, out = package_calls(
             lambda b=builder, n=budget: b.compile().invoke(
                 {"scores": []}, {"recursion_limit": 4 * n + 10}
@@ -564,6 +615,11 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                     )
                 )
         if critic.seen != ref_critic.seen:
+            if len(critic.seen) == len(ref_critic.seen):
+                return False, (
+                    f"on {what}: the critic was shown {critic.seen[0][:50]!r}...; lesson 03's critic judges the code "
+                    "extracted from the reply (extract_code(reply.text, task.entry_point).code)."
+                )
             return (
                 False,
                 f"on {what}: the critic judged {len(critic.seen)} draft(s), the loop's {len(ref_critic.seen)}; judge each new draft once.",
@@ -580,6 +636,16 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
             return False, (
                 f"on {what}: the run ended with code {str((out or {}).get('code'))[:60]!r} and scores "
                 f"{(out or {}).get('scores')}; expected the last draft and every critique's score, in order."
+            )
+        over = (out or {}).get("status") == "over budget"
+        if over != (run.stop.value != "accepted"):
+            return False, (
+                f"on {what}: your router {'took' if over else 'did not take'} the out_of_budget exit; "
+                + (
+                    "an acceptance goes to END, even on the last draft of the budget."
+                    if over
+                    else "a run that spends its budget without an acceptance leaves by out_of_budget."
+                )
             )
     return (
         True,
@@ -603,6 +669,13 @@ def recursion_limit(
     from langgraph.errors import GraphRecursionError
 
     task = get_task("factorial")
+    ready = your_loop.evaluate(loop_builder)
+    if not ready[0]:
+        return (
+            False,
+            f"Build 1's check does not pass yet, and this one runs your graph: {ready[1]}",
+            False,
+        )
 
     def finishes(budget: int, limit: int) -> bool:
         graph = loop_builder(
@@ -624,12 +697,12 @@ def recursion_limit(
         if not finishes(budget, limit):
             return (
                 False,
-                f"with recursion_limit {limit} your graph stopped with GraphRecursionError before spending a budget of {budget} drafts: too small.",
+                f"with recursion_limit {limit} your graph stopped with GraphRecursionError before spending a budget of {budget} draft(s): too small.",
             )
         if limit > 1 and finishes(budget, limit - 1):
             return (
                 False,
-                f"limit_for({budget}) = {limit} works, but so does {limit - 1}: which limit is the smallest that lets a run of {budget} drafts finish?",
+                f"limit_for({budget}) = {limit} works, but so does {limit - 1}: which limit is the smallest that lets a run of {budget} draft(s) finish?",
             )
     return (
         True,
@@ -670,9 +743,13 @@ def your_review(
         db = str(Path(folder) / "reviews.sqlite")
         conn = sqlite3.connect(db, check_same_thread=False)
         try:
-            accepted = review_builder(_drafts(), _Critic(9), task).compile(
-                checkpointer=SqliteSaver(conn)
-            )
+            built = review_builder(_drafts(), _Critic(9), task)
+            if built is None:
+                return (
+                    False,
+                    "review_builder returned None: return the builder (your loop_builder's, with the review node added).",
+                )
+            accepted = built.compile(checkpointer=SqliteSaver(conn))
             out = accepted.invoke({"scores": []}, {"configurable": {"thread_id": "accepted"}})
             if "__interrupt__" in out:
                 return (
@@ -684,17 +761,36 @@ def your_review(
                 graph = review_builder(_drafts(), _Critic(3, 3, 3), task).compile(
                     checkpointer=SqliteSaver(conn)
                 )
-                out = graph.invoke({"scores": []}, thread)
+                try:
+                    out = graph.invoke({"scores": []}, thread)
+                except Exception as err:  # noqa: BLE001 - the learner's node may call what the script lacks
+                    return False, (
+                        f"running your review graph until it pauses raised {type(err).__name__}: {err}. The review node "
+                        "asks the person with interrupt() and calls nothing else before it."
+                    )
                 if "__interrupt__" not in out:
-                    return (
-                        False,
-                        "three rejected drafts spent the budget, and the run ended without pausing: route it to your review node.",
+                    swallowed = "review" in graph.get_graph().nodes and out.get("status") not in (
+                        None,
+                        "",
+                    )
+                    return False, (
+                        "three rejected drafts spent the budget, and the run ended without pausing: "
+                        + (
+                            "your review node ran but did not pause: is interrupt() inside a try/except? It works by raising."
+                            if swallowed
+                            else "route it to your review node."
+                        )
                     )
                 asked = out["__interrupt__"][0].value
-                if not isinstance(asked, dict) or asked.get("code") != _code(3):
+                if (
+                    not isinstance(asked, dict)
+                    or asked.get("code") != _code(3)
+                    or list(asked.get("scores") or []) != [3, 3, 3]
+                ):
                     return (
                         False,
-                        f"the person was asked {asked!r}: the question should carry the draft under review as 'code'.",
+                        f"the person was asked {asked!r}: the question should carry the draft under review as 'code' "
+                        "and the critic's scores as 'scores'.",
                     )
         finally:
             conn.close()
@@ -709,14 +805,19 @@ def your_review(
             except Exception as err:  # noqa: BLE001 - the learner's graph may call what it must not
                 if quiet.calls or judge_not.seen:
                     return False, (
-                        f"resuming with {decision} called the {'model' if quiet.calls else 'critic'} again: resume the "
-                        "paused node with Command(resume=decision) on the same thread, and call nothing before interrupt()."
+                        f"resuming with {decision} called the {'model' if quiet.calls else 'critic'}: resume the "
+                        "paused node with Command(resume=decision) on the same thread; the review node calls nothing but interrupt()."
                     )
                 return False, f"resuming with {decision} raised {type(err).__name__}: {err}"
             if quiet.calls or judge_not.seen:
                 return (
                     False,
                     f"resuming with {decision} called the model or the critic: a resume only answers the pause.",
+                )
+            if isinstance(final, dict) and "__interrupt__" in final:
+                return False, (
+                    f"resumed with {decision}, the run paused again instead of finishing: resume with "
+                    "Command(resume=decision), and ask with interrupt() once."
                 )
             got = (final or {}).get("status"), (final or {}).get("code")
             if got != (status, code):
