@@ -98,18 +98,6 @@ class StopRule:
         default=None, repr=False
     )  # the score an unusable verdict counts as
 
-    @classmethod
-    def judged(cls, max_iterations: int) -> StopRule:
-        """A judge's decision and the cap only: no convergence, regression or oscillation rule (the
-        graph's review, maker-checker's reviewer, resampling's evidence check)."""
-        return cls(
-            max_iterations=max_iterations,
-            patience=0,
-            regression_drop=1.0,
-            oscillation_window=0,
-            accept_by="judge",
-        )
-
     def accepts(self, score: float | None) -> bool | None:
         """Does this score reach the threshold? None for no score: an unusable critique accepts nothing
         and rejects nothing."""

@@ -16,7 +16,7 @@ The nodes call the same step functions as lesson 03's loop (`generate_step`, `re
 `critique_step` in reflect.strategies.scored), so both send byte-identical requests on a
 course task. The critic judges against `state["requirements"]`: the task's own, the caller's,
 or for any other input those derived from it (`derive_requirements`). The graph bounds
-itself with its stop rule (`review_rule`: the drafts in `steps` against `max_iterations`) and sets
+itself with its stop (`stop_of`: the drafts in `steps` against `max_iterations`) and sets
 `recursion_limit`: langgraph 1.2's default is 10,007 super-steps (a super-step is one round
 in which every node that is due runs once), no guard at all.
 
@@ -35,7 +35,7 @@ approval keeps the critic's last verdict among its errors when the critic had no
 The record: every node that calls the model, judges a draft or takes a person's decision appends
 its `Step` to `state["steps"]`, as the dict `Step.to_dict` makes of it (plain values, which a
 checkpointer stores without registering the package's classes), and the router after a critique
-asks lesson 03's `StopRule` about those steps. The node that ends a run puts its `Run` in
+reads the stop off those steps (`stop_of`). The node that ends a run puts its `Run` in
 `state["run"]`, also as a dict (`Run.from_dict` reads it back; `ReflectionGraph.run` returns it).
 
 A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
@@ -53,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypedDict
 
-from ..judging.controller import StopRule
+from ..judging.controller import drafts_of
 from ..judging.critics import Evaluation
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
@@ -269,11 +269,19 @@ def critic_objection(state: dict) -> list[str]:
     ]
 
 
-def review_rule(state: dict) -> StopRule:
-    """The graph's stop rule: lesson 03's `StopRule` with the critic as the judge (`normalise` has
-    applied the threshold), the run's `max_iterations`, and no convergence, regression or
-    oscillation rule: the graph stops on an acceptance, an unusable critique or the budget."""
-    return StopRule.judged(state["max_iterations"])
+def stop_of(state: dict) -> Stop | None:
+    """Why the loop stops after a critique, read off this run's steps: the last judge on the current
+    draft decided nothing usable (an invalid critique), or accepted it with no check step against it
+    (`normalise` has applied the threshold), or `max_iterations` drafts are spent; else None, go on.
+    No convergence, regression or oscillation rule."""
+    drafts = drafts_of(steps_of(state), accept_by="judge")
+    if not drafts:
+        return None
+    if drafts[-1].accepted is None:
+        return Stop.INVALID_CRITIC
+    if drafts[-1].accepted:
+        return Stop.ACCEPTED
+    return Stop.MAX_ITERATIONS if len(drafts) >= state["max_iterations"] else None
 
 
 def review_stop(state: dict) -> Stop:
@@ -281,7 +289,7 @@ def review_stop(state: dict) -> Stop:
     contradicts, or the budget (the stop rule on this run's steps)."""
     if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
         return Stop.NO_CODE
-    stop = review_rule(state).decide(steps_of(state))
+    stop = stop_of(state)
     return Stop.CHECK_FAILED if stop is Stop.ACCEPTED else stop or Stop.MAX_ITERATIONS
 
 
@@ -665,10 +673,10 @@ def after_draft(state: dict) -> str:
 
 
 def after_critique(state: dict) -> str:
-    """The stop rule on this run's steps (`review_rule`): no stop -> refine_draft; accepted, and no
+    """The stop on this run's steps (`stop_of`): no stop -> refine_draft; accepted, and no
     rule check failed -> finalize; else mark_needs_review (the budget, an invalid critique, or an
     acceptance a rule check contradicts)."""
-    stop = review_rule(state).decide(steps_of(state))
+    stop = stop_of(state)
     if stop is None:
         return "refine_draft"
     return (
