@@ -4,19 +4,22 @@ for rewordings of a task."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from reflect.memory.store import Episode, MemoryStore, task_key
 from reflect.records import Run
+from reflect.strategies import reflexion as reflexion_module
 from reflect.strategies.reflexion import Reflexion, parse_judgement
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import exercise, package_calls
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -125,6 +128,10 @@ def memory_window(
                 f"accepted for windows {windows}: you returned {accepted}; the runs stopped with 'accepted': "
                 f"{[want[k][0] for k in windows]}.{why}"
             )
+        if set(attempts) == {3}:
+            return False, (
+                f"every run made 3 attempts; the runs asked for make at most 4 (max_attempts=4): {want}."
+            )
         if attempts != [want[k][1] for k in windows]:
             wrong.append(
                 f"attempts: you returned {attempts}, the runs made {[want[k][1] for k in windows]} attempts "
@@ -193,6 +200,10 @@ LABELLED = {  # a reflection: (worth remembering, why)
     'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (
         True,
         "names a call with a quoted value",
+    ),
+    "f([]) returned None; return an empty list instead.": (
+        True,
+        "names a call, in exactly 8 words",
     ),
 }
 
@@ -274,6 +285,16 @@ DISTINCT = (  # (task text, another task's text, what the key must not throw awa
         "Write sub(a, b) that returns b minus a.",
         "the same words in another order",
     ),
+    (
+        "Write f(x) that returns x squared.\n\nRequirements:\n- a negative x raises ValueError",
+        "Write f(x) that returns x cubed.\n\nRequirements:\n- a negative x raises ValueError",
+        "the same requirements, another statement",
+    ),
+    (
+        "Write f(x) that returns x plus 1.",
+        "Write f(x) that returns x plus 2.",
+        "a number in the statement",
+    ),
 )
 
 
@@ -345,13 +366,15 @@ def _fenced(code: str) -> str:
     return f"```python\n{code}```"
 
 
-def _verdict(score: float, verdict: str = "fail") -> str:
+def _verdict(
+    score: float, verdict: str = "fail", issues: bool = True, missing: bool = False
+) -> str:
     return json.dumps(
         {
             "score": score,
             "verdict": verdict,
-            "specific_issues": [f"issue at {score}"],
-            "missing_elements": [],
+            "specific_issues": [f"issue at {score}", "another issue"] if issues else [],
+            "missing_elements": [f"missing at {score}"] if missing else [],
         }
     )
 
@@ -415,12 +438,22 @@ def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
     ),
 )
 def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) -> tuple[bool, str]:
-    """Build 1: three attempts with two reflections between them, against the package's run on the same script."""
+    """Build 1: four attempts with a reflection after each failure, against the package's run on the same script."""
     task = get_task("factorial")
-    drafts, verdicts = [_bad(1), _bad(2), GOOD], [_verdict(0.2), _verdict(0.3), "Looks fine to me."]
-    ref_run, ref = _reference(drafts, verdicts, max_attempts=3)
+    drafts = [_bad(1), _bad(2), _bad(3), GOOD]
+    verdicts = [
+        "Score: 2/10",  # unusable: the reflection's issues are its reason
+        _verdict(0.2, missing=True),  # issues and missing elements
+        _verdict(0.3, issues=False),  # nothing named
+        "Looks fine to me.",
+    ]
+    ref_run, ref = _reference(drafts, verdicts, max_attempts=4)
     mine = _script(drafts, verdicts)
-    first = attempt(mine, task, list(ASSERTS), [], 43)
+    reached, first = package_calls(
+        lambda: attempt(mine, task, list(ASSERTS), [], 43), reflexion_module
+    )
+    if reached & {"run", "_attempts", "_one", "_evaluate", "_ask_evaluator", "_reflect"}:
+        return False, "attempt ran the package's agent: the attempt is yours to write."
     if not (isinstance(first, (tuple, list)) and len(first) == 3):
         return False, f"attempt returned {first!r}: return (code, evidence, judgement)."
     code, evidence, judged = first
@@ -429,20 +462,26 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
     if not hasattr(evidence, "trace"):
         return False, "attempt's evidence is not run_self_tests' result (it has no trace())."
     lessons = [reflect(mine, task, code, evidence, judged)]
-    code, evidence, judged = attempt(mine, task, list(ASSERTS), list(lessons), 44)
-    lessons.append(reflect(mine, task, code, evidence, judged))
-    third = attempt(mine, task, list(ASSERTS), list(lessons), 45)
+    if lessons[0] != "lesson 1: calculate_factorial(0) must return 1":
+        return (
+            False,
+            f"reflect returned {lessons[0]!r}: return the reflector's reply text, stripped.",
+        )
+    for seed in (44, 45, 46):
+        code, evidence, judged = attempt(mine, task, list(ASSERTS), list(lessons), seed)
+        if seed < 46:
+            lessons.append(reflect(mine, task, code, evidence, judged))
     problem = _first_difference(
-        mine, ref, "two failed attempts with their reflections, then a third attempt"
+        mine,
+        ref,
+        "four attempts, after an unreadable verdict, one naming issues and missing elements, and one naming nothing",
     )
     if problem:
         return False, problem
-    if lessons[0] != "lesson 1: calculate_factorial(0) must return 1":
-        return False, f"reflect returned {lessons[0]!r}: return the reflector's reply, stripped."
-    if getattr(third[2], "score", 0) is not None or third[2].verdict != "fail":
+    if getattr(judged, "score", 0) is not None or judged.verdict != "fail":
         return (
             False,
-            "the third evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
+            "the last evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
         )
     return True, (
         f"your attempts and reflections send the package's requests, call for call "
@@ -493,6 +532,62 @@ LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what
         ("lesson A", "lesson B", "lesson C"),
         "three remembered lessons, a window of 2",
     ),
+    (
+        [_bad(1), GOOD],
+        [_verdict(0.3), _verdict(1.0, "pass")],
+        3,
+        0,
+        ("lesson A",),
+        "a window of 0: no lesson in any prompt",
+    ),
+    (
+        [GOOD, _bad(1), _bad(2)],
+        [_verdict(0.6), _verdict(0.5), _verdict(0.55)],
+        3,
+        3,
+        (),
+        "a draft its tests pass that the evaluator fails",
+    ),
+    (
+        [_bad(1), GOOD],
+        [_verdict(0.4), _verdict(0.7, "pass")],
+        3,
+        3,
+        (),
+        "an evaluator's pass at 0.7 on a draft its tests pass",
+    ),
+    (
+        [_bad(1), GOOD],
+        [_verdict(0.9), _verdict(0.5, "pass")],
+        3,
+        3,
+        (),
+        "an acceptance scored below four fifths of the best",
+    ),
+    (
+        [_bad(1), _bad(2)],
+        [_verdict(0.5), _verdict(0.2)],
+        2,
+        3,
+        (),
+        "a drop of over 20% on the last attempt",
+    ),
+    (
+        [_bad(1), _bad(2), _bad(3)],
+        [_verdict(0.5), _verdict(0.45), _verdict(0.38)],
+        3,
+        3,
+        (),
+        "two small drops, the second below four fifths of the best",
+    ),
+    (
+        [_bad(1), _bad(2), _bad(3)],
+        [_verdict(0.5), _verdict(0.4), _verdict(0.45)],
+        3,
+        3,
+        (),
+        "a score of exactly four fifths of the best",
+    ),
 )
 
 
@@ -512,9 +607,20 @@ def reflexion_loop(my_reflexion: Callable[..., object]) -> tuple[bool, str]:
     for drafts, verdicts, attempts, window, memory, what in LOOP_CASES:
         run, ref = _reference(drafts, verdicts, attempts, window, memory)
         mine = _script(drafts, verdicts)
-        out = my_reflexion(
-            mine, task, list(ASSERTS), max_attempts=attempts, window=window, memory=list(memory)
-        )
+        try:
+            reached, out = package_calls(
+                lambda m=mine, a=attempts, w=window, mem=memory: my_reflexion(
+                    m, task, list(ASSERTS), max_attempts=a, window=w, memory=list(mem)
+                ),
+                reflexion_module,
+            )
+        except IndexError:
+            return False, (
+                f"on {what}: your loop asked for more model calls than the package's run makes "
+                f"({', '.join(c.role for c in ref.calls)}): check when it stops, and that an unusable score counts as 0."
+            )
+        if reached & {"run", "_attempts", "_one"}:
+            return False, "my_reflexion ran the package's agent: the loop is yours to write."
         problem = _first_difference(mine, ref, what)
         if problem:
             return False, problem
@@ -566,7 +672,7 @@ def memory_round_trip(
         if recall(mine, "flatten", 3) not in ([], ()):
             return False, "recall on a file with nothing stored should give []."
         sessions = [
-            ("s1", "flatten", ["recurse into lists", "strings are items"]),
+            ("s1", "flatten", ["strings are items", "recurse into lists"]),
             ("s1", "median", ["sort first"]),
             ("s2", "flatten", ["an empty list gives []", "recurse into lists"]),
         ]
@@ -576,6 +682,18 @@ def memory_round_trip(
             for lesson in lessons:
                 attempt += 1
                 theirs.add(Episode(key, session, attempt, lesson, 0.0))
+        with contextlib.closing(sqlite3.connect(mine)) as probe:  # what another process would find
+            tables = [
+                t for (t,) in probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
+            text = " ".join(
+                str(row) for t in tables for row in probe.execute(f'SELECT * FROM "{t}"')
+            )
+        if "strings are items" not in text:
+            return False, (
+                "a new connection to the file finds no reflection in it: remember must write to the SQLite file at "
+                "db_path and commit, so that another session (another process) can read it."
+            )
         for key, window in (
             ("flatten", 3),
             ("flatten", 10),
@@ -635,6 +753,14 @@ def window_chat() -> Chat:
     return chat
 
 
+def _run(task_id: str, drafts: list[str], final: str) -> Run:
+    """A made-up run: one generator step per draft."""
+    from reflect.records import Step, Stop
+
+    steps = tuple(Step(i, "generator", "model", code=d) for i, d in enumerate(drafts))
+    return Run("made-up", task_id, final, Stop.MAX_ITERATIONS, steps)
+
+
 def _found(runs: Sequence[Run], hidden: Callable[[str, str], bool]) -> tuple[int, int, int, int]:
     found = sum(any(hidden(r.task_id, d) for d in r.drafts) for r in runs)
     returned = sum(bool(hidden(r.task_id, r.final_code)) for r in runs)
@@ -655,10 +781,21 @@ def written_or_returned(
     drafts_found: Callable[..., object], by: dict, hidden: Callable[[str, str], bool]
 ) -> tuple[bool, str]:
     """Build 4: the learner's counts for every mode's runs against the same counts made here."""
-    for mode, runs in by.items():
-        if mode == "one-shot":
-            continue
-        got, want = drafts_found(list(runs), hidden), _found(runs, hidden)
+    made_up = [
+        _run("a", ["x = 1", "x = 2", "x = 1"], "x = 2"),
+        _run("b", ["y = 1", "y = 1 "], "y = 1"),
+    ]
+    right = {("a", "x = 2"): True}
+    cases = [
+        (
+            "made-up runs (drafts A, B, A; and a draft with a trailing space)",
+            made_up,
+            lambda t, c: right.get((t, c), False),
+        )
+    ]
+    cases += [(mode, list(runs), hidden) for mode, runs in by.items() if mode != "one-shot"]
+    for mode, runs, judge_ in cases:
+        got, want = drafts_found(list(runs), judge_), _found(runs, judge_)
         if not isinstance(got, (tuple, list)) or len(got) != 4:
             return (
                 False,
@@ -693,6 +830,10 @@ VERDICT_REPLIES = (
     "",
     '[{"score": 0.9, "verdict": "pass"}]',
     '{"outer": {"score": 0.3, "verdict": "fail"}}',
+    '{"score": 0.1, "verdict": "fail"} and later {"score": 0.9, "verdict": "pass"}',
+    '{"score": 0, "verdict": "fail"}',
+    '{"score": -0.5, "verdict": "fail"}',
+    '{"score": 0.5, "verdict": "PASS"}',
 )
 
 
@@ -707,17 +848,21 @@ VERDICT_REPLIES = (
 )
 def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
     """Build 3: the learner's reading of evaluator replies against the package's parse_judgement."""
-    for reply in VERDICT_REPLIES:
+    reached, answers = package_calls(
+        lambda: [read_verdict(r) for r in VERDICT_REPLIES], reflexion_module
+    )
+    if "parse_judgement" in reached:
+        return False, "read_verdict called rx.parse_judgement: the reading is yours to write."
+    for reply, got in zip(VERDICT_REPLIES, answers, strict=True):
         j = parse_judgement(reply)
         want = None if j.score is None else (j.score, j.verdict)
-        got = read_verdict(reply)
         if got is not None and not (isinstance(got, (tuple, list)) and len(got) == 2):
             return (
                 False,
                 f"read_verdict({reply!r}) returned {got!r}: return (score, verdict), or None.",
             )
         if (None if got is None else (got[0], got[1])) != want or (
-            got is not None and isinstance(got[0], bool)
+            got is not None and not isinstance(got[0], float)
         ):
             return (
                 False,
