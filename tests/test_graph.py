@@ -19,9 +19,15 @@ from reflect.strategies.graph import (
     GraphParts,
     ReflectionGraph,
     build_graph,
+    critique,
+    critique_status,
+    current_draft,
     derive_requirements,
     fresh_thread,
+    iteration,
     normalise,
+    reply_has_code,
+    rule_checks,
     run_config,
     start_state,
     task_for,
@@ -71,7 +77,9 @@ def invoke(chat, critic, max_iterations=3, text=None, **parts):
 
 
 def kinds(state):
-    return [s["role"] for s in state["steps"]]
+    """The roles of the steps that call a model or take a decision (the rule checks beside each critique
+    are left out)."""
+    return [s["role"] for s in state["steps"] if s["role"] != "rules"]
 
 
 def run_of(state) -> Run:
@@ -81,9 +89,7 @@ def run_of(state) -> Run:
 def test_a_first_draft_that_is_accepted_never_enters_refine():
     chat, critic = chat_for(0), Scores(9)
     out = invoke(chat, critic)
-    assert (
-        out["status"] == "ok" and out["final_output"]["accepted"] is True and out["iteration"] == 1
-    )
+    assert out["status"] == "ok" and out["final_output"]["accepted"] is True and iteration(out) == 1
     assert kinds(out) == ["generator", "critic"] and [c.role for c in chat.calls] == ["generator"]
 
 
@@ -113,9 +119,9 @@ def test_the_budget_stops_with_needs_review_after_exactly_budget_drafts(budget):
     chat, critic = chat_for(budget - 1), Scores(*[5] * budget)
     out = invoke(chat, critic, max_iterations=budget)
     assert out["status"] == "needs_review" and out["final_output"]["accepted"] is False
-    assert out["iteration"] == budget and len(chat.calls) == budget and critic.calls == budget
+    assert iteration(out) == budget and len(chat.calls) == budget and critic.calls == budget
     assert out["errors"] == ["max_iterations reached before acceptance"]
-    assert out["current_draft"] == code(budget)  # the latest draft is kept
+    assert current_draft(out) == code(budget)  # the latest draft is kept
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t"])
@@ -131,11 +137,11 @@ def test_malformed_critic_output_is_invalid_recorded_and_routes_to_needs_review(
     chat, critic = chat_for(2), Scores(None)
     out = invoke(chat, critic)
     assert (
-        out["critique_status"] == "invalid"
+        critique_status(out) == "invalid"
         and out["status"] == "needs_review"
         and len(chat.calls) == 1
     )
-    assert out["raw_critic_output"] == "not json"
+    assert "not json" in critique(out)  # the unusable output is kept in the critic's step
     assert out["errors"][0].startswith("invalid critic output at iteration 1")
     assert out["errors"][-1] == "the critic's output could not be used"
 
@@ -143,19 +149,19 @@ def test_malformed_critic_output_is_invalid_recorded_and_routes_to_needs_review(
 def test_a_model_error_ends_in_handle_failure_with_the_error_and_the_last_draft():
     chat = ScriptedChat({"generator": [draft(1)], "refiner": [ModelError("server down")]})
     out = invoke(chat, Scores(5, 5))
-    assert out["status"] == "failed" and out["current_draft"] == code(1)
+    assert out["status"] == "failed" and current_draft(out) == code(1)
     assert out["errors"] == ["model error in refine: server down"]
 
 
 def test_iteration_counts_drafts_only_and_never_exceeds_the_budget():
     graph = build_graph(GraphParts(chat_for(2), Scores(5, 5, 5), task=TASK))
-    seen = []
+    seen, steps = [], []
     for update in graph.stream(start_state(TASK.prompt(), 3), run_config(3), stream_mode="updates"):
         ((node, change),) = update.items()
-        if "iteration" in (change or {}):
-            seen.append((node, change["iteration"]))
+        steps += (change or {}).get("steps", [])
+        if node in ("generate_initial_draft", "refine_draft"):
+            seen.append((node, iteration({"steps": steps})))
     assert seen == [
-        ("prepare_task", 0),
         ("generate_initial_draft", 1),
         ("refine_draft", 2),
         ("refine_draft", 3),
@@ -167,8 +173,9 @@ def test_iteration_counts_drafts_only_and_never_exceeds_the_budget():
 )
 def test_the_final_state_always_has_the_fields_a_caller_reads(scores, text):
     out = invoke(chat_for(2), Scores(*scores), text=text)
-    for key in ("status", "final_output", "current_draft", "critique_status", "steps", "run"):
+    for key in ("status", "final_output", "steps", "run"):
         assert key in out, key
+    current_draft(out), critique_status(out)  # read off the steps, whatever the run did
     assert set(out["final_output"]) == {
         "status",
         "accepted",
@@ -269,7 +276,7 @@ def test_a_paused_review_resumes_on_the_human_decision_without_another_model_cal
     calls = (len(chat.calls), critic.calls)
     out = graph.invoke(Command(resume=decision), config)
     assert (len(chat.calls), critic.calls) == calls == (2, 2)
-    assert out["status"] == status and out["current_draft"] == final
+    assert out["status"] == status and current_draft(out) == final
     assert out["final_output"]["accepted"] is (status == "ok")
 
 
@@ -325,7 +332,7 @@ def test_the_graph_and_lesson_03s_loop_send_the_same_requests_and_keep_the_same_
 def test_the_graph_is_a_strategy_that_returns_a_run():
     run = ReflectionGraph(lambda chat: Scores(5, 9)).run(TASK, chat_for(1))
     assert run.strategy == "graph" and run.stop.value == "accepted" and run.calls == 2
-    assert [s.role for s in run.steps] == [
+    assert [s.role for s in run.steps if s.role != "rules"] == [
         "generator",
         "critic",
         "refiner",
@@ -342,8 +349,8 @@ def test_a_reply_with_no_code_is_recorded_and_goes_to_review_not_to_the_critic()
         Scores(9),
     )
     out = invoke(chat, critic)
-    assert critic.calls == 0 and out["status"] == "needs_review" and out["current_draft"] is None
-    assert out["reply_has_code"] is False and out["final_output"]["final_code"] == ""
+    assert critic.calls == 0 and out["status"] == "needs_review" and current_draft(out) is None
+    assert reply_has_code(out) is False and out["final_output"]["final_code"] == ""
     assert out["errors"][0].startswith(
         "no code in the generate reply at iteration 1: I would write a loop"
     )
@@ -365,7 +372,7 @@ def test_an_empty_refinement_also_goes_to_review_with_the_error():
     assert out["errors"][0].startswith("no code in the refine reply at iteration 2")
     assert out["steps"][-1]["code"] == ""  # the prose reply is recorded ...
     assert (
-        out["current_draft"] == out["final_output"]["final_code"] == code(1)
+        current_draft(out) == out["final_output"]["final_code"] == code(1)
     )  # ... and the last real draft kept
     assert (
         out["final_output"]["review"]["reason"] == "the last reply held no code"
@@ -376,7 +383,7 @@ def test_an_empty_refinement_also_goes_to_review_with_the_error():
 def test_an_acceptance_that_a_rule_check_contradicts_goes_to_review():
     no_docstring = "```python\ndef calculate_factorial(n):\n    if n < 0:\n        raise ValueError(n)\n    return 1\n```"
     out = invoke(ScriptedChat({"generator": [no_docstring]}), Scores(9))
-    assert out["critique_status"] == "accepted" and out["status"] == "needs_review"
+    assert critique_status(out) == "accepted" and out["status"] == "needs_review"
     assert (
         out["final_output"]["accepted"] is False and out["final_output"]["checks_passed"] is False
     )
@@ -394,7 +401,7 @@ def test_an_ad_hoc_task_is_held_only_to_the_checks_it_has_a_defined_function():
             Scores(9),
         )
     ).invoke(start_state(text, 3), run_config(3))
-    assert out["status"] == "ok" and out["static_check_results"]["passed"] is True
+    assert out["status"] == "ok" and rule_checks(out)["passed"] is True
 
 
 SPEC = (
@@ -521,7 +528,7 @@ def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
         "has no docstring" in bad["errors"][-1]
         and bad["final_output"]["review"]["decision_error"] == bad["errors"][-1]
     )
-    assert bad["current_draft"] == code(
+    assert current_draft(bad) == code(
         2
     )  # a refused edit replaces no draft: it is recorded, not promoted
     assert bad["steps"][-1]["note"] == "human_edit (refused)" and bad["steps"][-1]["code"].endswith(
@@ -546,7 +553,7 @@ def test_an_edit_is_re_checked_and_a_failing_edit_stays_in_review():
 )
 def test_a_bare_string_decision_and_an_edit_without_code_are_handled(decision, status, error):
     out = resume(decision)
-    assert out["status"] == status and out["current_draft"] == code(2)
+    assert out["status"] == status and current_draft(out) == code(2)
     got = out["final_output"]["review"]["decision_error"]
     assert (got is None) if error is None else got.startswith(error)
 
@@ -563,9 +570,9 @@ def test_a_reused_thread_accumulates_its_lists_but_the_output_reads_only_this_ru
     second = graph.invoke(start_state(TASK.prompt(), 3), config)
     assert first["status"] == "needs_review" and second["status"] == "ok"
     assert (
-        len(second["steps"]) == 3 and len(second["errors"]) == 2
+        len(kinds(second)) == 3 and len(second["errors"]) == 2
     )  # the thread keeps the first run's
-    assert second["final_output"]["errors"] == [] and [s.role for s in run_of(second).steps] == [
+    assert second["final_output"]["errors"] == [] and [s.role for s in run_of(second).steps if s.role != "rules"] == [
         "generator",
         "critic",
     ]
@@ -644,7 +651,7 @@ def test_approving_a_draft_that_fails_a_rule_check_is_refused_without_an_overrid
     ]
     out = decide(graph, config, "approve")
     assert out["status"] == "needs_review" and out["final_output"]["accepted"] is False
-    assert out["final_output"]["checks_passed"] is False and out["current_draft"] == no_docstring(2)
+    assert out["final_output"]["checks_passed"] is False and current_draft(out) == no_docstring(2)
     assert out["final_output"]["review"]["decision_error"].startswith(
         "the approved draft fails a rule check: calculate_factorial() has no docstring"
     )
@@ -774,7 +781,7 @@ def test_a_refused_decision_pauses_again_and_the_next_decision_on_the_thread_is_
     assert (
         out["status"] == "ok"
         and out["final_output"]["accepted_by"] == "human"
-        and out["current_draft"] == final
+        and current_draft(out) == final
     )
     assert (
         out["final_output"]["review"]["decision_error"] is None

@@ -38,6 +38,19 @@ DURATION_GOOD = (
 )
 
 
+def _drafted(task: Task, code: str, earlier: list[dict] = ()) -> dict:
+    """A state whose current draft is `code`, the first step of this run (after an earlier run's steps)."""
+    earlier = list(earlier)
+    return {
+        "input": task.prompt(),
+        "metadata": {"task_id": task.id},
+        "max_iterations": 3,
+        "steps": [*earlier, Step(0, "generator", "model", code=code).to_dict()],
+        "run_start": {"steps": len(earlier), "errors": 0},
+        "errors": [],
+    }
+
+
 def drafted(n: int) -> str:
     """A factorial draft in a code fence that passes the task's rule checks (docstring, ValueError) and returns n."""
     return f'```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return {n}\n```'
@@ -76,7 +89,10 @@ def _judged(*statuses: str) -> list[dict]:
     return steps
 
 
-_FAILING = {"checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}]}
+_FAILING = {
+    "passed": False,
+    "checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}],
+}
 _BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, extra state, the route): 550 tokens a draft
     ("needs_revision", 1, 1000, {}, "refine_draft"),
     ("needs_revision", 1, 550, {}, "mark_needs_review"),
@@ -84,7 +100,7 @@ _BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, e
     ("needs_revision", 3, 10_000, {}, "mark_needs_review"),
     ("invalid", 1, 10_000, {}, "mark_needs_review"),
     ("needs_revision", 1, 500, {}, "mark_needs_review"),
-    ("accepted", 1, 100, {"static_check_results": _FAILING}, "mark_needs_review"),
+    ("accepted", 1, 100, {"rules": _FAILING}, "mark_needs_review"),
     ("needs_revision", 1, 1000, {"earlier": 2}, "refine_draft"),
     ("needs_revision", 2, 1000, {}, "mark_needs_review"),
     ("needs_revision", 2, 1200, {}, "refine_draft"),
@@ -119,12 +135,12 @@ def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, s
     for (status, drafts, budget, extra, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
         earlier = _judged(*["needs_revision"] * extra.get("earlier", 0))  # 550 tokens a draft
         state = {
-            "critique_status": status,
-            "iteration": drafts,
             "max_iterations": 3,
             "steps": earlier + _judged(*[*["needs_revision"] * (drafts - 1), status]),
             "run_start": {"steps": len(earlier), "errors": 0},
-        } | {k: v for k, v in extra.items() if k != "earlier"}
+        }
+        if "rules" in extra:  # the rule checks recorded beside the last critique
+            state["steps"] = [*state["steps"], rg.rules_step(state, extra["rules"])]
         got = route_with_budget(state, budget)
         if got != want:
             wrong.append(f"{name}: expected {want!r}, got {got!r}")
@@ -188,25 +204,15 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
         "TestGroundedCritic().evaluate(task, code) returns an Evaluation: .score is 10 when every visible test passes, "
         "and .feedback quotes the failing calls.",
         "record the verdict as a step: rg.critic_step(len(rg.this_run(state, 'steps')), status, ev.feedback, ev.score, "
-        "role='tests').to_dict(), with status 'accepted' at a score of 10 and 'needs_revision' below; return it in "
-        "'steps' (a list), and the feedback as 'critique' (what the refiner reads).",
+        "role='tests').to_dict(), with status 'accepted' at a score of 10 and 'needs_revision' below, and return it "
+        "in 'steps' (a list): its feedback is the critique the refiner reads.",
     ),
 )
 def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
     """Exercise 5: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
     then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
     task = get_task("factorial")
-    probe = tests_gate(
-        {
-            "input": task.prompt(),
-            "metadata": {"task_id": task.id},
-            "current_draft": BROKEN,
-            "iteration": 1,
-            "max_iterations": 3,
-            "steps": [],
-            "errors": [],
-        }
-    )
+    probe = tests_gate(_drafted(task, BROKEN))
     if not isinstance(probe, dict):
         return (
             False,
@@ -220,18 +226,7 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
         )
     # a reused thread: two steps of an earlier run, one of this run, so this run's next step is number 1
     earlier = _judged("needs_revision")
-    mid_run = tests_gate(
-        {
-            "input": task.prompt(),
-            "metadata": {"task_id": task.id},
-            "current_draft": BROKEN,
-            "iteration": 1,
-            "max_iterations": 3,
-            "steps": earlier + _judged("needs_revision")[:1],
-            "run_start": {"steps": len(earlier), "errors": 0},
-            "errors": [],
-        }
-    )
+    mid_run = tests_gate(_drafted(task, BROKEN, earlier))
     index = [Step.from_dict(d) for d in (mid_run or {}).get("steps") or [{}]][0].index
     if index != 1:
         return False, (
@@ -240,17 +235,7 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
         )
     # one visible test of six fails: the tests critic scores it 8.5, above a model critic's threshold
     prime = get_task("HumanEval/31")
-    nearly = tests_gate(
-        {
-            "input": prime.prompt(),
-            "metadata": {"task_id": prime.id},
-            "current_draft": NEARLY_PRIME,
-            "iteration": 1,
-            "max_iterations": 3,
-            "steps": [],
-            "errors": [],
-        }
-    )
+    nearly = tests_gate(_drafted(prime, NEARLY_PRIME))
     verdict = [Step.from_dict(d) for d in (nearly or {}).get("steps") or [{}]][0].verdict
     if verdict is None or verdict.accepted is not False:
         return False, (
@@ -258,17 +243,7 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             "gate did not record a rejection: the gate passes a draft only when every visible test passes (10)."
         )
     search = get_task("HumanEval/69")
-    closer = tests_gate(
-        {
-            "input": search.prompt(),
-            "metadata": {"task_id": search.id},
-            "current_draft": NEARLY_SEARCH,
-            "iteration": 1,
-            "max_iterations": 3,
-            "steps": [],
-            "errors": [],
-        }
-    )
+    closer = tests_gate(_drafted(search, NEARLY_SEARCH))
     verdict = [Step.from_dict(d) for d in (closer or {}).get("steps") or [{}]][0].verdict
     if verdict is None or verdict.accepted is not False:
         return False, (

@@ -47,6 +47,7 @@ this run's steps and errors even on a reused thread.
 from __future__ import annotations
 
 import itertools
+import json
 import operator
 import re
 from collections.abc import Callable
@@ -67,7 +68,12 @@ from .scored import critique_step, generate_step, refine_step
 GRAPH_NAME = "reflection_code_reviewer"
 SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 DECISIONS = ("approve", "edit", "reject")
-REVIEW_KEYS = ("human_decision", "decision_error", "override")  # one run's review, in its metadata
+REVIEW_KEYS = (
+    "review_reason",
+    "human_decision",
+    "decision_error",
+    "override",
+)  # one run's review, in its metadata
 NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
 CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
 ACCEPTS = {
@@ -84,26 +90,21 @@ REVIEW_REASONS = {
 
 
 class ReviewState(TypedDict, total=False):
-    """The graph's state; lists that grow have a reducer that appends."""
+    """The graph's state: what a run cannot derive, and its record. Lists that grow have a reducer
+    that appends. The current draft, the iteration, the last critique and its status, the rule
+    checks and whether the last reply held code are read off `steps` (`current_draft`, `iteration`,
+    `critique`, `critique_status`, `rule_checks`, `reply_has_code`); `outcome` says how a run ended."""
 
     input: str
     requirements: list[str]
-    current_draft: str | None  # the last draft that held code (a reply in prose does not blank it)
-    reply_has_code: bool | None  # whether the latest generate or refine reply held code
-    critique: str | None
-    critique_status: CritiqueStatus | None
-    iteration: int
     max_iterations: int
+    metadata: dict  # the run's settings, and its review (REVIEW_KEYS)
     steps: Annotated[list[dict], operator.add]  # each a Step, as `Step.to_dict` makes it
     errors: Annotated[list[str], operator.add]
     status: Literal["ok", "needs_review", "rejected", "failed"] | None
-    final_output: dict | None
-    metadata: dict
-    raw_critic_output: str | dict | None
-    static_check_results: dict | None
-    review_reason: str | None
-    run: dict | None  # the Run, as `Run.to_dict` makes it, once the run has ended
     run_start: dict  # where this run's entries start in steps and errors (a reused thread)
+    final_output: dict | None  # written once, when the run ends
+    run: dict | None  # the Run, as `Run.to_dict` makes it, written once when the run ends
 
 
 _EXPLICIT = re.compile(r"^\s*requirements?\s*:?\s*$", re.I | re.M)
@@ -196,7 +197,7 @@ def static_checks(task: Task, code: str) -> dict:
 
 
 def failed_checks(results: dict | None) -> list[str]:
-    """The reasons of the rule checks that failed in `static_check_results` (none if not run)."""
+    """The reasons of the rule checks that failed in `static_checks`' results (none if not run)."""
     return [c["reason"] or c["name"] for c in (results or {}).get("checks", []) if not c["passed"]]
 
 
@@ -206,30 +207,14 @@ def this_run(state: dict, key: str) -> list:
 
 
 def final_output(state: dict) -> dict:
-    """The user-facing result: who accepted the code (the critic, a human or nobody), the code (the
-    last draft that held code), the last critique, the rule checks' verdict on the final code, the
-    review if there was one (why it paused, the decision, a decision that could not be carried out,
-    an override), and the errors that remain: none when the critic accepted the code; when a human
-    did, the rule checks they overrode and, for an approval, the critic's last verdict if it was
-    not an acceptance."""
+    """The user-facing result (`outcome`), with the number of drafts, the last critique, the rule
+    checks' verdict on the final code and the errors that remain: none when the critic accepted the
+    code; when a human did, the rule checks they overrode and, for an approval, the critic's last
+    verdict if it was not an acceptance."""
+    ended = outcome(state)
     meta = state.get("metadata", {})
-    decision = meta.get("human_decision")
-    accepted_by = (
-        "human"
-        if state.get("status") == "ok" and decision in ("approve", "edit")
-        else "critic"
-        if state.get("status") == "ok"
-        else None
-    )
-    review = None
-    if state.get("review_reason"):
-        review = {
-            "reason": state["review_reason"],
-            "decision": decision,
-            "decision_error": meta.get("decision_error"),
-            "override": meta.get("override"),
-        }
-    checks = state.get("static_check_results") or {}
+    decision, accepted_by = meta.get("human_decision"), ended["accepted_by"]
+    checks = rule_checks(state) or {}
     kept = []  # what a human's acceptance went over: it stays in the output
     if accepted_by == "human" and meta.get("override"):
         kept.append(
@@ -237,15 +222,24 @@ def final_output(state: dict) -> dict:
         )
     if accepted_by == "human" and decision == "approve":
         kept += critic_objection(state)
+    last = critique(state) or ""
+    if accepted_by == "human":
+        verb = "approved" if decision == "approve" else "edited"
+        why = (
+            "the rule checks pass"
+            if checks.get("passed")
+            else f"over failing rule checks: {'; '.join(failed_checks(checks))}; the reason given: {meta.get('override')}"
+        )
+        last = f"{verb} by a human ({why}); the critic's last critique: {last}"
     return {
-        "status": state.get("status"),
+        "status": ended["status"],
         "accepted": accepted_by is not None,
         "accepted_by": accepted_by,
-        "iterations": state.get("iteration", 0),
-        "final_code": state.get("current_draft") or "",
-        "final_critique": state.get("critique") or "",
+        "iterations": iteration(state),
+        "final_code": ended["final_code"],
+        "final_critique": last,
         "checks_passed": checks.get("passed"),
-        "review": review,
+        "review": ended["review"],
         "errors": kept if accepted_by else this_run(state, "errors"),
     }
 
@@ -253,6 +247,107 @@ def final_output(state: dict) -> dict:
 def steps_of(state: dict) -> list[Step]:
     """This run's steps, as `Step`s."""
     return [Step.from_dict(d) for d in this_run(state, "steps")]
+
+
+def _drafting(state: dict) -> list[Step]:
+    return [s for s in steps_of(state) if s.role in ("generator", "refiner")]
+
+
+def current_draft(state: dict) -> str | None:
+    """The last draft of this run that held code (a reply in prose does not blank it), or the code a
+    person's accepted decision put in its place; None before any."""
+    codes = [
+        s.code
+        for s in steps_of(state)
+        if s.code
+        and s.code.strip()
+        and (
+            s.role in ("generator", "refiner")
+            or (s.role == "human" and "refused" not in (s.note or ""))
+        )
+    ]
+    return codes[-1] if codes else None
+
+
+def iteration(state: dict) -> int:
+    """How many drafts this run asked for (a reply with no code counts)."""
+    return len(_drafting(state))
+
+
+def reply_has_code(state: dict) -> bool | None:
+    """Whether the latest generate or refine reply held code; None before the first."""
+    drafts = _drafting(state)
+    return bool((drafts[-1].code or "").strip()) if drafts else None
+
+
+def _last_judge(state: dict) -> Step | None:
+    judged = [s for s in steps_of(state) if s.verdict is not None]
+    return judged[-1] if judged else None
+
+
+def critique(state: dict) -> str | None:
+    """The last judge's text (the critic's, or a gate's): what the refiner reads."""
+    last = _last_judge(state)
+    return last.reply if last else None
+
+
+def critique_status(state: dict) -> CritiqueStatus | None:
+    """The last judge's verdict as a status: accepted, needs_revision or invalid (it decided nothing)."""
+    last = _last_judge(state)
+    if last is None:
+        return None
+    return {True: "accepted", False: "needs_revision", None: "invalid"}[last.verdict.accepted]
+
+
+def rule_checks(state: dict) -> dict | None:
+    """The task's rule checks on the current draft (`static_checks`), as the last rules step of this
+    run recorded them; None before any."""
+    rules = [s for s in steps_of(state) if s.role == "rules"]
+    return json.loads(rules[-1].reply) if rules else None
+
+
+def rules_step(state: dict, checks: dict) -> dict:
+    """The rule checks of a draft as a step (a check that judges nothing the stop rule reads: an
+    acceptance they contradict goes to review), the results in its reply as JSON."""
+    failed = failed_checks(checks)
+    note = (
+        "rule checks pass"
+        if checks["passed"]
+        else "rule checks fail: " + ("; ".join(failed) or "no code")
+    )
+    return Step(
+        len(this_run(state, "steps")), "rules", "check", "", json.dumps(checks), note=note
+    ).to_dict()
+
+
+def outcome(state: dict) -> dict:
+    """How a run ended, in one place: its status, who accepted the code (the critic, a human or
+    nobody), the code, and the review when it had one (why it paused, the decision, a decision that
+    could not be carried out, an override)."""
+    meta = state.get("metadata", {})
+    decision = meta.get("human_decision")
+    status = state.get("status")
+    accepted_by = (
+        "human"
+        if status == "ok" and decision in ("approve", "edit")
+        else "critic"
+        if status == "ok"
+        else None
+    )
+    review = None
+    if meta.get("review_reason"):
+        review = {
+            "reason": meta["review_reason"],
+            "decision": decision,
+            "decision_error": meta.get("decision_error"),
+            "override": meta.get("override"),
+        }
+    return {
+        "status": status,
+        "accepted_by": accepted_by,
+        "final_code": current_draft(state) or "",
+        "review": review,
+    }
 
 
 def critic_objection(state: dict) -> list[str]:
@@ -287,7 +382,7 @@ def stop_of(state: dict) -> Stop | None:
 def review_stop(state: dict) -> Stop:
     """Why a run goes to a person: no code, an unusable critique, an acceptance a rule check
     contradicts, or the budget (the stop rule on this run's steps)."""
-    if state.get("reply_has_code") is False or not (state.get("current_draft") or "").strip():
+    if reply_has_code(state) is False or not (current_draft(state) or "").strip():
         return Stop.NO_CODE
     stop = stop_of(state)
     return Stop.CHECK_FAILED if stop is Stop.ACCEPTED else stop or Stop.MAX_ITERATIONS
@@ -297,11 +392,7 @@ def review_reason(state: dict, stop: Stop | None = None) -> str:
     """Why a run needs a person, in words: `stop` (`review_stop(state)` when not given), with the
     failing checks."""
     stop = stop or review_stop(state)
-    checks = (
-        "; ".join(failed_checks(state.get("static_check_results")))
-        if stop is Stop.CHECK_FAILED
-        else ""
-    )
+    checks = "; ".join(failed_checks(rule_checks(state))) if stop is Stop.CHECK_FAILED else ""
     return REVIEW_REASONS.get(stop, f"the stop rule stopped the run: {stop.value}") + checks
 
 
@@ -336,7 +427,7 @@ def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> d
         if state.get("status") in ("ok", "rejected")
         else None
     )
-    last = f"iteration {state.get('iteration', 0)}"
+    last = f"iteration {iteration(state)}"
     chosen = (
         f"the draft {'approved' if human == 'approve' else 'written'} by a human"
         if human in ("approve", "edit")
@@ -348,7 +439,7 @@ def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> d
     run = Run(
         name,
         task_id,
-        state.get("current_draft") or "",
+        current_draft(state) or "",
         stop,
         tuple(steps_of(state)),
         chosen,
@@ -409,20 +500,13 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                 "steps": len(state.get("steps", [])),
                 "errors": len(state.get("errors", [])),
             },
-            "review_reason": None,
             "run": None,
         }
         if not text:
             return start | {
                 "errors": ["blank input: give the graph a task to write code for"],
-                "iteration": 0,
                 "max_iterations": state.get("max_iterations", 3),
                 "status": "failed",
-                "current_draft": None,
-                "reply_has_code": None,
-                "critique": None,
-                "critique_status": None,
-                "static_check_results": None,
                 "metadata": {"graph": GRAPH_NAME, **carried},
             }
         task = task_of(state)
@@ -448,15 +532,9 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         return start | {
             "input": text,
             "requirements": given or list(task.requirements),
-            "iteration": 0,
             "max_iterations": state.get("max_iterations", 3),
             "metadata": meta,
             "status": None,
-            "current_draft": None,
-            "reply_has_code": None,
-            "critique": None,
-            "critique_status": None,
-            "static_check_results": None,
         }
 
     def ended(state: dict, stop: Stop) -> dict:
@@ -472,23 +550,19 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                     generate_step(p.chat, task, p.seed)
                     if kind == "generate"
                     else refine_step(
-                        p.chat, task, state["current_draft"], state["critique"] or "", p.seed
+                        p.chat, task, current_draft(state), critique(state) or "", p.seed
                     )
                 )
                 code = call.code
             except ModelError as err:
                 return {"errors": [f"model error in {kind}: {err}"], "status": "failed"}
-            out = {
-                "iteration": state["iteration"] + 1,
-                "reply_has_code": bool(code.strip()),
-                "steps": [replace(call, index=len(this_run(state, "steps"))).to_dict()],
-            }
-            if code.strip():
-                out["current_draft"] = code
-            else:  # keep the last draft that had code: a reply in prose is recorded, not promoted
+            out = {"steps": [replace(call, index=len(this_run(state, "steps"))).to_dict()]}
+            if (
+                not code.strip()
+            ):  # the last draft that had code stays current: a reply in prose is recorded
                 reply = " ".join(call.reply.split())
                 out["errors"] = [
-                    f"no code in the {kind} reply at iteration {state['iteration'] + 1}: "
+                    f"no code in the {kind} reply at iteration {iteration(state) + 1}: "
                     f"{reply[:120] or '(an empty reply)'}"
                 ]
             return out
@@ -496,24 +570,19 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         return node
 
     def critique_draft(state: dict) -> dict:
-        task, code = judged_task(state), state["current_draft"] or ""
+        task, code = judged_task(state), current_draft(state) or ""
         try:
             ev = critique_step(p.critic, task, code)
         except ModelError as err:
             ev = Evaluation(None, f"the critic's model failed: {err}")
         status, text, raw = normalise(ev, p.threshold)
+        if status == "invalid" and isinstance(raw, str) and raw.strip() and raw.strip() not in text:
+            text = f"{text}\nThe reply: {raw}"  # the unusable output is kept in the record
         step = critic_step(len(this_run(state, "steps")), status, text, ev.score, ev.usage)
-        out = {
-            "critique": text,
-            "critique_status": status,
-            "raw_critic_output": raw,
-            "static_check_results": static_checks(task, code),
-            "steps": [step.to_dict()],
-        }
+        checked = {**state, "steps": [*state.get("steps", []), step.to_dict()]}
+        out = {"steps": [step.to_dict(), rules_step(checked, static_checks(task, code))]}
         if status == "invalid":
-            out["errors"] = [
-                f"invalid critic output at iteration {state['iteration']}: {text[:200]}"
-            ]
+            out["errors"] = [f"invalid critic output at iteration {iteration(state)}: {text[:200]}"]
         return out
 
     def finalize(state: dict) -> dict:
@@ -524,30 +593,37 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         }
 
     def mark_needs_review(state: dict) -> dict:
-        stop = review_stop(state)
-        reason = review_reason(state, stop)
-        # back here after a refused decision: the reason is recorded
-        again = state.get("review_reason") is not None
+        meta = state.get("metadata", {})
+        # back here after a refused decision: the reason is recorded, and the stop it came from
+        again = meta.get("review_reason") is not None
+        stop = Stop(meta["review_stop"]) if again else review_stop(state)
+        reason = meta["review_reason"] if again else review_reason(state, stop)
         noted = [] if again else [reason]
-        upd: dict = {"status": "needs_review", "review_reason": reason, "errors": noted}
+        upd: dict = {
+            "status": "needs_review",
+            "metadata": {**meta, "review_reason": reason, "review_stop": stop.value},
+            "errors": noted,
+        }
         if p.human_review:
             from langgraph.types import interrupt  # no model call may come before this line
 
-            checks = state.get("static_check_results") or {}
-            refused = state.get("metadata", {}).get("decision_error") if again else None
+            checks = rule_checks(state) or {}
+            refused = meta.get("decision_error") if again else None
             decision = interrupt(
                 {
                     "question": "approve, edit or reject this draft?",
                     "reason": reason,
-                    "draft": state.get("current_draft"),
-                    "critique": state.get("critique"),
+                    "draft": current_draft(state),
+                    "critique": critique(state),
                     "checks_passed": checks.get("passed"),
                     "failed_checks": failed_checks(checks),
-                    "iteration": state.get("iteration"),
+                    "iteration": iteration(state),
                     "refused": refused,
                 }
             )
-            decided = human_decision(state, decision, task_of(state))
+            decided = human_decision(
+                {**state, "metadata": upd["metadata"]}, decision, task_of(state)
+            )
             upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
         merged = {
             key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")
@@ -600,7 +676,7 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
         "decision_error": None,
         "override": None,
     }
-    draft = state.get("current_draft") or ""
+    draft = current_draft(state) or ""
     upd: dict = {"metadata": meta}
 
     def stays_in_review(problem: str) -> dict:
@@ -632,21 +708,12 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
             f"{what} fails a rule check: {'; '.join(failed)} "
             "(to accept it anyway, decide with an 'override' that gives the reason)"
         ) | {"steps": [human_step(state, action, code, refused=True)]}
-    upd |= {
-        "current_draft": code,
-        "static_check_results": checks,
-        "steps": [human_step(state, action, code)],
-    }
-    verb = "approved" if action == "approve" else "edited"
-    if checks["passed"]:
-        verdict = "the rule checks pass"
-    else:
+    decided = human_step(state, action, code)
+    after = {**state, "steps": [*state.get("steps", []), decided]}
+    upd |= {"steps": [decided, rules_step(after, checks)]}
+    if not checks["passed"]:
         meta["override"] = override
-        verdict = f"over failing rule checks: {'; '.join(failed)}; the reason given: {override}"
-    return upd | {
-        "status": "ok",
-        "critique": f"{verb} by a human ({verdict}); the critic's last critique: {state.get('critique') or ''}",
-    }
+    return upd | {"status": "ok"}
 
 
 def human_step(state: dict, action: str, code: str, refused: bool = False) -> dict:
@@ -666,9 +733,7 @@ def after_draft(state: dict) -> str:
     """A model failure ends the run; a reply with no code goes to review; a draft is critiqued."""
     if state.get("status") == "failed":
         return "handle_failure"
-    has_code = (
-        state.get("reply_has_code") is not False and (state.get("current_draft") or "").strip()
-    )
+    has_code = reply_has_code(state) is not False and (current_draft(state) or "").strip()
     return "critique_draft" if has_code else "mark_needs_review"
 
 
@@ -681,7 +746,7 @@ def after_critique(state: dict) -> str:
         return "refine_draft"
     return (
         "finalize"
-        if stop is Stop.ACCEPTED and not failed_checks(state.get("static_check_results"))
+        if stop is Stop.ACCEPTED and not failed_checks(rule_checks(state))
         else "mark_needs_review"
     )
 
