@@ -572,7 +572,9 @@ def test_a_reused_thread_accumulates_its_lists_but_the_output_reads_only_this_ru
     assert (
         len(kinds(second)) == 3 and len(second["errors"]) == 2
     )  # the thread keeps the first run's
-    assert second["final_output"]["errors"] == [] and [s.role for s in run_of(second).steps if s.role != "rules"] == [
+    assert second["final_output"]["errors"] == [] and [
+        s.role for s in run_of(second).steps if s.role != "rules"
+    ] == [
         "generator",
         "critic",
     ]
