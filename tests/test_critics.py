@@ -125,7 +125,7 @@ def test_every_vote_in_the_course_is_one_tally():
     judged = vote(
         [parse_judgement(f'{{"score": {s}, "verdict": "fail"}}') for s in (0.25, 0.5, 0.75)]
     )
-    assert (judged.score, judged.spread) == (0.5, 0.5)
+    assert (judged.score, judged.detail["spread"]) == (0.5, 0.5)
 
 
 def fenced(code):

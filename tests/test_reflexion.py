@@ -66,19 +66,27 @@ def chat_for(drafts, verdicts, reflections=None) -> ScriptedChat:
 )
 def test_an_unusable_evaluator_reply_is_an_explicit_fail_never_a_default_score(text, reason):
     j = parse_judgement(text)
-    assert j.score is None and j.verdict == "fail" and reason in j.reason and j.raw == text
+    assert (
+        j.score is None and j.detail["verdict"] == "fail" and reason in j.feedback and j.raw == text
+    )
 
 
 def test_a_valid_evaluator_reply_is_read_after_any_prose():
     j = parse_judgement(
         'Here: {"score": 0.25, "verdict": "fail", "specific_issues": ["0! is 1"], "missing_elements": ["docstring"]}'
     )
-    assert (j.score, j.verdict, j.specific_issues, j.missing_elements, j.reason) == (
+    assert (
+        j.score,
+        j.detail["verdict"],
+        j.detail["specific_issues"],
+        j.detail["missing_elements"],
+        j.feedback,
+    ) == (
         0.25,
         "fail",
         ("0! is 1",),
         ("docstring",),
-        "",
+        "0! is 1; docstring",
     )
 
 
@@ -331,20 +339,24 @@ def test_a_vote_is_the_mean_of_usable_scores_and_passes_only_on_a_majority():
             parse_judgement(verdict(0.3, "fail")),
         ]
     )
-    assert j.score == pytest.approx(0.6) and j.verdict == "fail" and j.votes == (0.9, None, 0.3)
-    assert j.spread == pytest.approx(
+    assert (
+        j.score == pytest.approx(0.6)
+        and j.detail["verdict"] == "fail"
+        and j.detail["votes"] == (0.9, None, 0.3)
+    )
+    assert j.detail["spread"] == pytest.approx(
         0.6
     )  # an unusable vote counts neither way: one pass of two usable is no majority
     two_of_three = vote(
         [parse_judgement(verdict(s, v)) for s, v in ((0.8, "pass"), (0.7, "pass"), (0.2, "fail"))]
     )
-    assert two_of_three.verdict == "pass" and two_of_three.score == pytest.approx(1.7 / 3)
+    assert two_of_three.detail["verdict"] == "pass" and two_of_three.score == pytest.approx(1.7 / 3)
     none = vote([parse_judgement("no"), parse_judgement("")])
     assert (
         none.score is None
-        and none.verdict == "fail"
-        and "no usable vote" in none.reason
-        and none.spread is None
+        and none.detail["verdict"] == "fail"
+        and "no usable vote" in none.feedback
+        and none.detail["spread"] is None
     )
 
 
@@ -369,7 +381,7 @@ def test_the_voting_agent_asks_every_voter_and_accepts_on_the_vote():
         and last.score == pytest.approx(1.1 / 3)
     )
     assert (
-        vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).spread is None
+        vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).detail["spread"] is None
     )  # one usable vote: no spread
 
 

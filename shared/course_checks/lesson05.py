@@ -432,8 +432,8 @@ def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
         "attempt: generator_messages(attempt_request(task, None, reflections)) at sampling('sampler', seed); the code "
         "extracted; run_self_tests(task, code, asserts); the evaluator's request evaluator_messages(EVALUATOR_SYSTEM, "
         "task, code, evidence.trace()) at sampling('evaluator', None) with max_tokens=400, read by rx.parse_judgement.",
-        "reflect: the issues are the judgement's specific_issues and missing_elements joined with '; ' (else its "
-        "reason, else 'none named'); reflection_messages(task, code, evidence.trace(), issues) at sampling('reflector') "
+        "reflect: the issues it is shown are the judgement's feedback (else 'none named'); "
+        "reflection_messages(task, code, evidence.trace(), issues) at sampling('reflector') "
         "with max_tokens=300; return the reply's text, stripped.",
     ),
 )
@@ -478,7 +478,7 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
     )
     if problem:
         return False, problem
-    if getattr(judged, "score", 0) is not None or judged.verdict != "fail":
+    if getattr(judged, "score", 0) is not None or judged.detail.get("verdict") != "fail":
         return (
             False,
             "the last evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
@@ -855,7 +855,7 @@ def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
         return False, "read_verdict called rx.parse_judgement: the reading is yours to write."
     for reply, got in zip(VERDICT_REPLIES, answers, strict=True):
         j = parse_judgement(reply)
-        want = None if j.score is None else (j.score, j.verdict)
+        want = None if j.score is None else (j.score, j.detail["verdict"])
         if got is not None and not (isinstance(got, (tuple, list)) and len(got) == 2):
             return (
                 False,

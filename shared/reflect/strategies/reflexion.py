@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..judging.controller import Draft, StopRule
-from ..judging.critics import Tally
+from ..judging.critics import Evaluation, Tally
 from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
@@ -66,29 +66,11 @@ READS_REFLECTIONS = (
 )  # modes whose prompt carries the reflections
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """The evaluator's verdict. `score` is None when its reply could not be used: then the verdict
-    is "fail" and `reason` says why (never a made-up default score)."""
-
-    score: float | None
-    verdict: str  # pass | fail
-    specific_issues: tuple[str, ...] = ()
-    missing_elements: tuple[str, ...] = ()
-    reason: str = ""
-    raw: str = ""
-    votes: tuple[
-        float | None, ...
-    ] = ()  # a voting evaluator's scores, one per prompt (None: unusable)
-
-    @property
-    def spread(self) -> float | None:
-        """Highest minus lowest usable vote (None without two usable votes): how much the prompts disagree."""
-        return Tally(self.votes).spread
-
-
-def parse_judgement(text: str) -> Judgement:
-    """The first JSON object in `text` that has a score in [0, 1] and a pass/fail verdict; else an explicit fail."""
+def parse_judgement(text: str) -> Evaluation:
+    """The evaluator's verdict as an `Evaluation`: the first JSON object in `text` that has a score in
+    [0, 1] and a pass/fail verdict; its `feedback` is the specific issues and missing elements, joined
+    (what the reflector is shown), and `detail` holds the verdict and both lists. Else an explicit
+    fail with no score, whose feedback says why (never a made-up default score)."""
     decoder, problem = json.JSONDecoder(), "no JSON object in the reply"
     for start in (i for i, ch in enumerate(text or "") if ch == "{"):
         try:
@@ -105,15 +87,22 @@ def parse_judgement(text: str) -> Judgement:
             problem = f"verdict must be 'pass' or 'fail', got {verdict!r}"
             continue
         issues, missing = data.get("specific_issues", []), data.get("missing_elements", [])
-        return Judgement(
+        issues = tuple(map(str, issues if isinstance(issues, list) else [issues]))
+        missing = tuple(map(str, missing if isinstance(missing, list) else [missing]))
+        return Evaluation(
             float(score),
-            verdict,
-            tuple(map(str, issues if isinstance(issues, list) else [issues])),
-            tuple(map(str, missing if isinstance(missing, list) else [missing])),
-            "",
-            text,
+            "; ".join(issues + missing),
+            detail={"verdict": verdict, "specific_issues": issues, "missing_elements": missing},
+            raw=text,
         )
-    return Judgement(None, "fail", reason=f"unusable evaluator reply: {problem}", raw=text or "")
+    return Evaluation(
+        None, f"unusable evaluator reply: {problem}", detail={"verdict": "fail"}, raw=text or ""
+    )
+
+
+def passes(judged: Evaluation) -> bool:
+    """Did the evaluator say pass?"""
+    return judged.detail.get("verdict") == "pass"
 
 
 def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str | None) -> str:
@@ -298,10 +287,10 @@ class Reflexion(Configured):
         used += sum(s.prompt_tokens + s.completion_tokens for s in steps[first:])
         return code, evidence, judgement, used
 
-    def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
+    def _evaluate(self, task, chat, code, evidence, steps) -> Evaluation:
         return self._ask_evaluator(EVALUATOR_SYSTEM, task, chat, code, evidence, steps)
 
-    def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Judgement:
+    def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Evaluation:
         ask = evaluator_messages(system, task, code, evidence.trace())
         ev_reply = chat(
             ask,
@@ -316,11 +305,7 @@ class Reflexion(Configured):
         return judgement
 
     def _reflect(self, task, chat, code, evidence, judgement, steps):
-        issues = (
-            "; ".join(judgement.specific_issues + judgement.missing_elements)
-            or judgement.reason
-            or "none named"
-        )
+        issues = judgement.feedback or "none named"
         ask = reflection_messages(task, code, evidence.trace(), issues)
         reply = chat(
             ask,
@@ -333,11 +318,12 @@ class Reflexion(Configured):
         return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens
 
 
-def evaluator_verdict(judgement: Judgement) -> Verdict:
+def evaluator_verdict(judgement: Evaluation) -> Verdict:
     """An evaluator's judgement as a step's verdict, printed "pass, score 0.8" (or the reason it is
     unusable). An unusable judgement is a fail: the loop reads it as one, so it is counted as one."""
-    label = judgement.reason or f"{judgement.verdict}, score {judgement.score:g}"
-    return Verdict(label, judgement.verdict == "pass", judgement.score, reason=judgement.reason)
+    reason = judgement.feedback if judgement.score is None else ""
+    label = reason or f"{judgement.detail['verdict']}, score {judgement.score:g}"
+    return Verdict(label, passes(judgement), judgement.score, reason=reason)
 
 
 def mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
@@ -367,27 +353,31 @@ def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) 
     ]
 
 
-def vote(judgements: list[Judgement]) -> Judgement:
+def vote(judgements: list[Evaluation]) -> Evaluation:
     """Several evaluator verdicts as one: the mean of the usable scores, "pass" only if most usable
-    votes say pass; no usable vote is an explicit fail. `votes` keeps every score, `spread` their range."""
+    votes say pass; no usable vote is an explicit fail. `detail` keeps every score (`votes`) and
+    their range (`spread`)."""
     usable = [j for j in judgements if j.score is not None]
     tally = Tally(tuple(j.score for j in judgements))
+    counted = {"votes": tally.votes, "spread": tally.spread}
     if tally.mean is None:
-        return Judgement(
+        return Evaluation(
             None,
-            "fail",
-            reason="no usable vote: " + "; ".join(j.reason for j in judgements),
-            votes=tally.votes,
+            "no usable vote: " + "; ".join(j.feedback for j in judgements),
+            detail={"verdict": "fail", **counted},
         )
-    passes = sum(j.verdict == "pass" for j in usable)
-    issues = tuple(dict.fromkeys(i for j in usable for i in j.specific_issues))
-    missing = tuple(dict.fromkeys(m for j in usable for m in j.missing_elements))
-    return Judgement(
+    issues = tuple(dict.fromkeys(i for j in usable for i in j.detail["specific_issues"]))
+    missing = tuple(dict.fromkeys(m for j in usable for m in j.detail["missing_elements"]))
+    verdict = "pass" if sum(map(passes, usable)) * 2 > len(usable) else "fail"
+    return Evaluation(
         tally.mean,
-        "pass" if passes * 2 > len(usable) else "fail",
-        issues,
-        missing,
-        votes=tally.votes,
+        "; ".join(issues + missing),
+        detail={
+            "verdict": verdict,
+            "specific_issues": issues,
+            "missing_elements": missing,
+            **counted,
+        },
     )
 
 
@@ -399,13 +389,13 @@ class VotingReflexion(Reflexion):
     voters: tuple[str, ...] = VOTER_SYSTEMS
     name: str = "reflexion-voting"
 
-    def _evaluate(self, task, chat, code, evidence, steps) -> Judgement:
+    def _evaluate(self, task, chat, code, evidence, steps) -> Evaluation:
         judged = vote(
             [self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters]
         )
         label = (
-            f"{steps[-1].verdict}; vote: {judged.verdict}, "
-            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.spread}"
+            f"{steps[-1].verdict}; vote: {judged.detail['verdict']}, "
+            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.detail['spread']}"
         )
         steps[-1] = replace(
             steps[-1], verdict=replace(evaluator_verdict(judged), label=label)
