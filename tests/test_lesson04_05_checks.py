@@ -1,0 +1,155 @@
+"""Lessons 04 and 05's checks on their own, without the notebooks: right answers written another way pass
+(lists for tuples, a snapshot's `tasks` for its `next`, a while loop for a for loop, a store ordered by rowid)
+and the wrong answers the workshop issue named fail (a gate that accepts at 8, a step index always 0, a token
+budget over every run of a thread, a filter that keeps vague reflections, a key made of the first line or of
+the set of words)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from course_checks import lesson04, lesson05
+
+ROOT = Path(__file__).resolve().parents[1]
+IMPORTS = {
+    "04": "import operator, re, sqlite3\nfrom typing import Annotated, TypedDict\n"
+    "from langgraph.checkpoint.sqlite import SqliteSaver\nfrom langgraph.graph import END, START, StateGraph\n"
+    "from langgraph.types import Command, interrupt\nfrom reflect.judging import TestGroundedCritic\n"
+    "from reflect.model.sampling import sampling\nfrom reflect.strategies import graph as rg\n"
+    "from reflect.tasks.extract import extract_code\n"
+    "from reflect.tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, refine_request\n"
+    "from reflect.tasks.task import get_task\n",
+    "05": "import json, re, sqlite3\nfrom reflect.judging.self_tests import run_self_tests\n"
+    "from reflect.memory.store import task_key\nfrom reflect.model.sampling import sampling\n"
+    "from reflect.strategies import reflexion as rx\nfrom reflect.tasks.extract import extract_code\n"
+    "from reflect.tasks.prompts import EVALUATOR_SYSTEM, attempt_request, evaluator_messages, "
+    "generator_messages, reflection_messages\nfrom reflect.tasks.task import get_task\n",
+}
+
+
+def solved(lesson: str, *keys: str, swap: tuple[str, str] | None = None) -> dict:
+    """The solved cells of the given exercises run in one namespace; `swap` replaces a text in them first."""
+    path = next((ROOT / "solutions").glob(f"{lesson}_*.ipynb"))
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    namespace: dict = {}
+    exec(IMPORTS[lesson], namespace)  # noqa: S102 - the course's own cells
+    for key in keys:
+        source = "".join(
+            next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)["source"]
+        )
+        if swap:
+            source = source.replace(*swap)
+        exec(source, namespace)  # noqa: S102
+    return namespace
+
+
+def passes(check, *args) -> bool:
+    return check.evaluate(*args)[0]
+
+
+def test_a_history_read_through_each_snapshots_tasks_passes():
+    def visited(graph, config):
+        snapshots = list(reversed(list(graph.get_state_history(config))))
+        return tuple(t.name for snap in snapshots for t in snap.tasks if t.name != "__start__")
+
+    assert passes(lesson04.read_history, visited)
+
+
+def test_the_gate_accepting_at_8_and_a_step_index_always_0_fail():
+    gate = 'status = "accepted" if ev.score == 10 else "needs_revision"'
+    assert passes(lesson04.sandbox_gate, solved("04", "04.5")["tests_gate"])
+    at_8 = solved(
+        "04", "04.5", swap=(gate, 'status = "accepted" if ev.score >= 8 else "needs_revision"')
+    )
+    assert not passes(lesson04.sandbox_gate, at_8["tests_gate"])
+    index = 'rg.critic_step(len(rg.this_run(state, "steps")),'
+    at_0 = solved("04", "04.5", swap=(index, "rg.critic_step(0,"))
+    assert not passes(lesson04.sandbox_gate, at_0["tests_gate"])
+
+
+def test_a_token_budget_over_every_run_of_the_thread_fails():
+    assert passes(lesson04.token_budget, solved("04", "04.4")["route_with_budget"])
+    every = solved("04", "04.4", swap=('rg.this_run(state, "steps")', 'state["steps"]'))
+    assert not passes(lesson04.token_budget, every["route_with_budget"])
+
+
+def test_the_window_measured_as_lists_passes():
+    from reflect.strategies.reflexion import Reflexion
+
+    def measure_windows(windows):
+        out = {}
+        for k in windows:
+            run = Reflexion(window=k, max_attempts=4, patience=9, tests_for=lesson05.fact_tests)
+            r = run.run(lesson05.get_task("factorial"), lesson05.window_chat())
+            out[k] = [r.stop.value == "accepted", len(r.drafts)]
+        return out
+
+    assert passes(
+        lesson05.memory_window,
+        measure_windows,
+        lesson05.window_chat,
+        lesson05.get_task("factorial"),
+        lesson05.fact_tests,
+    )
+
+
+def test_a_while_loop_and_a_store_ordered_by_rowid_pass():
+    loop = solved("05", "05.1")
+    exec(  # noqa: S102 - a right loop in another shape
+        "def my_reflexion(chat, task, asserts, max_attempts=3, window=3, memory=(), seed=42):\n"
+        "    reflections = list(memory)[-window:] if window > 0 else []\n"
+        "    drafts, written, n = [], [], 0\n"
+        "    while True:\n"
+        "        n += 1\n"
+        "        code, evidence, judged = attempt(chat, task, asserts, reflections, seed + n)\n"
+        "        drafts.append((judged.score if judged.score is not None else 0.0, -n, code))\n"
+        "        if judged.detail['verdict'] == 'pass' and evidence.all_passed:\n"
+        "            return code, 'accepted', written\n"
+        "        best = max(drafts)\n"
+        "        if drafts[-1][0] < 0.8 * best[0]:\n"
+        "            return best[2], 'regressed', written\n"
+        "        if n >= max_attempts:\n"
+        "            return best[2], 'max_iterations', written\n"
+        "        written.append(reflect(chat, task, code, evidence, judged))\n"
+        "        reflections = (reflections + written[-1:])[-window:] if window > 0 else []\n",
+        loop,
+    )
+    assert passes(lesson05.reflexion_loop, loop["my_reflexion"])
+    ns = solved("05")
+    exec(  # noqa: S102
+        "def remember(db_path, key, session, reflections):\n"
+        "    db = sqlite3.connect(db_path)\n"
+        "    db.execute('CREATE TABLE IF NOT EXISTS m (k TEXT, s TEXT, r TEXT)')\n"
+        "    db.executemany('INSERT INTO m VALUES (?, ?, ?)', [(key, session, r) for r in reflections])\n"
+        "    db.commit()\n"
+        "    db.close()\n"
+        "def recall(db_path, key, window):\n"
+        "    db = sqlite3.connect(db_path)\n"
+        "    db.execute('CREATE TABLE IF NOT EXISTS m (k TEXT, s TEXT, r TEXT)')\n"
+        "    rows = [r for (r,) in db.execute('SELECT r FROM m WHERE k = ? ORDER BY rowid', (key,))]\n"
+        "    db.close()\n"
+        "    return tuple(rows[-window:]) if window > 0 else ()\n",
+        ns,
+    )
+    assert passes(lesson05.memory_round_trip, ns["remember"], ns["recall"])
+
+
+def test_vague_reflections_and_loose_keys_fail():
+    naive = (
+        "def is_specific(reflection):\n    text = reflection.strip()\n"
+        "    if '```' in text or re.search(r'\\bdef \\w+\\(', text) or len(text.split()) < 8:\n        return False\n"
+        '    return bool(re.search(r"\\w+\\(.*?\\)|\\d|\'[^\']+\'|\\"[^\\"]+\\"|\\[\\]", text))\n'
+    )
+    ns = solved("05")
+    exec(naive, ns)  # noqa: S102 - keeps 'Step 1: think harder' and "Don't ... don't"
+    assert not passes(lesson05.specific, ns["is_specific"], [])
+    right = solved("05", "05.7")
+    assert passes(lesson05.specific, right["is_specific"], [])
+    for key in (
+        "def family_key(text):\n    return task_key(text.strip().splitlines()[0].lower())\n",
+        "def family_key(text):\n    return task_key(' '.join(sorted(set(re.findall(r'[a-z0-9_]+', text.lower())))))\n",
+    ):
+        loose = solved("05")
+        exec(key, loose)  # noqa: S102
+        assert lesson05.shared_key.evaluate(loose["family_key"], None)[0] is False
