@@ -73,3 +73,23 @@ def test_a_progress_bar_drawn_as_a_widget_is_ignored(tmp_path):
     )
     nbformat.write(live, tmp_path / "b.ipynb")
     assert compare_runs.compare(tmp_path / "b.ipynb", committed) == []
+
+
+def test_a_replayed_run_and_a_live_one_read_alike_where_only_the_mode_differs(tmp_path):
+    committed = notebook(
+        tmp_path / "a.ipynb",
+        "This run (replayed: the recording's calls and model times): 8 model calls, 1,678 tokens\n",
+        "results/01_one_shot.json (18 attempts)\n",
+    )
+    live = notebook(
+        tmp_path / "b.ipynb",
+        "This run: 8 model calls, 1,678 tokens\n",
+        "build/results/01_one_shot.json (18 attempts)\n",
+    )
+    assert compare_runs.compare(live, committed) == []
+    other = notebook(
+        tmp_path / "c.ipynb",
+        "This run: 9 model calls, 1,678 tokens\n",
+        "results/01_one_shot.json (18 attempts)\n",
+    )
+    assert len(compare_runs.compare(other, committed)) == 1

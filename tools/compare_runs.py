@@ -1,4 +1,5 @@
-"""Compare the notebooks a live run executed (build/run/, `make run`) with the committed ones.
+"""Compare the notebooks a live run executed (build/run/, `make run`: the solved lessons) with the
+committed solved ones (solutions/).
 
     python tools/compare_runs.py            # every notebook in build/run/
     python tools/compare_runs.py --only 04
@@ -40,6 +41,11 @@ TIMING = [
         "",
     ),  # the live request cache's count: depends on what ran before
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0xADDRESS"),
+    (re.compile(r"\bbuild/results/"), "results/"),  # a live run writes its results under build/
+    (
+        re.compile(r"^This run \(replayed[^)]*\):", re.M),
+        "This run:",
+    ),  # the last cell says it replayed
 ]
 
 
@@ -96,7 +102,7 @@ def main() -> None:
         sys.exit("No executed notebooks in build/run/: run `make run` first.")
     differing = 0
     for run in runs:
-        found = compare(run, ROOT / "notebooks" / run.name)
+        found = compare(run, ROOT / "solutions" / run.name)
         differing += len(found)
         print(*found, sep="\n") if found else None
         print(f"{run.name}: {len(found)} code cells differ")
