@@ -94,6 +94,11 @@ def package_calls(call: Callable[[], object], *modules: object) -> tuple[set[str
     return reached, result
 
 
+def numbers_off(got: dict, want: dict, keys) -> list[str]:
+    """The keys whose value in `got` is not a number within 1e-9 of `want`'s (a check's table row)."""
+    return [k for k in keys if not isinstance(got[k], (int, float)) or abs(got[k] - want[k]) > 1e-9]
+
+
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}
 

@@ -15,7 +15,7 @@ from reflect.records import Stop
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, package_calls
+from . import exercise, numbers_off, package_calls
 
 Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
 
@@ -376,11 +376,7 @@ def confusion_counts(
                 False,
                 f"agreement_row returned {row!r}: a dict with exactly the keys {', '.join(ROW_KEYS)}.",
             )
-        off = [
-            k
-            for k in ROW_KEYS
-            if not isinstance(row[k], (int, float)) or abs(row[k] - want[k]) > 1e-9
-        ]
+        off = numbers_off(row, want, ROW_KEYS)
         if off:
             where = (
                 "made-up verdicts (one unscored)"
@@ -638,9 +634,7 @@ def threshold_rows(
                     False,
                     f"a row is {row!r}: each row is a dict with the keys {', '.join(KEYS)}.",
                 )
-            off = [
-                k for k in KEYS if not isinstance(row[k], (int, float)) or abs(row[k] - w[k]) > 1e-9
-            ]
+            off = numbers_off(row, w, KEYS)
             if off:
                 return False, (
                     f"on {where}, max {m} iterations, threshold {w['threshold']}: "
@@ -768,9 +762,7 @@ def loop_table(loop_summary: Callable[..., object], loops: Loops) -> tuple[bool,
                 False,
                 f"loop_summary returned {got!r}: a dict with exactly the keys {', '.join(want)}.",
             )
-        off = [
-            k for k in want if not isinstance(got[k], (int, float)) or abs(got[k] - want[k]) > 1e-9
-        ]
+        off = numbers_off(got, want, want)
         if off:
             where = (
                 f"made-up loops scored {[_scores(h) for h in histories.values()]}"

@@ -233,23 +233,22 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             f"on a thread whose earlier run left 2 steps and whose run has 1 so far, your step's index is {index}: "
             "number it by this run's steps so far, len(rg.this_run(state, 'steps'))."
         )
-    # one visible test of six fails: the tests critic scores it 8.5, above a model critic's threshold
-    prime = get_task("HumanEval/31")
-    nearly = tests_gate(_drafted(prime, NEARLY_PRIME))
-    verdict = [Step.from_dict(d) for d in (nearly or {}).get("steps") or [{}]][0].verdict
-    if verdict is None or verdict.accepted is not False:
-        return False, (
-            "on a HumanEval/31 draft that fails one of its six visible tests (the tests critic scores it 8.5), your "
-            "gate did not record a rejection: the gate passes a draft only when every visible test passes (10)."
-        )
-    search = get_task("HumanEval/69")
-    closer = tests_gate(_drafted(search, NEARLY_SEARCH))
-    verdict = [Step.from_dict(d) for d in (closer or {}).get("steps") or [{}]][0].verdict
-    if verdict is None or verdict.accepted is not False:
-        return False, (
-            "on a HumanEval/69 draft that fails one of its twelve visible tests (scored 9.2), your gate did not record "
-            "a rejection: only a score of 10, every visible test passed, goes on to the critic."
-        )
+    # one visible test of several fails: the tests critic scores the draft above a model critic's threshold
+    for task_id, draft, how in (
+        (
+            "HumanEval/31",
+            NEARLY_PRIME,
+            "one of its six visible tests (the tests critic scores it 8.5)",
+        ),
+        ("HumanEval/69", NEARLY_SEARCH, "one of its twelve visible tests (scored 9.2)"),
+    ):
+        gated = tests_gate(_drafted(get_task(task_id), draft))
+        verdict = [Step.from_dict(d) for d in (gated or {}).get("steps") or [{}]][0].verdict
+        if verdict is None or verdict.accepted is not False:
+            return False, (
+                f"on a {task_id} draft that fails {how}, your gate did not record a rejection: only a score of 10, "
+                "every visible test passed, goes on to the critic."
+            )
     chat = ScriptedChat(
         {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
     )
