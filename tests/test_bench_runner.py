@@ -494,8 +494,6 @@ def test_every_committed_results_file_loads_whole_with_the_split_stop_reasons():
     import warnings as w
 
     for path in sorted((Path(__file__).resolve().parents[1] / "results").glob("0*.jsonl")):
-        if path.name == "06_feedback_164.jsonl":
-            continue  # the feedback experiment's own format: tests/test_feedback_experiment.py reads it
         with w.catch_warnings():
             w.simplefilter("error")
             rows = load_rows(path)

@@ -13,12 +13,7 @@ import pytest
 from reflect.records import Run
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = [
-    *(
-        p for p in sorted((ROOT / "results").glob("0*.jsonl")) if p.name != "06_feedback_164.jsonl"
-    ),  # its own format
-    ROOT / "results" / "04_graph_vs_loop.json",
-]
+FILES = [*sorted((ROOT / "results").glob("0*.jsonl")), ROOT / "results" / "04_graph_vs_loop.json"]
 
 
 def each_run(data: Any):

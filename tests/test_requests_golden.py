@@ -106,9 +106,8 @@ def scenarios() -> dict:
     from reflect.judging.controller import StopRule
     from reflect.judging.critics import LLMCritic, RuleCritic
     from reflect.strategies import MakerChecker, ScoredReflection
-    from reflect.strategies import feedback as fb
     from reflect.strategies import graph as rg
-    from reflect.strategies.catalog import catalog
+    from reflect.strategies.catalog import ARMS, catalog, feedback_arms
     from reflect.strategies.maker_checker import maker_checker
     from reflect.strategies.one_shot import one_shot
     from reflect.strategies.reflexion import Reflexion, memory_experiment
@@ -127,14 +126,7 @@ def scenarios() -> dict:
         ),
         "reflexion, token budget": strategy(Reflexion(token_budget=400, name="rx-budget")),
     }
-
-    def arms(task, chat):
-        start = fb.first_draft(task, chat)
-        return {
-            f"{arm} r{r}": outcome(fb.after_failure(task, start, arm, r, chat, samples=2))
-            for arm in fb.ARMS
-            for r in range(2)
-        }
+    out |= {s.name: strategy(s) for s in feedback_arms(2)[len(ARMS) :]}  # replicate 1
 
     def graph(task, chat):
         out = {}
@@ -176,7 +168,6 @@ def scenarios() -> dict:
         }
 
     return out | {
-        "feedback arms": arms,
         "graph": graph,
         "functions": plain,
         "reflexion, remembered": remembered,

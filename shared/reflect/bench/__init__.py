@@ -4,6 +4,8 @@
     python -m reflect.bench --tasks humaneval --limit 80 --concurrency 2
     python -m reflect.bench --tasks humaneval --limit 80 --seed 7     # a random sample of 80, seed 7
     python -m reflect.bench --report results/06_humaneval.jsonl       # the report only, no model
+    python -m reflect.bench --tasks humaneval --strategies feedback --replicates 2 --concurrency 2 \
+        --out results/06_feedback_164.jsonl                           # lesson 06's fair test
 
 Strategies (`--strategies`, default lesson 06's seven): one-shot (lesson 01); resample (k fresh samples
 chosen by the agent's own tests: the rival at equal cost); maker-checker (02); scored (03's
@@ -12,6 +14,12 @@ statement's examples or the agent's own tests in the sandbox); reflexion (05, re
 mode). Each is one line of `reflect.strategies.catalog`, which also holds examples:2 (the
 examples loop, at most 2 drafts); a line added there is a new strategy here. Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
 any OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama, LM Studio).
+
+`feedback` names lesson 06's fair test: its four arms (`reflect.strategies.catalog.feedback_arms`) in
+`--replicates` replicates. Replicate 0 of the blind and critique arms runs first, one request at a time, so
+every problem's evidence, first draft and critique are made alone and the request cache answers the other
+arms' identical requests; the rest then runs `--concurrency` at a time. Its report is the stated analysis
+(`reflect.evaluation.feedback`).
 
 One JSON line per (strategy, task) as each finishes (reflect.evaluation.runner.run_bench):
 stop it at any time and the same command resumes. Every line records each draft's hidden-test
@@ -26,11 +34,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..evaluation import report
+from ..evaluation import feedback, report
 from ..evaluation.runner import current_rows, run_bench
 from ..model.cache import CachedChat
 from ..model.config import repo_root
-from ..strategies.catalog import LESSON_06, catalog, strategies
+from ..strategies.catalog import LESSON_06, catalog, feedback_arm, feedback_arms, strategies
 from ..tasks.task import Task, course_tasks, humaneval_tasks
 
 STRATEGIES = LESSON_06  # the default set; every name `catalog` knows is accepted
@@ -187,7 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--strategies",
         default=",".join(STRATEGIES),
-        help="comma-separated (default: lesson 06's seven), from: " + ", ".join(catalog()),
+        help="comma-separated (default: lesson 06's seven), from: feedback (lesson 06's fair test), "
+        + ", ".join(catalog()),
+    )
+    ap.add_argument(
+        "--replicates", type=int, default=2, help="replicates of the fair test's arms (default 2)"
     )
     ap.add_argument(
         "--k", type=int, default=6, help="samples of the resample strategy (all drawn, for pass@k)"
@@ -210,11 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         rows = current_rows(
             args.report
         )  # each strategy's latest setup, the latest line of each task
+        if any(feedback.arm_of(r["strategy"])[0] in feedback.ARMS for r in rows):
+            print(feedback.format_report(*feedback.rows(args.report)))
+            return 0
         print(format_report(rows) if rows else f"{args.report}: no finished runs")
         return 0 if rows else 1
-    chosen = strategies(
-        tuple(n.strip() for n in args.strategies.split(",") if n.strip()), args.k, args.iterations
-    )
+    names = [n.strip() for n in args.strategies.split(",") if n.strip()]
+    fair = "feedback" in names
+    chosen = strategies(tuple(n for n in names if n != "feedback"), args.k, args.iterations)
+    chosen += feedback_arms(args.replicates) if fair else []
     tasks = task_sample(args.tasks, args.limit, args.seed)
     out = args.out or repo_root() / "results" / f"bench_{args.tasks}.jsonl"
     from ..runtime.connect import connect
@@ -226,20 +242,30 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     start = time.perf_counter()
+    chat = CachedChat(conn.chat, seeded=True)
+    meta = {
+        "model": conn.model,
+        "concurrency": workers,
+        "tasks": args.tasks,
+        "limit": args.limit,
+        "seed": args.seed,
+    }
+    if (
+        fair
+    ):  # every problem's evidence, first draft and critique made alone, then answered by the cache
+        first = [feedback_arm(feedback.BLIND), feedback_arm(feedback.CRITIQUE)]
+        run_bench(first, tasks, chat, out, concurrency=1, meta={**meta, "concurrency": 1})
     run_bench(
         chosen,
         tasks,
-        CachedChat(conn.chat, seeded=True),
+        chat,
         out,
         concurrency=workers,
-        meta={
-            "model": conn.model,
-            "concurrency": workers,
-            "tasks": args.tasks,
-            "limit": args.limit,
-            "seed": args.seed,
-        },
+        meta=meta,
     )
     print(f"finished in {time.perf_counter() - start:.0f} s (this call)", file=sys.stderr)
-    print(format_report(current_rows(out, chosen, [t.id for t in tasks])))
+    if fair:
+        print(feedback.format_report(*feedback.rows(out, args.replicates)))
+    else:
+        print(format_report(current_rows(out, chosen, [t.id for t in tasks])))
     return 0

@@ -1,16 +1,13 @@
-"""Lesson 06's feedback experiment: the recording (resumable, in pieces) and the analysis stated before it.
+"""Lesson 06's fair test, feedback or more tries: its runs read from a results file, and the analysis
+stated before the run (`docs/feedback_experiment.md`).
 
-The recording (`record`) writes one JSON line per finished piece to one file:
-- a `start` line per problem (reflect.strategies.feedback.first_draft: the one first draft, its evidence,
-  its check, the critique after a failure), made one request at a time, with the hidden tests' verdict on the
-  first draft and any hidden test line found in a prompt;
-- an `arm` line per (problem, arm, replicate) whose first draft failed its evidence: the arm's whole `Run`
-  (the shared steps first), each draft's hidden-test verdict, and the leak check of every prompt.
-Stop it at any moment: the same command skips every finished piece and does the rest, and a larger
-`replicates` adds replicates to the file. A file written under another setup (`experiment_config`) is
-refused, never mixed in.
+The runs are the course's runner's (`python -m reflect.bench --tasks humaneval --strategies feedback
+--replicates 2`): one line per (arm, replicate, problem) of `reflect.strategies.catalog.feedback_arms`, four
+`Resample` arms that share the first draft (one-shot's request, answered once by the request cache), the
+evidence, the stop rule, the sampling and the seeds, and differ in what a sample after a failed first draft
+sees. `rows` turns them into the table the analysis reads, with one-shot as the shared first draft alone.
 
-The analysis (`analyse`), as stated before the run in `docs/feedback_experiment.md`:
+The analysis (`analyse`):
 - per problem and arm, the share of the R replicates whose returned code passes the hidden tests (a
   problem whose first draft passed its evidence has the first draft's verdict in every arm);
 - primary: `feedback:checks` against `feedback:blind`, the mean over problems of the per-problem
@@ -20,307 +17,151 @@ The analysis (`analyse`), as stated before the run in `docs/feedback_experiment.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..judging.controller import best_index
-from ..judging.hidden import hidden_lines_in_prompts, judge
-from ..model.parallel import parallel_map
-from ..records import Run
-from ..strategies.feedback import (
-    ARMS,
-    BLIND,
-    CHECKS,
-    CHECKS_CODE,
-    CRITIQUE,
-    Start,
-    after_failure,
-    experiment_config,
-    first_draft,
-    one_shot_of,
-)
-from ..tasks.task import Task, get_task
-from .runner import judge_drafts, seen_by
+from ..records import Run, Stop, parse_python
+from ..strategies.catalog import ARMS as ARM_FEEDBACK
+from ..strategies.catalog import SAMPLES_AFTER, feedback_arms
+from .runner import current_rows, load_rows
 
+ARMS = tuple(ARM_FEEDBACK)
+BLIND, CHECKS, CHECKS_CODE, CRITIQUE = ARMS
 ONE_SHOT = "one-shot"
 PRIMARY = (CHECKS, BLIND)
 SECONDARY = ((CHECKS_CODE, CHECKS), (CRITIQUE, BLIND), *((arm, ONE_SHOT) for arm in ARMS))
 BOOTSTRAP = 10_000  # resamples of the problems, seed 0
 
 
-class SetupChanged(ValueError):
-    """The results file was written under another setup of the experiment."""
+def arm_of(name: str) -> tuple[str, int]:
+    """(arm, replicate) of a strategy name of `feedback_arms`: "feedback:checks#1" is replicate 1."""
+    arm, _, replicate = name.partition("#")
+    return arm, int(replicate or 0)
 
 
-def load(path: Path) -> tuple[dict[str, dict], dict[tuple[str, str, int], dict]]:
-    """(start lines by task, arm lines by (task, arm, replicate)) of a results file, as far as the
-    recording has gone; a line cut off by a kill is skipped (it is run again). A line of another setup
-    raises `SetupChanged`."""
-    starts: dict[str, dict] = {}
-    arms: dict[tuple[str, str, int], dict] = {}
-    if not Path(path).exists():
-        return starts, arms
-    config = experiment_config()
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a line cut off by a kill
-        if row.get("config") != config:
-            raise SetupChanged(
-                f"{path}:{n} was recorded under another setup of the experiment; record into a new "
-                f"file (--out) instead of mixing the two"
-            )
-        if row["kind"] == "start":
-            starts[row["task_id"]] = row
-        else:
-            arms[row["task_id"], row["arm"], row["replicate"]] = row
-    return starts, arms
-
-
-def _writer(path: Path, meta: dict | None) -> Callable[[dict], None]:
-    """A function that appends one row, whole and flushed, to `path` (safe from several threads)."""
-    config, lock = experiment_config(), threading.Lock()
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def write(row: dict) -> None:
-        line = json.dumps({**row, "config": config, "meta": meta or {}}, ensure_ascii=False) + "\n"
-        with lock, path.open("a+b") as f:
-            f.seek(0, os.SEEK_END)
-            if f.tell():
-                f.seek(-1, os.SEEK_END)
-                if (
-                    f.read(1) != b"\n"
-                ):  # a line cut off by a kill: end it, so it stays alone and is skipped
-                    f.write(b"\n")
-            f.write(line.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-
-    return write
-
-
-def record_starts(
-    tasks: Iterable[Task],
-    chat: Callable,
-    path: Path,
-    progress: bool = True,
-    meta: dict | None = None,
-) -> dict[str, Start]:
-    """Every problem's start (`first_draft`) not yet in `path`, one request at a time (a batched
-    request can change a temperature-0 reply); every start in the file for `tasks`, by task id."""
-    tasks, path = list(tasks), Path(path)
-    starts, _ = load(path)
-    write = _writer(path, meta)
-
-    def start_of(task: Task) -> None:
-        prompts: list[str] = []
-        replies: list[str] = []
-        t0 = time.perf_counter()
-        start = first_draft(task, seen_by(chat, prompts, replies))
-        row = {
-            "kind": "start",
-            "task_id": task.id,
-            "start": start.to_dict(),
-            "wall_s": time.perf_counter() - t0,
-            "passed": judge(task, start.code).passed,
-            "leaks": hidden_lines_in_prompts(task, prompts, replies),
-        }
-        write(row)
-        starts[task.id] = row
-
-    parallel_map(
-        start_of,
-        [t for t in tasks if t.id not in starts],
-        workers=1,
-        desc="first drafts",
-        progress=progress,
-    )
-    return {t.id: Start.from_dict(starts[t.id]["start"]) for t in tasks}
-
-
-def arm_jobs(tasks: Iterable[Task], path: Path, replicates: int) -> list[tuple[Task, str, int]]:
-    """The (problem, arm, replicate) runs still to record, replicate by replicate, every arm of a problem
-    together: after a failed first draft only (the starts must be recorded)."""
-    return _jobs(list(tasks), *load(Path(path)), replicates)
-
-
-def _jobs(
-    tasks: list[Task], starts: dict[str, dict], done: dict, replicates: int
-) -> list[tuple[Task, str, int]]:
-    if replicates < 1:
-        raise ValueError(f"replicates must be at least 1, got {replicates}")
+def failed_checks(trace: str) -> list[tuple[str, str]]:
+    """The asserts a check failed, each with what the draft gave, from its step's trace
+    ("Tests failed:" lines, "ASSERT # output: ACTUAL")."""
+    failed = trace.partition("Tests failed:")[2].strip()
+    if failed in ("", "none"):
+        return []
     return [
-        (task, arm, r)
-        for r in range(replicates)
-        for task in tasks
-        for arm in ARMS
-        if Start.from_dict(starts[task.id]["start"]).needs_samples and (task.id, arm, r) not in done
+        tuple(line.rsplit(" # output: ", 1))
+        for line in failed.splitlines()
+        if " # output: " in line
     ]
 
 
-def record_arms(
-    tasks: Iterable[Task],
-    chat: Callable,
-    path: Path,
-    replicates: int,
-    concurrency: int = 2,
-    progress: bool = True,
-    meta: dict | None = None,
-) -> None:
-    """Every arm and replicate after a failed first draft not yet in `path`, `concurrency` at a time."""
-    tasks, path = list(tasks), Path(path)
-    starts, done = load(path)
-    jobs = _jobs(tasks, starts, done, replicates)
-    write = _writer(path, meta)
-
-    def arm_of(job: tuple[Task, str, int]) -> None:
-        task, arm, r = job
-        start = Start.from_dict(starts[task.id]["start"])
-        prompts: list[str] = []
-        replies: list[str] = [s.reply for s in (*start.steps, *start.critique_steps)]
-        t0 = time.perf_counter()
-        run = after_failure(task, start, arm, r, seen_by(chat, prompts, replies))
-        run = replace(
-            run, wall_s=time.perf_counter() - t0, passed=judge(task, run.final_code).passed
-        )
-        write(
-            {
-                "kind": "arm",
-                "task_id": task.id,
-                "arm": arm,
-                "replicate": r,
-                "run": run.to_dict(),
-                "drafts": judge_drafts(task, run),
-                "leaks": sorted(
-                    set(starts[task.id]["leaks"])
-                    | set(hidden_lines_in_prompts(task, prompts, replies))
-                ),
-            }
-        )
-
-    parallel_map(
-        arm_of,
-        jobs,
-        workers=concurrency,
-        desc="samples after a failed first draft",
-        progress=progress,
-    )
+def failure_kind(code: str, failed: Sequence[tuple[str, str]]) -> str:
+    """How a first draft failed its evidence: "syntax" (no code, or code that does not parse or
+    load), "exception" (an assert raised, or timed out), or "assertion" (a wrong value)."""
+    try:
+        parse_python(code)
+    except SyntaxError:
+        return "syntax"
+    actual = [a for _, a in failed]
+    if not code.strip() or all(a in ("not run", "no code") for a in actual):
+        return "syntax"
+    if any(
+        a.startswith("raised ") or a == "timed out" or a.startswith("process ended") for a in actual
+    ):
+        return "exception"
+    return "assertion"
 
 
-def record(
-    tasks: Iterable[Task],
-    chat: Callable,
-    path: Path,
-    replicates: int,
-    concurrency: int = 2,
-    progress: bool = True,
-    meta: dict | None = None,
-) -> None:
-    """The whole experiment on `tasks` into `path`: the starts, then the arms (see the module docstring)."""
-    tasks = list(tasks)
-    record_starts(tasks, chat, path, progress, meta)
-    record_arms(tasks, chat, path, replicates, concurrency, progress, meta)
+def _first(run: Run) -> tuple[Any, Any]:
+    """The run's first draft step and the check of it (None without evidence)."""
+    steps = list(run.steps)
+    i = next(n for n, s in enumerate(steps) if s.role == "generator")
+    check = steps[i + 1] if i + 1 < len(steps) and steps[i + 1].role == "tests" else None
+    return steps[i], check
 
 
 def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]], int]:
-    """The runs of a results file as bench rows (`strategy`, `task_id`, `replicate`, `run`, `drafts`,
-    `leaks`: the shape `reflect.evaluation.report` reads), and R: `replicates`, or fewer if no problem has
-    that many in full (every arm in replicates 0 to R - 1). A problem whose first draft failed its evidence
-    is included only with all arms in all R replicates (`incomplete` counts the others while a recording
-    is under way). One-shot's row is the shared first draft; an arm on a problem whose first draft passed
-    its evidence (or had none) is that draft, made once, in every replicate."""
-    starts, arms = load(path)
-    if not starts:
-        raise ValueError(f"{path}: no first draft recorded yet")
-    failed = [t for t, row in starts.items() if Start.from_dict(row["start"]).needs_samples]
-    most = max((complete_replicates(arms, t) for t in failed), default=replicates or 1)
-    R = min(most, replicates) if replicates else most
+    """The fair test's runs in a results file as the analysis's table, and R: `replicates`, or as many
+    as the file holds. A row per (arm, problem, replicate) (`strategy` is the arm, with `replicate`,
+    `run`, `drafts`, `leaks`: the shape `reflect.evaluation.report` reads), and one-shot's row per problem:
+    the shared first draft alone, its call only. Every row of a problem carries `passed_first` (the
+    hidden tests' verdict on the first draft), `source` (the evidence: the statement's "examples" or the
+    agent's "self-tests") and `failure` (how the first draft failed its evidence, or None). A problem is
+    included only with every arm in replicates 0 to R - 1 (a recording under way has the others)."""
+    found = max(
+        (arm_of(r["strategy"])[1] + 1 for r in load_rows(path) if arm_of(r["strategy"])[0] in ARMS),
+        default=0,
+    )
+    R = min(found, replicates) if replicates else found
     if R < 1:
-        raise ValueError(
-            f"{path}: no problem whose first draft failed has all arms in a replicate yet"
-        )
+        raise ValueError(f"{path}: no run of the fair test's arms yet")
+    arms = feedback_arms(R)
+    lines = current_rows(path, arms)
+    by_problem: dict[str, dict[str, dict]] = {}
+    for line in lines:
+        by_problem.setdefault(line["task_id"], {})[line["strategy"]] = line
     out: list[dict[str, Any]] = []
-    for tid, row in starts.items():
-        start = Start.from_dict(row["start"])
-        if start.needs_samples and complete_replicates(arms, tid) < R:
+    for tid, mine in by_problem.items():
+        if len(mine) < len(arms):
             continue
+        base = mine[BLIND]
+        run = Run.from_dict(base["run"])
+        first, check = _first(run)
+        passed_first = bool(base["drafts"][str(first.index)])
+        failed = failed_checks(check.reply) if check is not None else []
         common = {
             "task_id": tid,
-            "passed_first": row["passed"],
-            "source": start.source,
-            "failure": failure_kind(start) if start.needs_samples else None,
+            "passed_first": passed_first,
+            "source": "self-tests"
+            if any(s.role == "test_writer" for s in run.steps)
+            else "examples",
+            "failure": failure_kind(first.code or "", failed) if failed else None,
         }
+        one = Run(
+            ONE_SHOT,
+            tid,
+            first.code or "",
+            Stop.SINGLE_DRAFT,
+            (replace(first, index=0),),
+            "draft 1: the only one",
+            passed=passed_first,
+        )
         out.append(
             {
                 "strategy": ONE_SHOT,
                 **common,
                 "replicate": 0,
-                "drafts": {"0": row["passed"]},
-                "run": {**one_shot_of(start).to_dict(), "passed": row["passed"]},
-                "leaks": row["leaks"],
+                "drafts": {"0": passed_first},
+                "run": one.to_dict(),
+                "leaks": base["leaks"],
             }
         )
         for arm in ARMS:
             for r in range(R):
-                if start.needs_samples:
-                    line = arms[tid, arm, r]
-                    out.append(
-                        {
-                            "strategy": arm,
-                            **common,
-                            "replicate": r,
-                            "run": line["run"],
-                            "drafts": line["drafts"],
-                            "leaks": line["leaks"],
-                        }
-                    )
-                else:
-                    run = after_failure(get_task(tid), start, arm, r, _no_call)
-                    index = next(s.index for s in run.steps if s.role == "generator")
-                    out.append(
-                        {
-                            "strategy": arm,
-                            **common,
-                            "replicate": r,
-                            "run": {**run.to_dict(), "passed": row["passed"]},
-                            "drafts": {str(index): row["passed"]},
-                            "leaks": row["leaks"],
-                        }
-                    )
+                line = mine[arm if r == 0 else f"{arm}#{r}"]
+                out.append(
+                    {
+                        "strategy": arm,
+                        **common,
+                        "replicate": r,
+                        "run": line["run"],
+                        "drafts": line["drafts"],
+                        "leaks": line["leaks"],
+                    }
+                )
     return out, R
 
 
 def incomplete(path: Path, replicates: int) -> list[str]:
-    """The problems whose first draft failed its evidence and that lack an arm in one of `replicates`."""
-    starts, arms = load(path)
-    return [
-        t
-        for t, row in starts.items()
-        if Start.from_dict(row["start"]).needs_samples and complete_replicates(arms, t) < replicates
-    ]
-
-
-def complete_replicates(arms: dict[tuple[str, str, int], dict], task_id: str) -> int:
-    """How many replicates, 0, 1, ... in order, a problem has with every arm recorded."""
-    r = 0
-    while all((task_id, a, r) in arms for a in ARMS):
-        r += 1
-    return r
-
-
-def _no_call(*args, **kwargs):
-    raise AssertionError("a problem whose first draft passed its evidence makes no call after it")
+    """The problems that some arm in replicates 0 to `replicates` - 1 has not run yet (while a recording
+    is under way), in the file's order."""
+    names = {s.name for s in feedback_arms(replicates)}
+    seen: dict[str, set[str]] = {}
+    for line in current_rows(path, feedback_arms(replicates)):
+        seen.setdefault(line["task_id"], set()).add(line["strategy"])
+    return [t for t, have in seen.items() if have != names]
 
 
 # --- the analysis ------------------------------------------------------------------------------------
@@ -418,25 +259,6 @@ def smallest_detectable(
     return problems + 1, float("inf")
 
 
-def failure_kind(start: Start) -> str:
-    """How the first draft failed its evidence: "syntax" (no code, or code that does not parse or
-    load), "exception" (an assert raised, or timed out), or "assertion" (a wrong value)."""
-    from ..records import parse_python
-
-    try:
-        parse_python(start.code)
-    except SyntaxError:
-        return "syntax"
-    actual = [a for _, a in start.failed]
-    if not start.code.strip() or all(a in ("not run", "no code") for a in actual):
-        return "syntax"
-    if any(
-        a.startswith("raised ") or a == "timed out" or a.startswith("process ended") for a in actual
-    ):
-        return "exception"
-    return "assertion"
-
-
 def analyse(table: list[dict[str, Any]]) -> dict[str, Any]:
     """The stated analysis of the rows `rows` returns (see the module docstring)."""
     primary = compare(table, *PRIMARY)
@@ -508,7 +330,7 @@ def by_failure(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def curve(
-    table: list[dict[str, Any]], arm: str, samples: int = 4
+    table: list[dict[str, Any]], arm: str, samples: int = SAMPLES_AFTER
 ) -> list[tuple[int, float, float]]:
     """(j, pass rate, tokens per task) for an arm allowed at most j samples after the first draft,
     j = 0..samples, replayed from its runs: the first of its first j samples that passed the evidence,

@@ -78,8 +78,17 @@ def plain(value: Any) -> Any:
 
 def settings(obj: Any) -> dict[str, Any]:
     """A dataclass's settings as plain values: every field but those marked `repr=False`, which hold
-    a run's own bookkeeping (what it ran, where it stops), not its setup."""
-    return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.repr}
+    a run's own bookkeeping (what it ran, where it stops), not its setup. A field added after runs were
+    recorded (metadata `KEYED_WHEN_SET`) is keyed only when it differs from its default, so the runs made
+    before it keep their key."""
+    return {
+        f.name: plain(getattr(obj, f.name))
+        for f in dataclasses.fields(obj)
+        if f.repr and not (f.metadata.get(KEYED_WHEN_SET) and getattr(obj, f.name) == f.default)
+    }
+
+
+KEYED_WHEN_SET = "keyed_when_set"
 
 
 def fingerprint(texts: tuple[str, ...]) -> str:

@@ -10,7 +10,9 @@ model writes for itself).
 To add a strategy, add one line to `catalog`. `--strategies` then accepts its name, the runner keys its
 results by its `config()`, and the report shows it with its judges' verdicts. Nothing in
 `evaluation/` or `bench/` changes. `LESSON_06` is the default set: the seven strategies lesson 06
-compares.
+compares. `feedback_arms(R)` are lesson 06's fair test: four `Resample` arms that share the first draft,
+the evidence, the stop rule, the sampling and the seeds, and differ in what a sample drawn after a failed
+first draft sees (`ARMS`), each in replicates 0 to R - 1 (replicate r is named "ARM#r" from r = 1 on).
 """
 
 from __future__ import annotations
@@ -18,12 +20,42 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..judging.controller import StopRule
+from ..model.sampling import SAMPLING
 from ..records import Strategy
 from .maker_checker import MakerChecker
 from .one_shot import OneShot
 from .reflexion import Reflexion
 from .resample import Resample
 from .scored import ScoredReflection
+
+# lesson 06's fair test: what a sample after a failed first draft sees, by arm
+ARMS = {
+    "feedback:blind": "none",  # the task only: resampling with the same first draft and stop rule
+    "feedback:checks": "failure",  # the checks it failed, never its code
+    "feedback:checks+code": "failure+code",  # its code and the checks it failed
+    "feedback:critique": "critique+code",  # its code and a critique by lesson 03's critic
+}
+SAMPLES_AFTER = 4  # samples after a failed first draft, at most, in every arm
+
+
+def feedback_arm(arm: str, replicate: int = 0) -> Resample:
+    """One arm of lesson 06's fair test in one replicate."""
+    return Resample(
+        k=1 + SAMPLES_AFTER,
+        select="examples-or-self-tests",
+        stop_on_pass=True,
+        first="draft",
+        feedback=ARMS[arm],
+        name=arm if replicate == 0 else f"{arm}#{replicate}",
+        replicate=replicate,
+        sample_tokens=SAMPLING["generator"]["max_tokens"],
+    )
+
+
+def feedback_arms(replicates: int = 2) -> list[Resample]:
+    """Every arm in every replicate, replicate by replicate."""
+    return [feedback_arm(arm, r) for r in range(replicates) for arm in ARMS]
+
 
 LESSON_06 = (
     "one-shot",
@@ -77,6 +109,7 @@ def catalog(k: int = 6, iterations: int = 3) -> dict[str, Callable[[], Strategy]
         "blind-sample": lambda: repair("none", "blind-sample"),
         "repair-sample": lambda: repair("failure", "repair-sample"),
         "repair-edit-sample": lambda: repair("failure+code", "repair-edit-sample"),
+        **{arm: (lambda arm=arm: feedback_arm(arm)) for arm in ARMS},
     }
 
 

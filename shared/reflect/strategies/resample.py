@@ -11,11 +11,16 @@ repair strategies are built from. Three settings make the variants:
   resampling). "failure": the checks the first draft failed (each assert and what the draft
   returned or raised), never its code. "failure+code": the failed checks and the first draft's
   code (the self-repair tree of Olausson et al., ICLR 2024, with k - 1 repairs of one draft).
-  A sample with feedback is asked only when the first draft failed its evidence.
+  "critique+code": the first draft's code and a critique of it by lesson 03's JSON critic (no
+  execution; the critic's call is one more step of the run). A sample with feedback is asked only
+  when the first draft failed its evidence.
 - `select`: the evidence that chooses (and, with `stop_on_pass`, stops): "self-tests" (asserts
   the model writes from the statement, lesson 05), "examples" (the statement's own examples; a
   statement without any gives no evidence), "examples-or-self-tests" (the examples where the
   statement has some, else the agent's own tests), or "first" (no evidence: always draft 1).
+
+`replicate` r draws the samples after a first "draft" with seeds seed + 100 r + 1, ... (lesson 06's
+fair test: every arm's replicate r gets the same seeds), and `sample_tokens` caps each such sample.
 
 The draft that passes the most asserts wins, the earliest on a tie (`judging.controller.best_index`).
 With `stop_on_pass`, the loop stops at the first draft that passes every assert (accepted), or
@@ -26,21 +31,30 @@ without it all k are drawn, which pass@k's unbiased estimator needs (reflect.eva
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ..judging.controller import best_index
+from ..judging.critics import LLMCritic
 from ..judging.self_tests import SelfTestResult, evidence_step, run_tests_step
 from ..model.llm import ModelError
 from ..model.sampling import SAMPLING, SEED, sampling
 from ..records import Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
-from ..tasks.prompts import GENERATOR_PROMPT, WRITE_TESTS_SYSTEM, generator_messages, repair_request
+from ..tasks.prompts import (
+    CRITIC_PROMPT,
+    GENERATOR_PROMPT,
+    WRITE_TESTS_SYSTEM,
+    critique_request,
+    generator_messages,
+    repair_request,
+)
 from ..tasks.task import Task
-from .base import Configured, execute
+from .base import KEYED_WHEN_SET, Configured, execute
 
 SELECT = ("self-tests", "examples", "examples-or-self-tests", "first")
 FIRST = ("sample", "draft")
-FEEDBACK = ("none", "failure", "failure+code")
+FEEDBACK = ("none", "failure", "failure+code", "critique+code")
+CRITIC_MAX_TOKENS = 400  # the critique's cap, as lesson 03's scored loop caps its critic
 
 
 @dataclass
@@ -56,13 +70,16 @@ class Resample(Configured):
     feedback: str = "none"
     judge_hidden: bool = True
     name: str = "resample"
+    replicate: int = field(default=0, metadata={KEYED_WHEN_SET: True})
+    sample_tokens: int | None = field(default=None, metadata={KEYED_WHEN_SET: True})
     ROLES = (
         "test_writer",
     )  # the samples' temperature is a field; a first "draft" is sampled as one-shot's
 
     def prompts(self) -> tuple[str, ...]:
-        """The generator's prompt (every draft) and the test writer's."""
-        return GENERATOR_PROMPT, WRITE_TESTS_SYSTEM
+        """The generator's prompt (every draft), the test writer's, and the critic's when it critiques."""
+        critic = (CRITIC_PROMPT,) if self.feedback == "critique+code" else ()
+        return GENERATOR_PROMPT, WRITE_TESTS_SYSTEM, *critic
 
     def __post_init__(self):
         for setting, value, allowed in (
@@ -74,6 +91,8 @@ class Resample(Configured):
                 raise ValueError(f"{setting} must be one of {allowed}, got {value!r}")
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.replicate < 0:
+            raise ValueError(f"replicate must be 0 or more, got {self.replicate}")
         if self.feedback != "none" and (self.select == "first" or not self.stop_on_pass):
             raise ValueError(
                 "feedback needs evidence and stop_on_pass: samples are shown the first draft's failed checks"
@@ -84,7 +103,7 @@ class Resample(Configured):
         return execute(self, task, lambda: self._sample(task, chat))
 
     def _request(
-        self, task: Task, i: int, shown: tuple[str, SelfTestResult] | None
+        self, task: Task, i: int, shown: tuple[str, SelfTestResult, str] | None
     ) -> tuple[list[dict], dict]:
         """Draft i's messages and sampling: the first draft, a blind sample, or a sample shown the failure."""
         if i == 1 and self.first == "draft":
@@ -92,22 +111,39 @@ class Resample(Configured):
                 "generator", self.seed
             )  # one-shot's request
         prompt = task.prompt()
-        if shown is not None and self.feedback != "none":
-            code, result = shown
+        if shown is not None and self.feedback == "critique+code":
+            prompt = critique_request(task, shown[0], shown[2])
+        elif shown is not None and self.feedback != "none":
+            code, result, _ = shown
             prompt = repair_request(
                 task, result.failed, code if self.feedback == "failure+code" else None
             )
-        return generator_messages(prompt), {
-            "temperature": self.temperature,
-            "seed": self.seed + i - (self.first == "draft"),
-        }
+        cap = {} if self.sample_tokens is None else {"max_tokens": self.sample_tokens}
+        seed = self.seed + 100 * self.replicate + i - (self.first == "draft")
+        return generator_messages(prompt), {"temperature": self.temperature, **cap, "seed": seed}
+
+    def _critique(self, task: Task, code: str, chat: Callable, steps: list[Step]) -> str:
+        """Lesson 03's JSON critic on the failed first draft, its call(s) kept as steps of the run."""
+
+        def kept(messages: list[dict], role: str = "critic", **params):
+            answer = chat(messages, role=role, **params)
+            steps.append(model_step(len(steps), role, messages, answer))
+            return answer
+
+        before = len(steps)
+        evaluation = LLMCritic(kept, max_tokens=CRITIC_MAX_TOKENS).evaluate(task, code)
+        note = "critique, " + (
+            "unusable" if evaluation.score is None else f"score {evaluation.score:g}"
+        )
+        steps[before:] = [replace(s, note=note) for s in steps[before:]]
+        return evaluation.feedback
 
     def _sample(self, task: Task, chat: Callable) -> Run:
         steps: list[Step] = []
         drafts: list[tuple[int, str]] = []  # (asserts passed, code) of each draft, in order
         stop, error = Stop.MAX_ITERATIONS, None  # all k drafts made
-        # the first draft and its result, once it failed
-        shown: tuple[str, SelfTestResult] | None = None
+        # the first draft, its result and (critique+code) its critique, once it failed
+        shown: tuple[str, SelfTestResult, str] | None = None
         try:
             asserts = (
                 []
@@ -125,8 +161,13 @@ class Resample(Configured):
                     steps.append(step)
                     score = len(result.passed)
                 drafts.append((score, code))
-                if i == 1 and result is not None:
-                    shown = (code, result)
+                if i == 1 and result is not None and result.failed:
+                    critique = (
+                        self._critique(task, code, chat, steps)
+                        if self.feedback == "critique+code" and self.k > 1
+                        else ""
+                    )
+                    shown = (code, result, critique)
                 if self.stop_on_pass and not asserts:
                     stop = Stop.SINGLE_DRAFT  # no evidence: nothing could pass or fail
                     break
