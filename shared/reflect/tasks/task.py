@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
 from ..sandbox import Limits, SandboxResult, run_code
 from .checks import CheckResult, run_checks
-from .data import COURSE_TASKS
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,15 @@ class Task:
         return run_checks(code, self.checks or {"name": self.entry_point})
 
 
+@cache
+def _course_task_data() -> list[dict]:
+    """The tasks as written in `course_tasks.toml`, read once."""
+    text = resources.files(__package__).joinpath("course_tasks.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)["task"]
+
+
 def course_tasks() -> list[Task]:
-    """The course's 18 tasks, easy to hard."""
+    """The course's 18 tasks, easy to hard (`course_tasks.toml`, beside this module)."""
     return [
         Task(
             id=t["id"],
@@ -68,7 +75,7 @@ def course_tasks() -> list[Task]:
             difficulty=t["difficulty"],
             checks=t["checks"],
         )
-        for t in COURSE_TASKS
+        for t in _course_task_data()
     ]
 
 
