@@ -68,7 +68,7 @@ record: model
 	$(if $(KEEP),COURSE_RECORD_KEEP=1 ,)$(PY) tools/run_notebooks.py --record $(if $(NB),--only $(NB),)
 
 stop-model: install
-	$(PY) -m reflect.runtime.manager stop
+	$(PY) -m course_runtime.manager stop
 
 clear-cache: install
 	$(PY) -m reflect.model.cache clear

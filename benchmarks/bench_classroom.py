@@ -133,7 +133,7 @@ def run_class(
 ) -> dict:
     """Start the server (or use `server`: base URL, key, model), the learners (and the hog), wait,
     stop everything it started; the class's figures."""
-    from reflect.runtime.manager import free_port, launch, stop_pid
+    from course_runtime.manager import free_port, launch, stop_pid
 
     slots = n + (1 if hog else 0)
     if server is None:
@@ -305,7 +305,7 @@ def main() -> None:
     if args.markdown:
         return print(markdown(load(args.out)))
     if not args.report:
-        from reflect.runtime.model_file import model_label, model_path
+        from course_runtime.model_file import model_label, model_path
 
         model = None if args.server else model_path()
         extra = tuple(args.server_args.split())

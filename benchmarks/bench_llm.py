@@ -9,7 +9,7 @@ Prints, in one run on the same model file and thread count:
 3. n-gram speculative decoding on a refine request (the reply copies most of its prompt):
    tokens/s with and without, and whether the outputs are byte-identical (target: 1.4x);
 4. a 4-turn maker-checker thread on a 2-slot server: prompt tokens sent vs evaluated, with the
-   prompt cache on and off (the course runs with it off: see reflect.runtime.server_process), and whether
+   prompt cache on and off (the course runs with it off: see course_runtime.server_process), and whether
    the replies differ;
 5. replay time per call from a cassette (target: under 2 ms), next to the openai client's own
    per-call cost on an in-memory transport;
@@ -37,8 +37,8 @@ from pathlib import Path
 import httpx
 import openai
 
-from reflect.runtime.manager import ServerState, free_port, launch, stop_pid
-from reflect.runtime.model_file import model_label, model_path
+from course_runtime.manager import ServerState, free_port, launch, stop_pid
+from course_runtime.model_file import model_label, model_path
 from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 
 THREADS = os.cpu_count() or 2

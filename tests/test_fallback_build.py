@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from course_runtime import fallback_build as llama_server
+from course_runtime import server_process as serve
 from reflect.model.config import ConfigError
-from reflect.runtime import fallback_build as llama_server
-from reflect.runtime import server_process as serve
 
 
 def test_no_cmake_no_compiler_or_no_disk_is_a_clear_error_before_anything_is_downloaded(

@@ -15,9 +15,9 @@ import time
 import openai
 import pytest
 
+from course_runtime import manager as server
 from reflect import ModelError, connect
 from reflect.model.config import Settings
-from reflect.runtime import manager as server
 from reflect.tasks.extract import extract_code
 from reflect.tasks.task import get_task
 
@@ -226,7 +226,7 @@ def test_speculative_decoding_leaves_temperature_zero_output_unchanged(conn, tmp
 
 
 def _private_server(tmp_path, extra):
-    from reflect.runtime.model_file import model_path
+    from course_runtime.model_file import model_path
 
     state = server.launch(
         model_path(Settings.from_env()), server.free_port(), tmp_path / "private.log", extra
@@ -241,8 +241,8 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
 ):
     """What an instructor does: start llama.cpp's server with slots and a key; learners set
     COURSE_BACKEND=openai, OPENAI_BASE_URL and OPENAI_API_KEY. Then a lesson's core calls."""
+    from course_runtime.model_file import model_path
     from reflect.judging import LLMCritic
-    from reflect.runtime.model_file import model_path
     from reflect.strategies import one_shot
 
     port = server.free_port()
@@ -250,7 +250,7 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
     cmd = [
         sys.executable,
         "-m",
-        "reflect.runtime.server_process",
+        "course_runtime.server_process",
         "--model",
         str(model_path(Settings.from_env())),
         "--alias",
@@ -301,13 +301,13 @@ def test_a_classroom_server_started_by_hand_serves_the_course_through_the_openai
 
 
 def test_the_fallback_engine_llama_server_answers_with_its_key_only(conn, tmp_path):
-    from reflect.runtime.fallback_build import find_binary
+    from course_runtime.fallback_build import find_binary
 
     if find_binary() is None:
         pytest.skip(
-            "llama-server is not built here (python -m reflect.runtime.fallback_build build, about 5 min)"
+            "llama-server is not built here (python -m course_runtime.fallback_build build, about 5 min)"
         )
-    from reflect.runtime.model_file import model_path
+    from course_runtime.model_file import model_path
 
     state = server.launch(
         model_path(Settings.from_env()),

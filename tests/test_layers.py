@@ -7,13 +7,11 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
-# The local runtime (model file, server manager, connect) reads the settings and hands the client the
-# function that starts the server: the client (model) sits below it and never imports it.
+RUNTIME = PKG.parent / "course_runtime"
 LAYERS = [
     "records",
     "testing",
     "model",
-    "runtime",
     "sandbox",
     "tasks",
     "judging",
@@ -93,13 +91,34 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
     ((target, _),) = imports_of(fake / "model" / "x.py")
     assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
-    # the client sits below the runtime that starts its local server
-    assert (
-        layer_of("model.config")
-        == layer_of("model.llm")
-        < layer_of("runtime.manager")
-        < layer_of("tasks.extract")
+
+
+def test_the_local_runtime_sits_beside_the_package_above_its_client():
+    """`course_runtime` (model file, server manager, connect) reads the client's settings and hands it the
+    function that starts the server: it imports `reflect.model` only, and `reflect` imports it only where a
+    connection is made (the package root's `connect`, on first use, and the bench command)."""
+    below = []
+    for path in RUNTIME.glob("*.py"):
+        below += [t for t, _ in imports_of_runtime(path) if not t.startswith("model")]
+    assert below == []
+    users = sorted(
+        str(p.relative_to(PKG))
+        for p in PKG.rglob("*.py")
+        if any(
+            isinstance(n, ast.ImportFrom) and (n.module or "").startswith("course_runtime")
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        )
     )
+    assert users == ["__init__.py", "bench/__init__.py"]
+
+
+def imports_of_runtime(path: Path) -> list[tuple[str, int]]:
+    """(reflect module, line) for every `reflect` import of a runtime module."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reflect"):
+            out.append((node.module.removeprefix("reflect").strip("."), node.lineno))
+    return out
 
 
 def test_import_reflect_loads_no_heavy_library():

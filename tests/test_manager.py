@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from course_runtime import manager as server
 from reflect import connect
 from reflect.model.config import Settings
-from reflect.runtime import manager as server
 from tests.conftest import cmdline
 
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_server_process.py"))]
@@ -128,7 +128,7 @@ def _stale_record(pid: int, port: int, identity: str, model: str) -> None:
 def test_a_stale_record_naming_an_unrelated_process_never_gets_it_killed(gguf, stranger):
     # the record names the stranger's pid, as after a reboot: same number, another process
     _stale_record(
-        stranger.pid, 9, "12345 python -m reflect.runtime.server_process --model x", str(gguf)
+        stranger.pid, 9, "12345 python -m course_runtime.server_process --model x", str(gguf)
     )
     s = server.ensure_server()
     assert s.pid != stranger.pid and server.health(s)
@@ -155,12 +155,12 @@ def test_an_unreadable_state_file_is_no_server_with_a_clear_message(gguf, capsys
     server._state_file().mkdir()  # reading a folder fails like a file of another user's would
     assert server.read_state() is None
     assert "cannot be read" in capsys.readouterr().err
-    before = _fake_servers()
+    before = _fake_servers(str(gguf))
     with pytest.raises(
         server.ServerError, match="Cannot write the server state file.*COURSE_STATE_DIR"
     ):
         server.ensure_server()
-    assert _fake_servers() - before == set(), (
+    assert _fake_servers(str(gguf)) - before == set(), (
         "the server started for this attempt was left running unrecorded"
     )
 
@@ -175,12 +175,16 @@ def test_a_permission_error_reading_the_state_file_is_no_server(gguf, monkeypatc
     assert "PermissionError" in capsys.readouterr().err
 
 
-def _fake_servers() -> set[int]:
-    """Live (not zombie) fake-server processes on this machine."""
+def _fake_servers(model: str = "") -> set[int]:
+    """Live (not zombie) fake-server processes on this machine, serving `model` when given (so a test
+    running beside this one in another worker is not counted)."""
     return {
         int(p)
         for p in os.listdir("/proc")
-        if p.isdigit() and "fake_server_process" in cmdline(p) and server.pid_alive(int(p))
+        if p.isdigit()
+        and "fake_server_process" in cmdline(p)
+        and model in cmdline(p)
+        and server.pid_alive(int(p))
     }
 
 
@@ -241,7 +245,7 @@ def test_fallback_without_a_way_to_build_llama_server_is_one_clear_error(
     monkeypatch.delenv("COURSE_LLAMA_SERVER")
     monkeypatch.setattr(server, "find_binary", lambda: None)
     monkeypatch.setattr(
-        "reflect.runtime.fallback_build._tool", lambda *names: None
+        "course_runtime.fallback_build._tool", lambda *names: None
     )  # no cmake, no compiler
     with pytest.raises(server.ServerError, match="fallback engine is not available.*needs cmake"):
         server.ensure_server()

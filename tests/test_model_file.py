@@ -5,8 +5,8 @@ from importlib import metadata
 
 import pytest
 
-from reflect.runtime import model_file as localmodel
-from reflect.runtime.model_file import ModelFileError, assemble, find_parts, model_path
+from course_runtime import model_file as localmodel
+from course_runtime.model_file import ModelFileError, assemble, find_parts, model_path
 
 
 def _left(folder):

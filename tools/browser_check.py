@@ -38,7 +38,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reflect.runtime.manager import free_port
+from course_runtime.manager import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")

@@ -5,15 +5,17 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
   testing      ScriptedChat and FakeReply, scripted stand-ins for a model
   model/       the client: settings, the connection and chat with accounting, replay, cache
-  runtime/     the local model: its file, the one shared server per user, the fallback build, and
-               connect(), the client with the local server it starts
   sandbox/     run model-written code in a separate process; the verdict is decided outside it
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report
-  notebook/    widgets, plots, exercise checks (exercises/lessonNN.py)
+  notebook/    widgets and plots
   bench/       `python -m reflect.bench`: the command line that compares the strategies
+
+Beside it, not in it: `course_runtime` (the local model's file, its one shared server per user, the
+fallback build; `reflect.connect` imports it on first use) and `course_checks` (the lessons' exercise
+checks).
 
 The names below are imported on first use, so `import reflect` stays fast.
 """
@@ -28,7 +30,7 @@ _EXPORTS = {
     "Connection": "model.llm",
     "ModelError": "model.llm",
     "Reply": "model.llm",
-    "connect": "runtime.connect",
+    "connect": "course_runtime.connect",
     "response_format_for": "model.llm",
     "Ledger": "model.accounting",
     "ReplayMiss": "model.replay",
@@ -59,16 +61,23 @@ def __getattr__(name: str) -> Any:
     """Import a public name from its layer the first time it is used."""
     if name not in _EXPORTS:
         raise AttributeError(f"module 'reflect' has no attribute {name!r}")
-    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    where = _EXPORTS[name]
+    module = (
+        import_module(where)
+        if where.startswith("course_")
+        else import_module(f".{where}", __name__)
+    )
+    value = getattr(module, name)
     globals()[name] = value
     return value
 
 
 if TYPE_CHECKING:  # for editors and type checkers; never run
+    from course_runtime.connect import connect
+
     from .model.accounting import Ledger
     from .model.cache import CachedChat
     from .model.config import ConfigError, Settings
     from .model.llm import Connection, ModelError, Reply, response_format_for
     from .model.replay import ReplayMiss
     from .records import Run, Step, Stop, Verdict
-    from .runtime.connect import connect

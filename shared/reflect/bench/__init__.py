@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen += feedback_arms(args.replicates) if fair else []
     tasks = task_sample(args.tasks, args.limit, args.seed)
     out = args.out or repo_root() / "results" / f"bench_{args.tasks}.jsonl"
-    from ..runtime.connect import connect
+    from course_runtime.connect import connect
 
     conn = connect()
     workers = args.concurrency or conn.workers

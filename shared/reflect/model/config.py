@@ -103,7 +103,7 @@ class Settings:
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
     engine: str = (
-        "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see reflect.runtime.manager)
+        "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see course_runtime.manager)
     )
     cache: bool = True  # COURSE_CACHE=off: no live request cache (reflect.model.cache)
 

@@ -278,7 +278,7 @@ class Connection:
     def _explain(self, what: str) -> str:
         if self.live_backend == "local":
             hint = (
-                "Check the local server: `python -m reflect.runtime.manager status`; restart it with "
+                "Check the local server: `python -m course_runtime.manager status`; restart it with "
                 "`make stop-model` and run the cell again. Its log: the `server.log` in the course state folder."
             )
         else:
@@ -347,7 +347,7 @@ def connect(
     `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
     `transport` replaces the HTTP transport (tests use httpx.MockTransport). `local` starts the
     local server and returns its state (base_url, alias, key, model_path): `reflect.connect`
-    passes the course's runtime (`reflect.runtime.manager.ensure_server`).
+    passes the course's runtime (`course_runtime.manager.ensure_server`).
     """
     require_supported_platform()  # every lesson's first model cell: the WSL2 message, not a later failure
     settings = settings or Settings.from_env()

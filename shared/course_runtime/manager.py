@@ -3,15 +3,15 @@
 `ensure_server()` returns a healthy server, starting one if needed. Every notebook of a user
 shares it: the state file (port, pid, model, key) lives in the user state folder, readable by
 the user only, guarded by a file lock so two kernels starting at once do not start two servers.
-A dead or foreign server is replaced. `python -m reflect.runtime.manager stop` (`make stop-model`)
-stops it; the server also stops itself after an idle period (see `reflect.runtime.server_process`).
+A dead or foreign server is replaced. `python -m course_runtime.manager stop` (`make stop-model`)
+stops it; the server also stops itself after an idle period (see `course_runtime.server_process`).
 
 The server binds 127.0.0.1 and refuses any request without the random per-user key kept in
 the state file, so a web page open in the learner's browser cannot drive the model.
 
 Engines (COURSE_ENGINE): `auto` (default) starts the prebuilt xllamacpp engine and, if it
 crashes at start or fails its first request, says so and falls back to llama.cpp's
-`llama-server` binary, built once into the cache folder (`reflect.runtime.fallback_build`);
+`llama-server` binary, built once into the cache folder (`course_runtime.fallback_build`);
 `xllamacpp` or `llama-server` choose one with no fallback.
 
 Only a process that is provably the course's server is ever signalled: the state file
@@ -37,7 +37,8 @@ from pathlib import Path
 import httpx
 from filelock import FileLock
 
-from ..model.config import Settings, state_dir
+from reflect.model.config import Settings, state_dir
+
 from .fallback_build import BuildError, build, find_binary
 from .model_file import model_label, model_path
 from .server_process import EXIT_ENGINE_MISSING, EXIT_MODEL, KEY_ENV
@@ -48,7 +49,7 @@ SLOTS = 4  # parallel requests: notebooks running at once, or COURSE_WORKERS > 1
 SERVE_COMMAND = [
     sys.executable,
     "-m",
-    "reflect.runtime.server_process",
+    "course_runtime.server_process",
 ]  # tests swap in a model-free server
 
 
@@ -410,7 +411,7 @@ def stop_server() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m reflect.runtime.manager start|stop|status`."""
+    """`python -m course_runtime.manager start|stop|status`."""
     args = argv if argv is not None else sys.argv[1:]
     cmd = args[0] if args else "status"
     if cmd == "stop":
@@ -425,7 +426,7 @@ def main(argv: list[str] | None = None) -> None:
             f"Local model server: {f'running at {s.base_url} ({s.engine})' if up else 'not running'}"
         )
     else:
-        raise SystemExit("usage: python -m reflect.runtime.manager [start|stop|status]")
+        raise SystemExit("usage: python -m course_runtime.manager [start|stop|status]")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """The course's local model server: llama.cpp's own HTTP server, in a process the course supervises.
 
-Run as `python -m reflect.runtime.server_process --model M --alias A --port P` (the manager in
-`reflect.runtime.manager` does this). Two engines serve the same llama.cpp HTTP API
+Run as `python -m course_runtime.server_process --model M --alias A --port P` (the manager in
+`course_runtime.manager` does this). Two engines serve the same llama.cpp HTTP API
 (`/health`, `/props`, `/metrics`, `/v1/chat/completions` with `json_schema`, parallel slots):
 
 - `xllamacpp` (default): the prebuilt `xllamacpp` wheel runs llama.cpp's server in this process;
-- `llama-server`: llama.cpp's binary as a child process (built once, see `reflect.runtime.fallback_build`).
+- `llama-server`: llama.cpp's binary as a child process (built once, see `course_runtime.fallback_build`).
 
 Around the engine this process adds what a shared course server needs:
 - it binds 127.0.0.1 (unless `--host` says otherwise) and requires an API key, read from the
@@ -86,7 +86,7 @@ class XllamacppEngine(Engine):
             import xllamacpp as xlc
         except ImportError as err:
             print(
-                f"reflect.runtime.server_process: the xllamacpp engine is not installed ({err}).",
+                f"course_runtime.server_process: the xllamacpp engine is not installed ({err}).",
                 flush=True,
             )
             raise SystemExit(EXIT_ENGINE_MISSING) from None
@@ -109,7 +109,7 @@ class XllamacppEngine(Engine):
             self.server = xlc.Server(p)
         except RuntimeError as err:  # llama.cpp logged why (a bad or truncated GGUF file, ...)
             print(
-                f"reflect.runtime.server_process: the model could not be loaded: {err}", flush=True
+                f"course_runtime.server_process: the model could not be loaded: {err}", flush=True
             )
             raise SystemExit(EXIT_MODEL) from None
 
@@ -156,7 +156,7 @@ class LlamaServerEngine(Engine):
         """Start the binary with LLAMA_API_KEY set; it dies with this process (PDEATHSIG)."""
         if not (Path(self.binary).is_file() and os.access(self.binary, os.X_OK)):
             print(
-                f"reflect.runtime.server_process: no llama-server binary at {self.binary}.",
+                f"course_runtime.server_process: no llama-server binary at {self.binary}.",
                 flush=True,
             )
             raise SystemExit(EXIT_ENGINE_MISSING)
@@ -227,7 +227,7 @@ def supervise(
     try:
         engine.start(s)
         print(
-            f"reflect.runtime.server_process: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
+            f"course_runtime.server_process: {type(engine).__name__} serving {s.alias} on {s.host}:{s.port} "
             f"with {s.slots} slots of {s.ctx_per_slot} tokens, {s.threads} threads.",
             flush=True,
         )
@@ -235,7 +235,7 @@ def supervise(
         while not stopping:
             time.sleep(min(2.0, max(limit / 4, 0.05)))
             if not engine.alive():
-                print("reflect.runtime.server_process: the engine stopped on its own.", flush=True)
+                print("course_runtime.server_process: the engine stopped on its own.", flush=True)
                 code = EXIT_ENGINE_DIED
                 break
             now = activity(s.port, s.key)
@@ -243,7 +243,7 @@ def supervise(
                 seen, last = now[0], time.monotonic()
             elif time.monotonic() - last > limit:
                 print(
-                    f"reflect.runtime.server_process: idle for {idle_minutes:g} min, stopping.",
+                    f"course_runtime.server_process: idle for {idle_minutes:g} min, stopping.",
                     flush=True,
                 )
                 break
@@ -256,7 +256,7 @@ def supervise(
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line `reflect.runtime.manager.launch` passes."""
+    """The command line `course_runtime.manager.launch` passes."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
     p.add_argument("--alias", required=True)
@@ -286,7 +286,7 @@ def settings_from(args: argparse.Namespace) -> EngineSettings:
     key = os.environ.get(KEY_ENV)
     if not key:
         raise SystemExit(
-            f"reflect.runtime.server_process: set {KEY_ENV}; the server never runs without a key."
+            f"course_runtime.server_process: set {KEY_ENV}; the server never runs without a key."
         )
     return EngineSettings(
         args.model,
@@ -302,7 +302,7 @@ def settings_from(args: argparse.Namespace) -> EngineSettings:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Start the shared local server (`python -m reflect.runtime.server_process`)."""
+    """Start the shared local server (`python -m course_runtime.server_process`)."""
     args = parse(argv)
     engine = (
         XllamacppEngine() if args.engine == "xllamacpp" else LlamaServerEngine(args.binary or "")

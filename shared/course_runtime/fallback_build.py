@@ -1,13 +1,13 @@
 """The fallback engine: llama.cpp's `llama-server` binary, built once into the user cache folder.
 
 The course's default engine is the prebuilt `xllamacpp` wheel (llama.cpp's own server, run
-in-process by `reflect.runtime.server_process`). Where that wheel crashes or fails its first request, the
+in-process by `course_runtime.server_process`). Where that wheel crashes or fails its first request, the
 server manager falls back to this: the same llama.cpp server, compiled from the sources vendored
 in the pinned llama-cpp-python sdist with a portable AVX2 build (the native build segfaulted on
 an AVX-512/AMX machine; this one worked on every machine seen). Building takes about 5.5 minutes
 on 2 cores and happens once: the binary and a stamp naming its version live in the cache folder.
 
-    python -m reflect.runtime.fallback_build build     # or let the manager do it when it must
+    python -m course_runtime.fallback_build build     # or let the manager do it when it must
     COURSE_LLAMA_SERVER=/path/to/llama-server       # use a binary of your own instead
 """
 
@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..model.config import ConfigError, cache_dir
+from reflect.model.config import ConfigError, cache_dir
 
 SDIST = "llama-cpp-python==0.3.36"  # its vendor/llama.cpp is the pinned llama.cpp
 CMAKE_FLAGS = [
@@ -164,7 +164,7 @@ def build(say: Callable[[str], None] = print, jobs: int | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m reflect.runtime.fallback_build [build|where]`."""
+    """`python -m course_runtime.fallback_build [build|where]`."""
     args = argv if argv is not None else sys.argv[1:]
     if args[:1] == ["build"]:
         try:
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
         except BuildError as err:
             raise SystemExit(str(err)) from None
     else:
-        print(find_binary() or "not built (python -m reflect.runtime.fallback_build build)")
+        print(find_binary() or "not built (python -m course_runtime.fallback_build build)")
 
 
 if __name__ == "__main__":
