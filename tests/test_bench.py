@@ -31,7 +31,13 @@ class Fake:
         if task.id == self.fail_on:
             raise KeyboardInterrupt("stopped by hand")
         self.ran.append(task.id)
-        return Run(self.name, task.id, f"# {self.name} {self.setting}", Stop.ACCEPTED, passed=True)
+        return Run(
+            strategy=self.name,
+            task_id=task.id,
+            final_code=f"# {self.name} {self.setting}",
+            stop=Stop.ACCEPTED,
+            passed=True,
+        )
 
 
 def test_an_interrupted_run_resumes_without_redoing_finished_work(tmp_path):

@@ -203,7 +203,14 @@ def test_a_strategy_that_quotes_hidden_tests_is_caught(tmp_path):
 def _row(
     strategy: str, steps: list[Step], drafts: dict[str, bool], passed: bool, config: str = ""
 ) -> dict:
-    run = Run(strategy, "t", "x", Stop.MAX_ITERATIONS, tuple(steps), passed=passed)
+    run = Run(
+        strategy=strategy,
+        task_id="t",
+        final_code="x",
+        stop=Stop.MAX_ITERATIONS,
+        steps=tuple(steps),
+        passed=passed,
+    )
     return {
         "strategy": strategy,
         "task_id": "t",

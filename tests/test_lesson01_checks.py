@@ -31,11 +31,11 @@ def evaluate(sampled: tuple) -> tuple:
     ]
     retry = [
         Run(
-            "one-shot",
-            tid,
-            "",
-            Stop.SINGLE_DRAFT,
-            (Step(0, "generator", "model", "", "", p, c),),
+            strategy="one-shot",
+            task_id=tid,
+            final_code="",
+            stop=Stop.SINGLE_DRAFT,
+            steps=(Step(0, "generator", "model", "", "", p, c),),
             passed=False,
         )
         for tid, p, c in (("flatten", 142, 95), ("caesar", 152, 70))

@@ -637,7 +637,13 @@ def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
     """What is wrong with pick on made-up factorial drafts ("" when nothing is)."""
     task = get_task("factorial")
     good, twin, visible_only, bad, empty = (
-        Run("one-shot", task.id, c, Stop.SINGLE_DRAFT, passed=judge(task, c).passed)
+        Run(
+            strategy="one-shot",
+            task_id=task.id,
+            final_code=c,
+            stop=Stop.SINGLE_DRAFT,
+            passed=judge(task, c).passed,
+        )
         for c in (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, "")
     )
     names = {

@@ -758,7 +758,9 @@ def _run(task_id: str, drafts: list[str], final: str) -> Run:
     from reflect.records import Step, Stop
 
     steps = tuple(Step(i, "generator", "model", code=d) for i, d in enumerate(drafts))
-    return Run("made-up", task_id, final, Stop.MAX_ITERATIONS, steps)
+    return Run(
+        strategy="made-up", task_id=task_id, final_code=final, stop=Stop.MAX_ITERATIONS, steps=steps
+    )
 
 
 def _found(runs: Sequence[Run], hidden: Callable[[str, str], bool]) -> tuple[int, int, int, int]:

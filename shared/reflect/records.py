@@ -129,7 +129,7 @@ class Step:
         return cls(**{**data, "verdict": None if verdict is None else Verdict(**verdict)})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
     """The outcome of one strategy on one task; the same fields whatever the strategy."""
 

@@ -120,12 +120,12 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
             "failure": failure_kind(first.code or "", failed) if failed else None,
         }
         one = Run(
-            ONE_SHOT,
-            tid,
-            first.code or "",
-            Stop.SINGLE_DRAFT,
-            (replace(first, index=0),),
-            "draft 1: the only one",
+            strategy=ONE_SHOT,
+            task_id=tid,
+            final_code=first.code or "",
+            stop=Stop.SINGLE_DRAFT,
+            steps=(replace(first, index=0),),
+            chosen="draft 1: the only one",
             passed=passed_first,
         )
         out.append(

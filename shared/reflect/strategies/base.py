@@ -41,10 +41,10 @@ def execute(strategy: Any, task: Task, body: Callable[[], Run]) -> Run:
     strategy says so, judged by the hidden tests."""
     if not task.prompt().strip():
         return Run(
-            strategy.name,
-            task.id,
-            "",
-            Stop.BLANK_INPUT,
+            strategy=strategy.name,
+            task_id=task.id,
+            final_code="",
+            stop=Stop.BLANK_INPUT,
             chosen="no draft: the task is blank",
             error="The task is blank: give the generator something to write.",
         )

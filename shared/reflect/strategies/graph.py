@@ -437,12 +437,12 @@ def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> d
     )
     errors = "; ".join(this_run(state, "errors")) or None
     run = Run(
-        name,
-        task_id,
-        current_draft(state) or "",
-        stop,
-        tuple(steps_of(state)),
-        chosen,
+        strategy=name,
+        task_id=task_id,
+        final_code=current_draft(state) or "",
+        stop=stop,
+        steps=tuple(steps_of(state)),
+        chosen=chosen,
         error=errors,
     )
     return run.to_dict()

@@ -99,7 +99,15 @@ def maker_checker(
         drafts = [s.code for s in steps if s.role == "generator" and (s.code or "").strip()]
         last = drafts[-1] if drafts else ""  # the last draft with code
         kept = "the last draft (maker-checker keeps the last version)"
-        return Run(name, task_id, last, stop, tuple(steps), kept, error=error)
+        return Run(
+            strategy=name,
+            task_id=task_id,
+            final_code=last,
+            stop=stop,
+            steps=tuple(steps),
+            chosen=kept,
+            error=error,
+        )
 
     for _ in range(max_iterations):
         for role, system in (("generator", generator_prompt), ("reviewer", reviewer_prompt)):

@@ -21,13 +21,13 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     messages, reply, code = one_shot_call(chat, task, system_prompt)
     step = model_step(0, "generator", messages, reply, code)
     return Run(
-        "one-shot",
-        task.id,
-        code,
-        Stop.SINGLE_DRAFT,
-        (step,),
-        "the only draft",
-        time.perf_counter() - start,
+        strategy="one-shot",
+        task_id=task.id,
+        final_code=code,
+        stop=Stop.SINGLE_DRAFT,
+        steps=(step,),
+        chosen="the only draft",
+        wall_s=time.perf_counter() - start,
         passed=judge(task, code).passed,
     )
 
@@ -64,12 +64,12 @@ class OneShot(Configured):
         def body() -> Run:
             messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
             return Run(
-                self.name,
-                task.id,
-                code,
-                Stop.SINGLE_DRAFT,
-                (model_step(0, "generator", messages, reply, code),),
-                "the only draft",
+                strategy=self.name,
+                task_id=task.id,
+                final_code=code,
+                stop=Stop.SINGLE_DRAFT,
+                steps=(model_step(0, "generator", messages, reply, code),),
+                chosen="the only draft",
             )
 
         return execute(self, task, body)

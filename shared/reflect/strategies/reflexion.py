@@ -160,12 +160,12 @@ class Reflexion(Configured):
                     asserts = self.tests_for(chat, task)
             except ModelError as err:
                 return Run(
-                    self.name,
-                    task.id,
-                    "",
-                    Stop.PROVIDER_ERROR,
-                    tuple(steps),
-                    "no draft",
+                    strategy=self.name,
+                    task_id=task.id,
+                    final_code="",
+                    stop=Stop.PROVIDER_ERROR,
+                    steps=tuple(steps),
+                    chosen="no draft",
                     error=str(err),
                 )
             return self._attempts(task, chat, asserts, remembered, key, steps)
@@ -226,7 +226,15 @@ class Reflexion(Configured):
             reflections = [*reflections, reflection][-self.window :] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
         if chosen is None:
-            return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
+            return Run(
+                strategy=self.name,
+                task_id=task.id,
+                final_code="",
+                stop=stop,
+                steps=tuple(steps),
+                chosen="no draft",
+                error=error,
+            )
         why = {
             Stop.ACCEPTED: "accepted by its tests and the evaluator",
             Stop.REGRESSED: "the best, after a drop of over 20%",
@@ -234,12 +242,12 @@ class Reflexion(Configured):
             Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget",
         }.get(stop, "the best so far")
         return Run(
-            self.name,
-            task.id,
-            chosen.code,
-            stop,
-            tuple(steps),
-            f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
+            strategy=self.name,
+            task_id=task.id,
+            final_code=chosen.code,
+            stop=stop,
+            steps=tuple(steps),
+            chosen=f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
             error=error,
         )
 

@@ -180,7 +180,15 @@ class Resample(Configured):
             [score for score, _ in drafts]
         )  # the most asserts passed, the earliest on a tie
         if i is None:
-            return Run(self.name, task.id, "", stop, tuple(steps), "no draft", error=error)
+            return Run(
+                strategy=self.name,
+                task_id=task.id,
+                final_code="",
+                stop=stop,
+                steps=tuple(steps),
+                chosen="no draft",
+                error=error,
+            )
         kind = "draft" if self.first == "draft" else "sample"
         why = (
             f"{drafts[i][0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)"
@@ -188,11 +196,11 @@ class Resample(Configured):
             else f"no evidence to choose by: the first {kind}"
         )
         return Run(
-            self.name,
-            task.id,
-            drafts[i][1],
-            stop,
-            tuple(steps),
-            f"{kind} {i + 1}: {why}",
+            strategy=self.name,
+            task_id=task.id,
+            final_code=drafts[i][1],
+            stop=stop,
+            steps=tuple(steps),
+            chosen=f"{kind} {i + 1}: {why}",
             error=error,
         )

@@ -132,7 +132,13 @@ def scored_reflection(
         best = rule.choose(rule.drafts(steps), stop)
         numbered = tuple(replace(s, index=i) for i, s in enumerate(steps))
         return Run(
-            name, task.id, best.code if best else "", stop, numbered, chosen_text(best), error=error
+            strategy=name,
+            task_id=task.id,
+            final_code=best.code if best else "",
+            stop=stop,
+            steps=numbered,
+            chosen=chosen_text(best),
+            error=error,
         )
 
     try:
