@@ -222,3 +222,27 @@ def test_refreshed_notebooks_are_written_with_javascripts_numbers():
     assert (
         json.dumps(saved) == '{"state": {"value": 8, "step": 0.5, "on": true, "max": [10, "10.0"]}}'
     )
+
+
+def lesson_imports() -> dict[str, set[str]]:
+    """{name: the reflect modules the solved lessons import it from}."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in SOLUTIONS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            lines = [x for x in cell.source.splitlines() if not x.lstrip().startswith(("%", "!"))]
+            for node in ast.walk(ast.parse("\n".join(lines))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reflect"):
+                    for alias in node.names:
+                        found.setdefault(alias.name, set()).add(node.module)
+    return found
+
+
+def test_each_name_a_lesson_imports_comes_from_one_module():
+    """A learner meets each of the package's names under one import path, never a private one."""
+    found = lesson_imports()
+    assert {n: sorted(m) for n, m in found.items() if len(m) > 1} == {}
+    assert [n for n in found if n.startswith("_")] == []
