@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "solutions" / "02_maker_checker.ipynb"
 IMPORTS = (
     "from reflect.judging import TestGroundedCritic\n"
-    "from reflect.strategies import GENERATOR_PROMPT, MAX_ITERATIONS, REVIEWER_PROMPT, maker_checker\n"
+    "from reflect.strategies import MAX_ITERATIONS, maker_checker\n"
+    "from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT\n"
     "from reflect.tasks.extract import extract_code\n"
     "from reflect.testing import FakeReply\n"
 )
@@ -117,7 +118,7 @@ IMPORTS03 = (
     "import json\n"
     "from reflect.judging.controller import Draft\n"
     "from reflect.model.sampling import sampling\n"
-    "from reflect.strategies import REFINER_SYSTEM, refine_request\n"
+    "from reflect.tasks.prompts import REFINER_SYSTEM, refine_request\n"
     "from reflect.tasks.extract import extract_code\n"
     "from reflect.tasks.prompts import GENERATOR_PROMPT\n"
 )

@@ -4,25 +4,20 @@ holds its loop and the `Strategy` object that runs it and returns a `Run` (refle
 holds the run frame they share, `with_sampling` and `config()`, the identity a results file keys
 their runs by."""
 
-from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, REVIEWER_PROMPT, refine_request
 from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
 from .one_shot import OneShot, one_shot
 from .scored import ScoredReflection, critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
-    "GENERATOR_PROMPT",
     "MAX_ITERATIONS",
     "MakerChecker",
     "OneShot",
-    "REFINER_SYSTEM",
-    "REVIEWER_PROMPT",
     "ScoredReflection",
     "critique_step",
     "generate_step",
     "keep_last",
     "maker_checker",
     "one_shot",
-    "refine_request",
     "refine_step",
     "scored_reflection",
 ]
