@@ -341,12 +341,30 @@ def check(driver, base: str, token: str, name: str, path: Path) -> Finding:
     deadline = time.monotonic() + 30
     while path.stat().st_mtime_ns == mtime and time.monotonic() < deadline:
         time.sleep(0.2)
+    saved = settled(path, deadline)
     if path.stat().st_mtime_ns == mtime:
         finding.problems.append("Ctrl+S did not save the file within 30 s")
-    elif path.read_bytes() != before:
-        finding.problems.append(f"saving changed the file: {describe(before, path.read_bytes())}")
+    elif saved != before:
+        finding.problems.append(f"saving changed the file: {describe(before, saved)}")
     finding.seconds = time.monotonic() - start
     return finding
+
+
+def settled(path: Path, deadline: float) -> bytes:
+    """The file once the save has finished writing it: its mtime moves when the write begins, so read
+    until two reads a moment apart agree and hold a whole notebook (or the deadline passes)."""
+    last = path.read_bytes()
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = path.read_bytes()
+        if now == last:
+            try:
+                json.loads(now)
+                return now
+            except ValueError:
+                pass
+        last = now
+    return last
 
 
 def describe(before: bytes, after: bytes) -> str:
