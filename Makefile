@@ -54,10 +54,10 @@ test-unit: install
 	$(PY) -m pytest -q $(XDIST) tests -m "not integration"
 
 test-notebooks: install
-	COURSE_BACKEND=replay $(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
 
 lint: install
-	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py
+	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py conftest.py
 	$(BIN)/ruff format --check shared tests tools
 
 notebooks: install

@@ -32,7 +32,7 @@ STEPS = "2"  # the set-up steps' version, kept in STAMP: a change here re-runs t
 OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
 XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
-LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py"]
+LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py", "conftest.py"]
 FORMATTED = ["shared", "tests", "tools"]  # `ruff format` (lines of at most 100 characters, pyproject.toml)
 
 
@@ -65,10 +65,10 @@ def venv_python() -> Path:
     return python_in(VENV)
 
 
-def run(*cmd: object, env: dict | None = None) -> None:
+def run(*cmd: object) -> None:
     """Run one step, shown as it runs; a failed step stops the command with its exit code."""
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, env={**os.environ, **env} if env else None)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT)
 
 
 def installed_up_to_date() -> bool:
@@ -163,10 +163,10 @@ def test() -> None:
     py = setup()
     run(py, "-m", "ruff", "check", *LINTED)
     run(py, "-m", "ruff", "format", "--check", *FORMATTED)
-    run(py, "-m", "pytest", "-q", *XDIST, "tests")
+    # One run on both cores: the tests, and the solved lessons under nbval in replay, each exercise's
+    # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py).
     run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "--nbval",
-        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "solutions",
-        env={"COURSE_BACKEND": "replay"})
+        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "tests", "solutions")
 
 
 def lock(upgrade: bool) -> None:

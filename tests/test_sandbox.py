@@ -219,3 +219,27 @@ def test_a_rigged_object_inside_a_compared_structure_still_equals_nothing():
     code = "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef f():\n    return Yes()\n"
     res = run_code(code, "assert (f(), 0) == (1, 0)\nassert 1 in [f()]\nassert f() != 1\n", "f")
     assert [t.passed for t in res.tests] == [False, False, True]
+
+
+def test_the_same_code_and_tests_are_judged_once_and_each_caller_gets_its_own_copy(monkeypatch):
+    from reflect.sandbox import runner
+
+    monkeypatch.setattr(runner, "_JUDGED", {})
+    calls = []
+    real = runner._run
+    monkeypatch.setattr(runner, "_run", lambda *a: calls.append(a) or real(*a))
+    code = "def f(x):\n    return x + 1\n"
+    first = run_code(code, "assert f(1) == 2")
+    first.tests.clear()  # a caller changing its result changes no one else's
+    again = run_code(code, "assert f(1) == 2")
+    assert len(calls) == 1 and again.passed and len(again.tests) == 1
+    for other in (  # any other code, tests, entry point, limits or setup is a run of its own
+        ("def f(x):\n    return x\n", "assert f(1) == 2", None, None, ""),
+        (code, "assert f(1) == 3", None, None, ""),
+        (code, "def check(candidate):\n    assert candidate(1) == 2", "f", None, ""),
+        (code, "assert f(1) == 2", None, Limits(timeout_s=3), ""),
+        (code, "assert f(1) == 2", None, None, "X = 1"),
+    ):
+        run_code(*other)
+    assert len(calls) == 6
+    assert not run_code(code, "assert f(1) == 3").passed

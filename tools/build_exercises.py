@@ -6,7 +6,7 @@ code cell) keeps no output either: a learner sees no verdict and no hint before 
 tagged `solutions-only` are left out. Every other cell is copied with the solution's outputs, so a
 learner reading on the web sees the real run their finished lesson gives, and the two never drift
 (tests/test_notebooks.py fails if notebooks/ is not what this script would produce, outputs
-included). nbval runs the solutions; the learner copies' checks are graded by tests/test_exercises.py.
+included). nbval runs the solutions and grades every check against its planted answers (tests/nbval_lessons.py).
 
     python tools/build_exercises.py            # rewrite notebooks/ sources from solutions/
     python tools/build_exercises.py --check    # exit 1 if they differ

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import json
 import os
 import select
@@ -46,6 +47,8 @@ from ._worker import NotPlain, decode, encode
 WORKER = Path(__file__).with_name("_worker.py")
 OUTPUT_CAP = 4000  # characters of stdout / stderr kept in a result
 LINE_CAP = 64 * 1024 * 1024  # bytes of one reply from the worker
+_JUDGED: dict[tuple, SandboxResult] = {}  # (code, tests, entry point, limits, setup) -> verdict
+_JUDGED_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -331,8 +334,20 @@ def run_code(
     whose body statements are the steps. With `entry_point`, `candidate` names that function.
     `setup` is trusted code run on the judge's side first (HumanEval's prompt, whose helper
     functions such as `poly` its tests use); the solution's functions are never taken from it.
+    The same code against the same tests is run once per process: a draft sent back unchanged,
+    or judged again by a later cell, gets a copy of its first verdict (a hang costs its timeout
+    once).
     """
     limits = limits or Limits()
+    key = (code, tests, entry_point, limits, setup)
+    if key not in _JUDGED:
+        if len(_JUDGED) >= _JUDGED_MAX:
+            _JUDGED.clear()
+        _JUDGED[key] = _run(code, tests, entry_point, limits, setup)
+    return copy.deepcopy(_JUDGED[key])
+
+
+def _run(code: str, tests: str, entry_point: str | None, limits: Limits, setup: str):
     start = time.perf_counter()
     deadline = time.monotonic() + limits.timeout_s
     with (
