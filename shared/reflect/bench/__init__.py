@@ -89,7 +89,7 @@ def paired_table(rows: list[dict], baseline: str = "one-shot") -> str:
     return "\n".join(lines)
 
 
-def between_table(rows: list[dict], title: str, show: int = 3) -> str:
+def _between_table(rows: list[dict], title: str, show: int = 3) -> str:
     """The paired tests between strategies other than one-shot, lowest p first (up to `show`), with
     how many tests there are in all and the Bonferroni threshold that number sets."""
     tested = report.paired_all(rows)  # every pair, one-shot's included
@@ -105,7 +105,7 @@ def between_table(rows: list[dict], title: str, show: int = 3) -> str:
     return "\n".join(lines)
 
 
-def budget_table(rows: list[dict], resample: str = "resample") -> str:
+def _budget_table(rows: list[dict], resample: str = "resample") -> str:
     """Each loop beside `resample` at the same tokens per task (the most samples that fit)."""
     lines = []
     for e in report.equal_budget(rows, resample):
@@ -120,7 +120,7 @@ def budget_table(rows: list[dict], resample: str = "resample") -> str:
     return "\n".join(lines)
 
 
-def judges_table(rows: list[dict], title: str = "") -> str:
+def _judges_table(rows: list[dict], title: str = "") -> str:
     """Every judge in the runs against the hidden tests: accepted right/wrong, rejected right/wrong,
     precision (right among accepted) and missed (right drafts it rejected)."""
     head = f"{title}: " if title else ""
@@ -149,7 +149,7 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
             "against one-shot on the same tasks (exact sign test):\n" + paired_table(rows)
         )
     if any("one-shot" not in (p["a"], p["b"]) for p in report.paired_all(rows)):
-        sections.append(between_table(rows, "between the other strategies"))
+        sections.append(_between_table(rows, "between the other strategies"))
     curve = report.resample_curve(rows, resample)
     if curve:
         at_k = report.pass_at_k_table(rows, resample)
@@ -170,10 +170,10 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
     if report.equal_budget(rows, resample):
         sections.append(
             f"each loop beside {resample} at the same tokens per task:\n"
-            + budget_table(rows, resample)
+            + _budget_table(rows, resample)
         )
     if report.confusion(rows):
-        sections.append("judges against the hidden tests:\n" + judges_table(rows))
+        sections.append("judges against the hidden tests:\n" + _judges_table(rows))
     return "\n\n".join(sections)
 
 

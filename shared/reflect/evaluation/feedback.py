@@ -35,7 +35,7 @@ BLIND, CHECKS, CHECKS_CODE, CRITIQUE = ARMS
 ONE_SHOT = "one-shot"
 PRIMARY = (CHECKS, BLIND)
 SECONDARY = ((CHECKS_CODE, CHECKS), (CRITIQUE, BLIND), *((arm, ONE_SHOT) for arm in ARMS))
-BOOTSTRAP = 10_000  # resamples of the problems, seed 0
+_BOOTSTRAP = 10_000  # resamples of the problems, seed 0
 
 
 def arm_of(name: str) -> tuple[str, int]:
@@ -205,7 +205,7 @@ def sign_flip_p(diffs: Sequence[float], resolution: int = 60) -> float:
 
 
 def bootstrap_interval(
-    diffs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0, level: float = 0.95
+    diffs: Sequence[float], n: int = _BOOTSTRAP, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float]:
     """A percentile bootstrap interval of the mean difference, resampling problems with replacement."""
     if not diffs:

@@ -28,7 +28,6 @@ from .results import describe, recorded_dir, recording_meta, results_dir
 
 __all__ = [
     "RecordedCalls",
-    "RecordedReply",
     "recording_meta",
     "request_key",
     "verdicts_as_recorded",
@@ -36,7 +35,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class RecordedReply:
+class _RecordedReply:
     """A reply read from a recording: the fields a chat reply has, marked as recorded."""
 
     text: str
@@ -91,7 +90,7 @@ class RecordedCalls:
                 self._new.setdefault(key, call)
         if call is not None:
             r = call["reply"]
-            return RecordedReply(
+            return _RecordedReply(
                 r["text"],
                 r["prompt_tokens"],
                 r["completion_tokens"],

@@ -19,7 +19,7 @@ from typing import Any
 from ..records import Run
 
 Row = dict[str, Any]
-DRAFT_ROLES = ("generator", "refiner")
+_DRAFT_ROLES = ("generator", "refiner")
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -49,7 +49,7 @@ def drafts_of(row: Row) -> list[tuple[int, bool | None]]:
     return [
         (s.index, verdicts.get(str(s.index)))
         for s in run_of(row).steps
-        if s.code is not None and s.role in DRAFT_ROLES
+        if s.code is not None and s.role in _DRAFT_ROLES
     ]
 
 
@@ -263,7 +263,7 @@ def confusion(rows: list[Row]) -> dict[tuple[str, str], dict[str, int]]:
         verdicts = row.get("drafts") or {}
         current = None
         for step in run_of(row).steps:
-            if step.code is not None and step.role in DRAFT_ROLES:
+            if step.code is not None and step.role in _DRAFT_ROLES:
                 current = verdicts.get(str(step.index))
                 continue
             accepted = step.verdict.accepted if step.verdict is not None else None
@@ -296,7 +296,7 @@ def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
     same = later = 0
     for row in by_strategy(rows).get(strategy, []):
         codes = [
-            s.code or "" for s in run_of(row).steps if s.role in DRAFT_ROLES and s.code is not None
+            s.code or "" for s in run_of(row).steps if s.role in _DRAFT_ROLES and s.code is not None
         ]
         later += len(codes[1:])
         same += sum(c == codes[0] for c in codes[1:])
@@ -314,7 +314,7 @@ def evidence_quality(rows: list[Row]) -> dict[str, dict[str, int]]:
         kind = "self-tests" if any(s.role == "test_writer" for s in run.steps) else "examples"
         draft = None
         for step in run.steps:
-            if step.role in DRAFT_ROLES and step.code is not None:
+            if step.role in _DRAFT_ROLES and step.code is not None:
                 draft = step
             elif (
                 step.role == "tests"

@@ -26,14 +26,14 @@ def recorded_dir() -> Path:
     return repo_root() / "results"
 
 
-def live_dir() -> Path:
+def _live_dir() -> Path:
     """Where a live run writes its results (ignored by git)."""
     return repo_root() / "build" / "results"
 
 
 def results_dir() -> Path:
     """Where this run writes: see the module docstring."""
-    return recorded_dir() if Settings.from_env().backend in ("replay", "record") else live_dir()
+    return recorded_dir() if Settings.from_env().backend in ("replay", "record") else _live_dir()
 
 
 def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) -> Path:

@@ -91,7 +91,7 @@ def current_rows(
     return [latest[(s, t)] for s in configs for t in tasks if (s, t) in latest]
 
 
-def seen_by(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
+def _seen_by(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
     """`chat` that also keeps every message it sends (in `prompts`) and every reply text (in `replies`),
     for the leak check (`hidden_lines_in_prompts`)."""
 
@@ -104,7 +104,7 @@ def seen_by(chat: Callable, prompts: list[str], replies: list[str]) -> Callable:
     return seen
 
 
-def judge_drafts(task: Task, run: Run) -> dict[str, bool]:
+def _judge_drafts(task: Task, run: Run) -> dict[str, bool]:
     """{step index: hidden tests pass} for every step that wrote a draft (each distinct draft
     is run once; the final draft's verdict is the run's own when it has one)."""
     verdicts: dict[str, bool] = {run.final_code: run.passed} if run.passed is not None else {}
@@ -145,7 +145,7 @@ def run_bench(
         strategy, task = job
         prompts: list[str] = []
         replies: list[str] = []
-        run = strategy.run(task, seen_by(chat, prompts, replies))
+        run = strategy.run(task, _seen_by(chat, prompts, replies))
         line = (
             json.dumps(
                 {
@@ -154,7 +154,7 @@ def run_bench(
                     "config": configs[strategy.name],
                     "meta": meta or {},
                     "run": run.to_dict(),
-                    "drafts": judge_drafts(task, run),
+                    "drafts": _judge_drafts(task, run),
                     "leaks": hidden_lines_in_prompts(task, prompts, replies),
                 },
                 ensure_ascii=False,

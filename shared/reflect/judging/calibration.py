@@ -21,7 +21,7 @@ from .controller import Draft, StopRule
 
 
 @dataclass(frozen=True)
-class Agreement:
+class _Agreement:
     """How often a critic's verdict matched the hidden tests, with the confusion counts."""
 
     true_accepts: int
@@ -37,7 +37,7 @@ class Agreement:
         return (self.true_accepts + self.true_rejects) / judged if judged else 0.0
 
 
-def agreement(pairs: list[tuple[float | None, bool]], threshold: float) -> Agreement:
+def agreement(pairs: list[tuple[float | None, bool]], threshold: float) -> _Agreement:
     """`pairs` are (critic score, hidden tests passed) for the same drafts."""
     ta = fa = tr = fr = un = 0
     for score, passed in pairs:
@@ -47,7 +47,7 @@ def agreement(pairs: list[tuple[float | None, bool]], threshold: float) -> Agree
             ta, fa = (ta + 1, fa) if passed else (ta, fa + 1)
         else:
             fr, tr = (fr + 1, tr) if passed else (fr, tr + 1)
-    return Agreement(ta, fa, tr, fr, un)
+    return _Agreement(ta, fa, tr, fr, un)
 
 
 def replay_rule(history: Sequence[Draft], rule: StopRule) -> tuple[list[Draft], Stop | None]:

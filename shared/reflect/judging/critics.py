@@ -32,7 +32,7 @@ from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
 from .self_tests import gather_evidence, run_self_tests
 
-CODE_CRITERIA = (
+_CODE_CRITERIA = (
     "syntax errors",
     "runtime errors",
     "edge cases (empty input, negatives, invalid values)",
@@ -80,7 +80,7 @@ class LLMCritic:
     """A model critic that returns a validated JSON critique (one repair request at most)."""
 
     chat: Callable
-    criteria: tuple[str, ...] = CODE_CRITERIA
+    criteria: tuple[str, ...] = _CODE_CRITERIA
     system_prompt: str = CRITIC_PROMPT
     structured: bool = True  # ask the server to constrain decoding to the schema
     max_repairs: int = 1
@@ -283,7 +283,7 @@ class VotingCritic:
         )
 
 
-EVIDENCE_SOURCES = ("examples", "self-tests")
+_EVIDENCE_SOURCES = ("examples", "self-tests")
 
 
 @dataclass
@@ -303,8 +303,8 @@ class EvidenceCritic:
     _asserts: dict = field(default_factory=dict, repr=False)  # task id -> asserts
 
     def __post_init__(self):
-        if self.source not in EVIDENCE_SOURCES:
-            raise ValueError(f"source must be one of {EVIDENCE_SOURCES}, got {self.source!r}")
+        if self.source not in _EVIDENCE_SOURCES:
+            raise ValueError(f"source must be one of {_EVIDENCE_SOURCES}, got {self.source!r}")
 
     def asserts(self, task: Task) -> tuple[list[str], tuple[int, int, int]]:
         """The evidence for `task` and what getting it cost now: (prompt, completion tokens, calls)."""

@@ -21,9 +21,9 @@ from ..records import Step, Verdict, model_step, parse_python
 from ..tasks.prompts import write_tests_messages
 from ..tasks.task import Task
 
-TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
+_TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
 # a few asserts; without a cap a small model can write until its context is full
-TEST_WRITER_MAX_TOKENS = 300
+_TEST_WRITER_MAX_TOKENS = 300
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
@@ -77,8 +77,8 @@ def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[li
     reply = chat(
         messages,
         role="test_writer",
-        temperature=TEST_WRITER_TEMPERATURE,
-        max_tokens=TEST_WRITER_MAX_TOKENS,
+        temperature=_TEST_WRITER_TEMPERATURE,
+        max_tokens=_TEST_WRITER_MAX_TOKENS,
         **extra,
     )
     return parse_asserts(reply.text, task.entry_point), reply
@@ -164,7 +164,7 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
     return result
 
 
-def tests_verdict(passed: int, total: int) -> Verdict:
+def _tests_verdict(passed: int, total: int) -> Verdict:
     """The verdict a tests step records, printed "3/5 passed": accepted when every assert passed
     (and there was at least one: no asserts is no evidence)."""
     return Verdict(
@@ -188,7 +188,7 @@ def run_tests_step(
         "check",
         "\n".join(asserts),
         res.trace(),
-        verdict=tests_verdict(len(res.passed), len(asserts)),
+        verdict=_tests_verdict(len(res.passed), len(asserts)),
     )
 
 

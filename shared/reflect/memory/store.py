@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SCHEMA_VERSION = 1
-APPLICATION_ID = 0x52464C58  # "RFLX": marks a SQLite file as this course's memory
-SQLITE_HEADER = b"SQLite format 3\x00"
+_APPLICATION_ID = 0x52464C58  # "RFLX": marks a SQLite file as this course's memory
+_SQLITE_HEADER = b"SQLite format 3\x00"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS episodes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -94,7 +94,7 @@ class MemoryStore:
     def _check_header(self) -> None:
         if self.path.exists() and self.path.stat().st_size > 0:
             with self.path.open("rb") as f:
-                if f.read(16) != SQLITE_HEADER:
+                if f.read(16) != _SQLITE_HEADER:
                     raise self._error("it is not a SQLite database")
 
     def _open_schema(self) -> None:
@@ -109,14 +109,14 @@ class MemoryStore:
                 if app == 0:  # another process may have initialised it while we waited
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         db.execute(statement)
-                    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    db.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             return
-        if app != APPLICATION_ID:
+        if app != _APPLICATION_ID:
             raise self._error(
                 f"it is another program's database (tables: {', '.join(sorted(tables)) or 'none'})"
             )

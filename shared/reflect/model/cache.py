@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CACHED_HEADER = "x-course-cached"
-FORMAT = 1
+_FORMAT = 1
 
 
 def deterministic(body: object) -> bool:
@@ -90,7 +90,7 @@ class ResponseCache:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             if (
-                entry["format"] != FORMAT
+                entry["format"] != _FORMAT
                 or entry["model"] != self.model
                 or entry["request"] != body.decode("utf-8")
             ):
@@ -112,7 +112,7 @@ class ResponseCache:
         path = self._path(body)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
-            "format": FORMAT,
+            "format": _FORMAT,
             "model": self.model,
             "request": body.decode("utf-8"),
             "response": response.decode("utf-8"),

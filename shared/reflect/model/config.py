@@ -10,10 +10,10 @@ from pathlib import Path
 from dotenv import dotenv_values, find_dotenv
 from platformdirs import user_cache_path, user_state_path
 
-BACKENDS = ("local", "openai", "replay", "record")
+_BACKENDS = ("local", "openai", "replay", "record")
 ENGINES = ("auto", "xllamacpp", "llama-server")
-LIVE_BACKENDS = ("local", "openai")
-APP_NAME = "reflection-course"
+_LIVE_BACKENDS = ("local", "openai")
+_APP_NAME = "reflection-course"
 # one chat call, retries included: a long local generation fits, a hang does not
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -60,7 +60,7 @@ def cache_dir() -> Path:
     """Where the assembled model file lives (override: COURSE_CACHE_DIR)."""
     env = _read_env()
     return (
-        Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(APP_NAME)
+        Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(_APP_NAME)
     )
 
 
@@ -68,7 +68,7 @@ def state_dir() -> Path:
     """Where the shared server's state file and log live (override: COURSE_STATE_DIR)."""
     env = _read_env()
     return (
-        Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(APP_NAME)
+        Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(_APP_NAME)
     )
 
 
@@ -114,15 +114,15 @@ class Settings:
         key = env.get("OPENAI_API_KEY") or None
         default_live = "openai" if key else "local"
         backend = (env.get("COURSE_BACKEND") or default_live).strip().lower()
-        if backend not in BACKENDS:
+        if backend not in _BACKENDS:
             raise ConfigError(
-                f"Unknown COURSE_BACKEND={backend!r}. Use one of: {', '.join(BACKENDS)} "
+                f"Unknown COURSE_BACKEND={backend!r}. Use one of: {', '.join(_BACKENDS)} "
                 "(unset it to use the local model)."
             )
         record_from = (env.get("COURSE_RECORD_FROM") or default_live).strip().lower()
-        if record_from not in LIVE_BACKENDS:
+        if record_from not in _LIVE_BACKENDS:
             raise ConfigError(
-                f"Unknown COURSE_RECORD_FROM={record_from!r}. Use one of: {', '.join(LIVE_BACKENDS)}."
+                f"Unknown COURSE_RECORD_FROM={record_from!r}. Use one of: {', '.join(_LIVE_BACKENDS)}."
             )
         try:
             port = int(env.get("COURSE_LOCAL_PORT") or 0)

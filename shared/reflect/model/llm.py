@@ -39,17 +39,17 @@ from .replay import (
     recorded_requests,
 )
 
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+_DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 MAX_RETRIES = (
     2  # retries of a refused connection, 408, 409 or a 5xx other than 503, within the budget
 )
 BACKOFF_S = (1.0, 2.0)  # wait before the first and second retry
-RETRY_STATUS = {408, 409}
+_RETRY_STATUS = {408, 409}
 # the server is full (503) or limits the rate (429): wait, as long as its Retry-After says where it
 # says one (up to BUSY_WAIT_MAX_S), and ask again for as long as the call's budget lasts
-BUSY_STATUS = {429, 503}
+_BUSY_STATUS = {429, 503}
 BUSY_WAIT_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # the waits before the 1st, 2nd, ... retry; then the last
-BUSY_WAIT_MAX_S = 60.0
+_BUSY_WAIT_MAX_S = 60.0
 
 
 class ModelError(RuntimeError):
@@ -69,7 +69,7 @@ class Reply:
     finish_reason: str | None = None
 
 
-SAMPLED = ("temperature", "seed", "max_tokens")  # the sampling a ledger record keeps
+_SAMPLED = ("temperature", "seed", "max_tokens")  # the sampling a ledger record keeps
 
 
 @dataclass
@@ -175,10 +175,10 @@ class Connection:
                     continue
                 retries = self._wait_to_retry(retries, deadline, "could not connect", err)
             except openai.APIStatusError as err:
-                if err.status_code in BUSY_STATUS:
+                if err.status_code in _BUSY_STATUS:
                     busy = self._wait_while_busy(busy, start, deadline, err)
                     continue
-                if err.status_code not in RETRY_STATUS and err.status_code < 500:
+                if err.status_code not in _RETRY_STATUS and err.status_code < 500:
                     raise ModelError(self._explain(str(err))) from err
                 retries = self._wait_to_retry(retries, deadline, str(err), err)
             except openai.APIError as err:
@@ -207,7 +207,7 @@ class Connection:
                 self.live_backend,
                 model,
                 cached,
-                tuple(sorted((k, v) for k, v in params.items() if k in SAMPLED)),
+                tuple(sorted((k, v) for k, v in params.items() if k in _SAMPLED)),
             )
         )
         return reply
@@ -253,11 +253,11 @@ class Connection:
             f"The model server at {self.base_url} is busy: it answered HTTP {status} to {tries} "
             f"{'try' if tries == 1 else 'tries'} over {waited:.0f} s, and the call's budget "
             f"(COURSE_TIMEOUT_S={self.budget_s:g}) ends before another would be worth making. "
-            f"{CLASS_ADVICE} On a hosted API, 429 is its rate limit: wait a minute or lower the request rate."
+            f"{_CLASS_ADVICE} On a hosted API, 429 is its rate limit: wait a minute or lower the request rate."
         )
 
     def _slow(self, waited: float) -> str:
-        shared = "" if self.live_backend == "local" else f" {CLASS_ADVICE}"
+        shared = "" if self.live_backend == "local" else f" {_CLASS_ADVICE}"
         return (
             f"The {self.live_backend} model at {self.base_url} did not answer within {waited:.0f} s "
             f"(the per-call budget, COURSE_TIMEOUT_S={self.budget_s:g}). The server is slow, not down, so it "
@@ -289,7 +289,7 @@ class Connection:
         return f"The {self.live_backend} model at {self.base_url} failed: {what}. {hint}"
 
 
-CLASS_ADVICE = (
+_CLASS_ADVICE = (
     "A server shared by a class answers late or refuses while other learners' calls fill its slots: "
     "nothing is wrong on your side. Run the cell again in a minute; in class keep COURSE_WORKERS=1 and "
     "COURSE_FULL unset (each extra worker holds a slot another learner waits for); if it keeps "
@@ -301,7 +301,7 @@ def _retry_after(response: httpx.Response | None) -> float | None:
     """The seconds a Retry-After header asks for (its number form), at most BUSY_WAIT_MAX_S."""
     value = response.headers.get("retry-after", "") if response is not None else ""
     try:
-        return min(max(float(value), 0.0), BUSY_WAIT_MAX_S)
+        return min(max(float(value), 0.0), _BUSY_WAIT_MAX_S)
     except ValueError:
         return None
 
@@ -394,7 +394,7 @@ def connect(
                 "The openai backend needs OPENAI_API_KEY (in the environment or .env)."
             )
         base_url = settings.openai_base_url or "https://api.openai.com/v1"
-        model, api_key = settings.model or DEFAULT_OPENAI_MODEL, settings.openai_api_key
+        model, api_key = settings.model or _DEFAULT_OPENAI_MODEL, settings.openai_api_key
 
     course_transport = CourseTransport(transport, recorder.open() if recorder else None, cache)
     timeout = httpx.Timeout(settings.timeout_s, connect=5.0)

@@ -41,8 +41,8 @@ from .cache import CACHED_HEADER, ResponseCache, deterministic
 LATENCY_HEADER = "x-course-latency-ms"
 ROLE_HEADER = "x-course-role"
 BACKEND_HEADER = "x-course-backend"
-KEEP_REQUEST_HEADERS = {"content-type", ROLE_HEADER, BACKEND_HEADER}
-KEEP_RESPONSE_HEADERS = {"content-type", LATENCY_HEADER}
+_KEEP_REQUEST_HEADERS = {"content-type", ROLE_HEADER, BACKEND_HEADER}
+_KEEP_RESPONSE_HEADERS = {"content-type", LATENCY_HEADER}
 
 _OPEN: dict[Path, Recorder] = {}  # the recorder of each cassette open in this process
 _OPEN_LOCK = threading.Lock()
@@ -60,7 +60,7 @@ class ReplayMiss(BaseException):
     """A request that the notebook's cassette does not hold (see module docstring)."""
 
 
-def body_json(body: bytes | str | None):
+def _body_json(body: bytes | str | None):
     """The JSON body of a request, or None if it is not JSON."""
     if body is None:
         return None
@@ -75,7 +75,7 @@ def body_json(body: bytes | str | None):
 def request_key(method: str, uri: str, body: bytes | str | None) -> str:
     """Method, path, query and the JSON body in canonical form (key order and spacing ignored)."""
     parts = urlsplit(uri)
-    return f"{method} {parts.path}?{parts.query} {json.dumps(body_json(body), sort_keys=True)}"
+    return f"{method} {parts.path}?{parts.query} {json.dumps(_body_json(body), sort_keys=True)}"
 
 
 def _yaml():
@@ -160,12 +160,12 @@ class Recorder:
     def add(self, request: httpx.Request, response: httpx.Response, latency_ms: int) -> None:
         """Record one live interaction (whitelisted headers only) and write the cassette."""
         req_headers = {
-            k.lower(): [v] for k, v in request.headers.items() if k.lower() in KEEP_REQUEST_HEADERS
+            k.lower(): [v] for k, v in request.headers.items() if k.lower() in _KEEP_REQUEST_HEADERS
         }
         resp_headers = {
             k.lower(): [v]
             for k, v in response.headers.items()
-            if k.lower() in KEEP_RESPONSE_HEADERS
+            if k.lower() in _KEEP_RESPONSE_HEADERS
         }
         resp_headers[LATENCY_HEADER] = [str(latency_ms)]
         item = {
@@ -224,11 +224,11 @@ class Recorder:
                 f"{self.path.name}; the notebook now asks it more often than when it was recorded. "
                 f"Replay never calls a live model. Re-record with: make record NB={nb}"
             )
-        asked = json.dumps(body_json(request.content), indent=1, sort_keys=True).splitlines()
+        asked = json.dumps(_body_json(request.content), indent=1, sort_keys=True).splitlines()
         best, best_ratio = None, -1.0
         for item in self.interactions:
             old_lines = json.dumps(
-                body_json(item["request"].get("body")), indent=1, sort_keys=True
+                _body_json(item["request"].get("body")), indent=1, sort_keys=True
             ).splitlines()
             ratio = difflib.SequenceMatcher(None, old_lines, asked).ratio()
             if ratio > best_ratio:
@@ -274,7 +274,7 @@ class CourseTransport(httpx.BaseTransport):
                 raise ReplayMiss(rec.miss_message(request))
         cache = (
             self.cache
-            if self.cache is not None and deterministic(body_json(request.content))
+            if self.cache is not None and deterministic(_body_json(request.content))
             else None
         )
         cached = cache.get(request.content) if cache is not None else None
@@ -335,7 +335,7 @@ def recorded_requests(path: Path) -> list[dict]:
         out.append(
             {
                 "uri": req["uri"],
-                "body": body_json(req.get("body")),
+                "body": _body_json(req.get("body")),
                 "headers": {k.lower(): _one(v) for k, v in (req.get("headers") or {}).items()},
             }
         )

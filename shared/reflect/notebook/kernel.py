@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ipykernel.ipkernel import IPythonKernel
 
-KERNEL_NAME = "python3"
+_KERNEL_NAME = "python3"
 
 
 class CourseKernel(IPythonKernel):
@@ -44,7 +44,7 @@ def spec() -> dict:
 
 def install(prefix: Path | None = None) -> Path:
     """Write the spec as `<prefix>/share/jupyter/kernels/python3/kernel.json` (prefix: this environment)."""
-    folder = Path(prefix or sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    folder = Path(prefix or sys.prefix) / "share" / "jupyter" / "kernels" / _KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "kernel.json"
     path.write_text(json.dumps(spec(), indent=1) + "\n")

@@ -167,7 +167,7 @@ def graph_picture(drawable, note: str = "dashed: a conditional edge, a router pi
     return fig
 
 
-FEEDBACK_STYLE = {  # one colour and one marker per arm, hollow markers: a point under another still shows its edge
+_FEEDBACK_STYLE = {  # one colour and one marker per arm, hollow markers: a point under another still shows its edge
     "feedback:blind": ("C0", "o"),
     "feedback:checks": ("C1", "s"),
     "feedback:checks+code": ("C2", "^"),
@@ -192,7 +192,7 @@ def feedback_curves(
     for arm in ARMS:
         points = curve(table, arm)
         start = points[0]
-        colour, marker = FEEDBACK_STYLE[arm]
+        colour, marker = _FEEDBACK_STYLE[arm]
         ax.plot(
             [t for *_, t in points[1:]],
             [r for _, r, _ in points[1:]],

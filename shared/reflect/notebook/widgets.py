@@ -14,7 +14,7 @@ import html
 from ..records import Run
 
 
-def draft_diff(before: str, after: str) -> str:
+def _draft_diff(before: str, after: str) -> str:
     """Unified diff between two drafts ('' when identical)."""
     lines = difflib.unified_diff(
         before.splitlines(), after.splitlines(), "previous draft", "this draft", lineterm=""
@@ -44,7 +44,7 @@ def render_turn(result: Run, i: int) -> str:
     if turn.role == "generator":
         earlier = [t.code or "" for t in result.steps[:i] if t.role == "generator"]
         if earlier:
-            diff = draft_diff(earlier[-1], turn.code or "")
+            diff = _draft_diff(earlier[-1], turn.code or "")
             parts += ["", "diff to the previous draft:", diff or "(no change)"]
     return "\n".join(parts)
 
@@ -63,7 +63,7 @@ def _interactive(children: list, what: str):
     return Interactive(children)
 
 
-def thread_overview(result: Run) -> str:
+def _thread_overview(result: Run) -> str:
     """Every turn of a loop on one line: the static view printed above the stepper."""
     lines, its = [], iterations(result)
     for i, t in enumerate(result.steps):
@@ -86,7 +86,7 @@ def thread_stepper(result: Run):
     Prints `thread_overview(result)` first: what a reader without a kernel sees."""
     import ipywidgets as widgets
 
-    print(thread_overview(result))
+    print(_thread_overview(result))
 
     slider = widgets.IntSlider(
         value=0, min=0, max=max(len(result.steps) - 1, 0), description="turn"

@@ -21,8 +21,8 @@ import resource
 import signal
 import sys
 
-MAX_DEPTH = 100
-BIG = 1 << 256  # larger ints travel as hex (str(int) is capped at 4300 digits)
+_MAX_DEPTH = 100
+_BIG = 1 << 256  # larger ints travel as hex (str(int) is capped at 4300 digits)
 
 
 class NotPlain(Exception):
@@ -31,13 +31,13 @@ class NotPlain(Exception):
 
 def encode(value, depth=0):
     """A JSON-ready form of a plain value; raises NotPlain for anything else."""
-    if depth > MAX_DEPTH:
+    if depth > _MAX_DEPTH:
         raise NotPlain("nested too deep")
     t = type(value)
     if value is None or t is bool or t is str:
         return value
     if t is int:  # a JSON integer reads back as an exact int; floats are always tagged
-        return value if -BIG < value < BIG else {"ih": hex(value)}
+        return value if -_BIG < value < _BIG else {"ih": hex(value)}
     if t is float:
         return {"x": float.hex(value)} if value == value else {"x": "nan"}
     if t is complex:
@@ -46,7 +46,7 @@ def encode(value, depth=0):
         return {"b" if t is bytes else "ba": value.hex()}
     if t in (list, tuple, set, frozenset):
         if all(
-            v is None or type(v) in _SCALARS and (type(v) is not int or -BIG < v < BIG)
+            v is None or type(v) in _SCALARS and (type(v) is not int or -_BIG < v < _BIG)
             for v in value
         ):
             return {_TAGS[t]: list(value)}  # the same result as below, without a call per element
@@ -63,7 +63,7 @@ _KINDS = {"l": list, "t": tuple, "s": set, "f": frozenset}
 
 def decode(data, depth=0):
     """The plain value `encode` wrote; ValueError for anything that is not that format."""
-    if depth > MAX_DEPTH + 1:
+    if depth > _MAX_DEPTH + 1:
         raise ValueError("nested too deep")
     if data is None or type(data) in (bool, str, int):
         return data
@@ -98,7 +98,7 @@ def main():
 
     job = loads(_read_line(channel))
     limits(job)
-    isolated = isolate_network()
+    isolated = _isolate_network()
     guard(os.getcwd())
     ns = {"__name__": "solution", "__builtins__": builtins}
     try:
@@ -184,7 +184,7 @@ def limits(job):
     sys.setrecursionlimit(job.get("recursion_limit", 3000))
 
 
-def isolate_network():
+def _isolate_network():
     """Try a new, empty network namespace (Linux). False where the OS does not allow it."""
     if not sys.platform.startswith("linux"):
         return False

@@ -44,9 +44,9 @@ from pathlib import Path
 from ..records import compile_tree, parse_python
 from ._worker import NotPlain, decode, encode
 
-WORKER = Path(__file__).with_name("_worker.py")
-OUTPUT_CAP = 4000  # characters of stdout / stderr kept in a result
-LINE_CAP = 64 * 1024 * 1024  # bytes of one reply from the worker
+_WORKER = Path(__file__).with_name("_worker.py")
+_OUTPUT_CAP = 4000  # characters of stdout / stderr kept in a result
+_LINE_CAP = 64 * 1024 * 1024  # bytes of one reply from the worker
 _JUDGED: dict[tuple, SandboxResult] = {}  # (code, tests, entry point, limits, setup) -> verdict
 _JUDGED_MAX = 4096
 
@@ -149,7 +149,7 @@ class _Stopped(BaseException):
     so a test's own `except Exception` cannot swallow it."""
 
 
-class CandidateRaised(Exception):
+class _CandidateRaised(Exception):
     """Base of an exception the solution raised whose type has no built-in Exception base."""
 
 
@@ -158,7 +158,7 @@ def _rebuild_exception(names: list, message: str) -> BaseException:
     name and message, and an instance of the first built-in Exception class in its MRO (so
     `except ValueError` catches a solution's `class BadInput(ValueError)`)."""
     names = [n for n in names if type(n) is str][:50] or ["Exception"]
-    base = CandidateRaised
+    base = _CandidateRaised
     for n in names:
         cls = getattr(builtins, n, None) if n.isidentifier() else None
         if isinstance(cls, type) and issubclass(cls, Exception):
@@ -245,7 +245,7 @@ class _Worker:
 
     def receive(self) -> dict:
         while b"\n" not in self.buffer:
-            if len(self.buffer) > LINE_CAP:
+            if len(self.buffer) > _LINE_CAP:
                 raise self.stop("protocol", "a reply longer than the sandbox reads")
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
@@ -359,7 +359,7 @@ def _run(code: str, tests: str, entry_point: str | None, limits: Limits, setup: 
         rep_r, rep_w = os.pipe()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(WORKER), str(req_r), str(rep_w)],
+                [sys.executable, "-I", str(_WORKER), str(req_r), str(rep_w)],
                 cwd=work,
                 env=_child_env(work),
                 stdin=subprocess.DEVNULL,
@@ -382,8 +382,8 @@ def _run(code: str, tests: str, entry_point: str | None, limits: Limits, setup: 
             os.close(rep_r)
         out.seek(0)
         err.seek(0)
-        stdout = out.read(OUTPUT_CAP * 4).decode("utf-8", errors="replace")
-        stderr = err.read(OUTPUT_CAP * 4).decode("utf-8", errors="replace")
+        stdout = out.read(_OUTPUT_CAP * 4).decode("utf-8", errors="replace")
+        stderr = err.read(_OUTPUT_CAP * 4).decode("utf-8", errors="replace")
     res.duration_s = time.perf_counter() - start
     res.exit_code = proc.returncode
     res.stdout, res.stderr = _cap(stdout), _cap(stderr)
@@ -487,9 +487,9 @@ def _judge(
             steps.append(node)
     outcomes: list[TestOutcome] = []
     for node in steps:
-        current = segment(tests, node)
+        current = _segment(tests, node)
         try:
-            out = run_step(node, ns, tests)
+            out = _run_step(node, ns, tests)
         except _Stopped:
             out = None
         if worker.stopped:  # checked after every step: a test's bare `except:` cannot hide a stop
@@ -511,8 +511,8 @@ def _judge(
 def _cap(text: str) -> str:
     return (
         text
-        if len(text) <= OUTPUT_CAP
-        else text[:OUTPUT_CAP] + f"\n... [truncated, {len(text)}+ characters]"
+        if len(text) <= _OUTPUT_CAP
+        else text[:_OUTPUT_CAP] + f"\n... [truncated, {len(text)}+ characters]"
     )
 
 
@@ -542,11 +542,11 @@ def short(value, limit: int = 300) -> str:
     elif isinstance(value, BaseException):
         text = f"{type(value).__name__}: {value}"
     else:
-        text = safe_repr(value)
+        text = _safe_repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def safe_repr(value) -> str:
+def _safe_repr(value) -> str:
     """repr() that never raises."""
     try:
         return repr(value)
@@ -554,13 +554,13 @@ def safe_repr(value) -> str:
         return f"<unrepresentable {type(value).__name__}: {type(err).__name__}>"
 
 
-def segment(src: str, node: ast.AST) -> str:
+def _segment(src: str, node: ast.AST) -> str:
     """The source of one test step, on one line."""
     text = ast.get_source_segment(src, node) or ast.unparse(node)
     return short(" ".join(text.split()), 200)
 
 
-def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
+def _run_step(node: ast.stmt, ns: dict, src: str) -> dict:
     """Run one test step in the judge's namespace; the outcome as a dict (call, passed, ...)."""
 
     def ev(expr):
@@ -575,7 +575,7 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
         ):
             exc = ev(node.items[0].context_expr.args[0])
             names = exc.__name__ if isinstance(exc, type) else " or ".join(e.__name__ for e in exc)
-            call = segment(src, node.body[0])
+            call = _segment(src, node.body[0])
             try:
                 if isinstance(node.body[0], ast.Expr) and len(node.body) == 1:
                     got = ev(node.body[0].value)
@@ -605,7 +605,7 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
             and len(node.test.ops) == 1
             and isinstance(node.test.ops[0], ast.Eq)
         ):
-            call = segment(src, node.test.left)
+            call = _segment(src, node.test.left)
             expected = ev(node.test.comparators[0])
             actual = ev(node.test.left)
             if isinstance(actual, Opaque):
@@ -626,7 +626,7 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
                 )
             return out
         if isinstance(node, ast.Assert):
-            call = segment(src, node.test)
+            call = _segment(src, node.test)
             ok = bool(ev(node.test))
             out = {"passed": ok, "call": call}
             if not ok:
@@ -635,11 +635,11 @@ def run_step(node: ast.stmt, ns: dict, src: str) -> dict:
                     out["message"] = short(str(ev(node.msg)), 150)
             return out
         exec(compile_tree(ast.Module([node], []), "tests.py", "exec"), ns)
-        return {"passed": True, "call": segment(src, node)}
+        return {"passed": True, "call": _segment(src, node)}
     except Exception as err:  # noqa: BLE001 - RecursionError, the solution's own exceptions: a failed step
         return {
             "passed": False,
-            "call": segment(src, node),
+            "call": _segment(src, node),
             "error_type": type(err).__name__,
             "actual": f"raised {type(err).__name__}: {short(str(err), 150)}",
         }

@@ -66,22 +66,20 @@ from .base import Configured, execute, fingerprint
 from .scored import critique_step, generate_step, refine_step
 
 GRAPH_NAME = "reflection_code_reviewer"
-SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
+_SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 DECISIONS = ("approve", "edit", "reject")
-REVIEW_KEYS = (
-    "review_reason",
-    "human_decision",
+_REVIEW_KEYS = (
     "decision_error",
     "override",
 )  # one run's review, in its metadata
-NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
-CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
-ACCEPTS = {
+_NO_DRAFT = "there is no draft to approve (no reply held code): edit it, or reject it"
+_CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
+_ACCEPTS = {
     "accepted": True,
     "needs_revision": False,
     "invalid": None,
 }  # a status as a Verdict's `accepted`
-REVIEW_REASONS = {
+_REVIEW_REASONS = {
     Stop.NO_CODE: "the last reply held no code",
     Stop.INVALID_CRITIC: "the critic's output could not be used",
     Stop.CHECK_FAILED: "the critic accepted a draft that fails a rule check: ",
@@ -169,14 +167,14 @@ def task_for(text: str, requirements: list[str] | None = None) -> Task:
     )
 
 
-def normalise(ev: Evaluation, threshold: float) -> tuple[CritiqueStatus, str, str | None]:
+def normalise(ev: Evaluation, threshold: float) -> tuple[_CritiqueStatus, str, str | None]:
     """(status, critique text, raw output) from a critic's Evaluation.
 
     A sentinel reply (APPROVED, CODE_IS_PERFECT, read strictly as in lesson 02) accepts; a
     JSON score at or above `threshold` accepts, below asks for changes; no usable score is
     invalid, and so is a reply that says both (a sentinel and a score below the threshold)."""
     raw = ev.raw
-    sentinel = bool(raw) and any(strict_sentinel(raw, s) for s in SENTINELS)
+    sentinel = bool(raw) and any(strict_sentinel(raw, s) for s in _SENTINELS)
     if sentinel and ev.score is not None and ev.score < threshold:
         return "invalid", f"contradictory critique: a sentinel and a score of {ev.score:g}", raw
     if sentinel:
@@ -221,7 +219,7 @@ def final_output(state: dict) -> dict:
             f"accepted over failing rule checks ({'; '.join(failed_checks(checks))}): {meta['override']}"
         )
     if accepted_by == "human" and decision == "approve":
-        kept += critic_objection(state)
+        kept += _critic_objection(state)
     last = critique(state) or ""
     if accepted_by == "human":
         verb = "approved" if decision == "approve" else "edited"
@@ -291,7 +289,7 @@ def critique(state: dict) -> str | None:
     return last.reply if last else None
 
 
-def critique_status(state: dict) -> CritiqueStatus | None:
+def critique_status(state: dict) -> _CritiqueStatus | None:
     """The last judge's verdict as a status: accepted, needs_revision or invalid (it decided nothing)."""
     last = _last_judge(state)
     if last is None:
@@ -350,7 +348,7 @@ def outcome(state: dict) -> dict:
     }
 
 
-def critic_objection(state: dict) -> list[str]:
+def _critic_objection(state: dict) -> list[str]:
     """The critic's last verdict on this run's current draft, when it was not an acceptance (needs_revision
     or invalid), as one error line; none when the critic accepted it or never judged it."""
     critiques = [s for s in steps_of(state) if s.role == "critic"]
@@ -364,7 +362,7 @@ def critic_objection(state: dict) -> list[str]:
     ]
 
 
-def stop_of(state: dict) -> Stop | None:
+def _stop_of(state: dict) -> Stop | None:
     """Why the loop stops after a critique, read off this run's steps: the last judge on the current
     draft decided nothing usable (an invalid critique), or accepted it with no check step against it
     (`normalise` has applied the threshold), or `max_iterations` drafts are spent; else None, go on.
@@ -379,26 +377,26 @@ def stop_of(state: dict) -> Stop | None:
     return Stop.MAX_ITERATIONS if len(drafts) >= state["max_iterations"] else None
 
 
-def review_stop(state: dict) -> Stop:
+def _review_stop(state: dict) -> Stop:
     """Why a run goes to a person: no code, an unusable critique, an acceptance a rule check
     contradicts, or the budget (the stop rule on this run's steps)."""
     if reply_has_code(state) is False or not (current_draft(state) or "").strip():
         return Stop.NO_CODE
-    stop = stop_of(state)
+    stop = _stop_of(state)
     return Stop.CHECK_FAILED if stop is Stop.ACCEPTED else stop or Stop.MAX_ITERATIONS
 
 
-def review_reason(state: dict, stop: Stop | None = None) -> str:
+def _review_reason(state: dict, stop: Stop | None = None) -> str:
     """Why a run needs a person, in words: `stop` (`review_stop(state)` when not given), with the
     failing checks."""
-    stop = stop or review_stop(state)
+    stop = stop or _review_stop(state)
     checks = "; ".join(failed_checks(rule_checks(state))) if stop is Stop.CHECK_FAILED else ""
-    return REVIEW_REASONS.get(stop, f"the stop rule stopped the run: {stop.value}") + checks
+    return _REVIEW_REASONS.get(stop, f"the stop rule stopped the run: {stop.value}") + checks
 
 
 def critic_step(
     index: int,
-    status: CritiqueStatus,
+    status: _CritiqueStatus,
     text: str,
     score: float | None = None,
     usage: tuple[int, int, int] = (0, 0, 0),
@@ -410,7 +408,7 @@ def critic_step(
     prompt, completion, calls = usage
     verdict = Verdict(
         status + ("" if score is None else f" (score {score:g})"),
-        ACCEPTS[status],
+        _ACCEPTS[status],
         score,
         reason=text if status == "invalid" else "",
     )
@@ -419,7 +417,7 @@ def critic_step(
     )
 
 
-def closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> dict:
+def _closing_run(state: dict, stop: Stop, task_id: str, name: str = "graph") -> dict:
     """The Run of a run that ends here, as a dict for the state: the current draft, this run's
     steps, the stop, which draft it returns and the errors."""
     human = (
@@ -493,7 +491,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def prepare_task(state: dict) -> dict:
         text = (state.get("input") or "").strip()
         carried = {
-            k: v for k, v in (state.get("metadata") or {}).items() if k not in REVIEW_KEYS
+            k: v for k, v in (state.get("metadata") or {}).items() if k not in _REVIEW_KEYS
         }  # not an earlier run's review
         start = {
             "run_start": {
@@ -540,7 +538,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     def ended(state: dict, stop: Stop) -> dict:
         """The Run of a run that ends here, for `state["run"]` (`closing_run`)."""
         task_id = p.task.id if p.task else state.get("metadata", {}).get("task_id", "custom")
-        return closing_run(state, stop, task_id, p.name)
+        return _closing_run(state, stop, task_id, p.name)
 
     def draft_node(kind: str) -> Callable[[dict], dict]:
         def node(state: dict) -> dict:
@@ -596,8 +594,8 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         meta = state.get("metadata", {})
         # back here after a refused decision: the reason is recorded, and the stop it came from
         again = meta.get("review_reason") is not None
-        stop = Stop(meta["review_stop"]) if again else review_stop(state)
-        reason = meta["review_reason"] if again else review_reason(state, stop)
+        stop = Stop(meta["review_stop"]) if again else _review_stop(state)
+        reason = meta["review_reason"] if again else _review_reason(state, stop)
         noted = [] if again else [reason]
         upd: dict = {
             "status": "needs_review",
@@ -621,7 +619,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
                     "refused": refused,
                 }
             )
-            decided = human_decision(
+            decided = _human_decision(
                 {**state, "metadata": upd["metadata"]}, decision, task_of(state)
             )
             upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
@@ -653,7 +651,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
     }
 
 
-def human_decision(state: dict, decision: Any, task: Task) -> dict:
+def _human_decision(state: dict, decision: Any, task: Task) -> dict:
     """What a reviewer's decision changes. `decision` is {"action": "approve" | "edit" | "reject",
     "code": ... for an edit, "override": "why" to accept despite failing rule checks}, or the action
     alone as a string.
@@ -691,14 +689,14 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
         return upd | {
             "status": "rejected",
             "errors": ["rejected by a human"],
-            "steps": [human_step(state, action, draft)],
+            "steps": [_human_step(state, action, draft)],
         }
     code = str(decision.get("code") or "") if action == "edit" else draft
     if not code.strip():
         return stays_in_review(
             "an edit needs code: resume with {'action': 'edit', 'code': '...'}"
             if action == "edit"
-            else NO_DRAFT
+            else _NO_DRAFT
         )
     checks = static_checks(task, code)
     failed = failed_checks(checks)
@@ -707,8 +705,8 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
         return stays_in_review(
             f"{what} fails a rule check: {'; '.join(failed)} "
             "(to accept it anyway, decide with an 'override' that gives the reason)"
-        ) | {"steps": [human_step(state, action, code, refused=True)]}
-    decided = human_step(state, action, code)
+        ) | {"steps": [_human_step(state, action, code, refused=True)]}
+    decided = _human_step(state, action, code)
     after = {**state, "steps": [*state.get("steps", []), decided]}
     upd |= {"steps": [decided, rules_step(after, checks)]}
     if not checks["passed"]:
@@ -716,7 +714,7 @@ def human_decision(state: dict, decision: Any, task: Task) -> dict:
     return upd | {"status": "ok"}
 
 
-def human_step(state: dict, action: str, code: str, refused: bool = False) -> dict:
+def _human_step(state: dict, action: str, code: str, refused: bool = False) -> dict:
     """A person's decision as a step (a check, not a model call), with the code it concerns."""
     note = f"human_{action}" + (" (refused)" if refused else "")
     return Step(
@@ -741,7 +739,7 @@ def after_critique(state: dict) -> str:
     """The stop on this run's steps (`stop_of`): no stop -> refine_draft; accepted, and no
     rule check failed -> finalize; else mark_needs_review (the budget, an invalid critique, or an
     acceptance a rule check contradicts)."""
-    stop = stop_of(state)
+    stop = _stop_of(state)
     if stop is None:
         return "refine_draft"
     return (
@@ -751,7 +749,7 @@ def after_critique(state: dict) -> str:
     )
 
 
-def after_review(state: dict) -> str:
+def _after_review(state: dict) -> str:
     """A human decision that was refused pauses the review again; anything else ends the run."""
     refused = state.get("status") == "needs_review" and (state.get("metadata") or {}).get(
         "decision_error"
@@ -780,7 +778,7 @@ def build_graph(parts: GraphParts, checkpointer: Any = None):
     for name in ("finalize", "handle_failure"):
         g.add_edge(name, END)
     if parts.human_review:  # a refused decision goes back to the pause
-        g.add_conditional_edges("mark_needs_review", after_review, ["mark_needs_review", END])
+        g.add_conditional_edges("mark_needs_review", _after_review, ["mark_needs_review", END])
     else:
         g.add_edge("mark_needs_review", END)
     return g.compile(checkpointer=checkpointer, name=GRAPH_NAME)

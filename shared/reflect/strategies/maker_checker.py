@@ -29,16 +29,16 @@ from ..tasks.task import Task
 from .base import Configured, execute, with_sampling
 
 MAX_ITERATIONS = 4
-PERSPECTIVES = ("shared", "own")
+_PERSPECTIVES = ("shared", "own")
 
 
-def thread_of(task: str, steps: Sequence[Step]) -> list[dict]:
+def _thread_of(task: str, steps: Sequence[Step]) -> list[dict]:
     """The shared thread: the task, then every turn as `[Role]: reply` from an assistant."""
     turns = [{"role": "assistant", "content": f"[{s.role.title()}]: {s.reply}"} for s in steps]
     return [{"role": "user", "content": task}, *turns]
 
 
-def role_view(task: str, steps: Sequence[Step], role: str) -> list[dict]:
+def _role_view(task: str, steps: Sequence[Step], role: str) -> list[dict]:
     """The thread as `role` sees it under perspective "own": its turns as assistant, the other
     role's as user (no prefix), consecutive user messages joined into one."""
     view = [{"role": "user", "content": task}]
@@ -51,7 +51,7 @@ def role_view(task: str, steps: Sequence[Step], role: str) -> list[dict]:
     return view
 
 
-def over_budget(steps: Sequence[Step], role: str, budget: int | None) -> bool:
+def _over_budget(steps: Sequence[Step], role: str, budget: int | None) -> bool:
     """Would the next call of `role` pass the token budget? Spent already, or spent plus that
     role's largest call so far (its estimated cost) is more than the budget."""
     if budget is None:
@@ -83,7 +83,7 @@ def maker_checker(
     steps: list[Step] = []
 
     def turn(role: str, system: str) -> Step:
-        seen = role_view(task, steps, role) if perspective == "own" else thread_of(task, steps)
+        seen = _role_view(task, steps, role) if perspective == "own" else _thread_of(task, steps)
         messages = [{"role": "system", "content": system}, *(trim(seen) if trim else seen)]
         reply = chat(messages, role=role)
         if role == "generator":
@@ -111,7 +111,7 @@ def maker_checker(
 
     for _ in range(max_iterations):
         for role, system in (("generator", generator_prompt), ("reviewer", reviewer_prompt)):
-            if over_budget(steps, role, token_budget):
+            if _over_budget(steps, role, token_budget):
                 return finish(Stop.TOKEN_BUDGET)
             try:
                 steps.append(turn(role, system))
@@ -123,8 +123,8 @@ def maker_checker(
 
 
 def _check(task: str, max_iterations: int, token_budget: int | None, perspective: str) -> None:
-    if perspective not in PERSPECTIVES:
-        raise ValueError(f"perspective must be one of {PERSPECTIVES}, got {perspective!r}")
+    if perspective not in _PERSPECTIVES:
+        raise ValueError(f"perspective must be one of {_PERSPECTIVES}, got {perspective!r}")
     if not task or not task.strip():
         raise ValueError("The task is blank: give the generator something to write.")
     if max_iterations < 1:

@@ -18,7 +18,7 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     """One call, no review: the baseline every later lesson compares against, as a `Run` of one step
     whose `passed` is the hidden tests' verdict (`judge(task, run.final_code)` gives the detail)."""
     start = time.perf_counter()
-    messages, reply, code = one_shot_call(chat, task, system_prompt)
+    messages, reply, code = _one_shot_call(chat, task, system_prompt)
     step = model_step(0, "generator", messages, reply, code)
     return Run(
         strategy="one-shot",
@@ -32,7 +32,7 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     )
 
 
-def one_shot_call(
+def _one_shot_call(
     chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT
 ) -> tuple[list[dict], ReplyLike, str]:
     """The one generator call of one-shot: (messages sent, reply, extracted code)."""
@@ -62,7 +62,7 @@ class OneShot(Configured):
         sampled = with_sampling(chat, self.temperature, self.seed, lambda role: self.max_tokens)
 
         def body() -> Run:
-            messages, reply, code = one_shot_call(sampled, task, self.system_prompt)
+            messages, reply, code = _one_shot_call(sampled, task, self.system_prompt)
             return Run(
                 strategy=self.name,
                 task_id=task.id,

@@ -59,8 +59,8 @@ from ..tasks.task import Task
 from .base import Configured, execute
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
-READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
-READS_REFLECTIONS = (
+_READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
+_READS_REFLECTIONS = (
     "reflections",
     "last+reflections",
 )  # modes whose prompt carries the reflections
@@ -111,8 +111,8 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
         raise ValueError(f"memory_mode must be one of {MEMORY_MODES}, got {mode!r}")
     return attempt_request(
         task,
-        last_code if mode in READS_LAST else None,
-        reflections if mode in READS_REFLECTIONS else [],
+        last_code if mode in _READS_LAST else None,
+        reflections if mode in _READS_REFLECTIONS else [],
     )
 
 
@@ -196,7 +196,7 @@ class Reflexion(Configured):
             history = rule.drafts(
                 steps
             )  # each attempt: its code, score (an unusable one as 0), cost, acceptance
-            mark_repeat(steps, [a.code for a in history[:-1]], code)
+            _mark_repeat(steps, [a.code for a in history[:-1]], code)
             reason = rule.decide_drafts(
                 history
             )  # the drafts just read: decide(steps) would read them again
@@ -215,7 +215,7 @@ class Reflexion(Configured):
                 stop = Stop.TOKEN_BUDGET
                 break
             last_code = code
-            if self.memory_mode not in READS_REFLECTIONS:
+            if self.memory_mode not in _READS_REFLECTIONS:
                 continue  # no reflection is read in this mode: asking for one would only cost tokens
             try:
                 reflection, spent = self._reflect(task, chat, code, evidence, judgement, steps)
@@ -308,7 +308,9 @@ class Reflexion(Configured):
         )
         judgement = parse_judgement(ev_reply.text)
         steps.append(
-            model_step(len(steps), "evaluator", ask, ev_reply, verdict=evaluator_verdict(judgement))
+            model_step(
+                len(steps), "evaluator", ask, ev_reply, verdict=_evaluator_verdict(judgement)
+            )
         )
         return judgement
 
@@ -326,7 +328,7 @@ class Reflexion(Configured):
         return reply.text.strip(), reply.prompt_tokens + reply.completion_tokens
 
 
-def evaluator_verdict(judgement: Evaluation) -> Verdict:
+def _evaluator_verdict(judgement: Evaluation) -> Verdict:
     """An evaluator's judgement as a step's verdict, printed "pass, score 0.8" (or the reason it is
     unusable). An unusable judgement is a fail: the loop reads it as one, so it is counted as one."""
     reason = judgement.feedback if judgement.score is None else ""
@@ -334,7 +336,7 @@ def evaluator_verdict(judgement: Evaluation) -> Verdict:
     return Verdict(label, passes(judgement), judgement.score, reason=reason)
 
 
-def mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
+def _mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
     """Note on the attempt's generator step when its code repeats an earlier attempt's, byte for byte:
     its tests and evaluation then say nothing new (the loop goes on, since the next prompt differs)."""
     if code in earlier:
@@ -406,6 +408,6 @@ class VotingReflexion(Reflexion):
             f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.detail['spread']}"
         )
         steps[-1] = replace(
-            steps[-1], verdict=replace(evaluator_verdict(judged), label=label)
+            steps[-1], verdict=replace(_evaluator_verdict(judged), label=label)
         )  # the vote decides
         return judged

@@ -52,9 +52,9 @@ from ..tasks.task import Task
 from .base import KEYED_WHEN_SET, Configured, execute
 
 SELECT = ("self-tests", "examples", "examples-or-self-tests", "first")
-FIRST = ("sample", "draft")
-FEEDBACK = ("none", "failure", "failure+code", "critique+code")
-CRITIC_MAX_TOKENS = 400  # the critique's cap, as lesson 03's scored loop caps its critic
+_FIRST = ("sample", "draft")
+_FEEDBACK = ("none", "failure", "failure+code", "critique+code")
+_CRITIC_MAX_TOKENS = 400  # the critique's cap, as lesson 03's scored loop caps its critic
 
 
 @dataclass
@@ -84,8 +84,8 @@ class Resample(Configured):
     def __post_init__(self):
         for setting, value, allowed in (
             ("select", self.select, SELECT),
-            ("first", self.first, FIRST),
-            ("feedback", self.feedback, FEEDBACK),
+            ("first", self.first, _FIRST),
+            ("feedback", self.feedback, _FEEDBACK),
         ):
             if value not in allowed:
                 raise ValueError(f"{setting} must be one of {allowed}, got {value!r}")
@@ -131,7 +131,7 @@ class Resample(Configured):
             return answer
 
         before = len(steps)
-        evaluation = LLMCritic(kept, max_tokens=CRITIC_MAX_TOKENS).evaluate(task, code)
+        evaluation = LLMCritic(kept, max_tokens=_CRITIC_MAX_TOKENS).evaluate(task, code)
         note = "critique, " + (
             "unusable" if evaluation.score is None else f"score {evaluation.score:g}"
         )

@@ -25,7 +25,7 @@ from ..tasks.task import Task
 from .base import Configured, execute
 
 
-def draft_call(
+def _draft_call(
     chat: Callable,
     task: Task,
     role: str,
@@ -46,7 +46,7 @@ def generate_step(
     """The first draft: the generator's system prompt and the task, sampled as every lesson's
     first draft is (with the default sampling and seed, the request of lesson 01's one-shot)."""
     messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
-    return draft_call(chat, task, "generator", messages, seed, sampling)
+    return _draft_call(chat, task, "generator", messages, seed, sampling)
 
 
 def refine_step(
@@ -62,7 +62,7 @@ def refine_step(
         {"role": "system", "content": prompts.REFINER_SYSTEM},
         {"role": "user", "content": refine_request(task, previous, feedback)},
     ]
-    return draft_call(chat, task, "refiner", messages, seed, sampling)
+    return _draft_call(chat, task, "refiner", messages, seed, sampling)
 
 
 def critique_step(critic, task: Task, code: str):
@@ -70,7 +70,7 @@ def critique_step(critic, task: Task, code: str):
     return critic.evaluate(task, code)
 
 
-def critic_record(ev, rule: StopRule) -> Step:
+def _critic_record(ev, rule: StopRule) -> Step:
     """The step a critique is recorded as: its score as a verdict (accepted at the rule's threshold), a
     model step when the critic called a model (a repaired critique counts its calls in the label)."""
     prompt, completion, calls = ev.usage
@@ -93,12 +93,12 @@ def critic_record(ev, rule: StopRule) -> Step:
     )
 
 
-def given_step(code: str) -> Step:
+def _given_step(code: str) -> Step:
     """The step that hands a run a draft it did not make (`first_draft`): no call, no tokens."""
     return Step(0, "given", "input", code=code, note="the first draft, given")
 
 
-def chosen_text(best: Draft | None) -> str:
+def _chosen_text(best: Draft | None) -> str:
     """Which draft a scored loop returns, and why."""
     if best is None:
         return "no draft"
@@ -126,7 +126,7 @@ def scored_reflection(
     generator, so several critics can be compared on the same first drafts: it is the run's first
     step, a given one (kind "input", no tokens)."""
     rule = rule or StopRule()
-    steps: list[Step] = [given_step(first_draft)] if first_draft is not None else []
+    steps: list[Step] = [_given_step(first_draft)] if first_draft is not None else []
 
     def end(stop: Stop, error: str | None = None) -> Run:
         best = rule.choose(rule.drafts(steps), stop)
@@ -137,7 +137,7 @@ def scored_reflection(
             final_code=best.code if best else "",
             stop=stop,
             steps=numbered,
-            chosen=chosen_text(best),
+            chosen=_chosen_text(best),
             error=error,
         )
 
@@ -146,7 +146,7 @@ def scored_reflection(
             steps.append(generate_step(chat, task, seed, sampling))
         while True:  # bounded by the rule: it stops at max_iterations drafts at the latest
             verdict = critique_step(critic, task, steps[-1].code)
-            steps.append(critic_record(verdict, rule))
+            steps.append(_critic_record(verdict, rule))
             if verdict.score is None and verdict.permanent:  # no evidence: revising cannot help
                 return end(Stop.INVALID_CRITIC)
             stop = rule.decide(steps)
@@ -200,7 +200,7 @@ class ScoredReflection(Configured):
         )
 
 
-CRITIC_KINDS = ("llm", "examples", "self-tests")
+_CRITIC_KINDS = ("llm", "examples", "self-tests")
 
 
 def make_critic(kind: str, chat: ChatFn) -> Critic:
@@ -213,4 +213,4 @@ def make_critic(kind: str, chat: ChatFn) -> Critic:
         )  # a cap, as for lesson 05's evaluator: a cut-off reply is a parse failure
     if kind in ("examples", "self-tests"):
         return EvidenceCritic(chat, source=kind)
-    raise ValueError(f"critic must be one of {CRITIC_KINDS}, got {kind!r}")
+    raise ValueError(f"critic must be one of {_CRITIC_KINDS}, got {kind!r}")

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 from ..records import parse_python
 
-FENCE = re.compile(
+_FENCE = re.compile(
     r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M
 )
-OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*)\Z", re.S | re.M)
-PY_LANGS = {"", "python", "py", "python3", "py3"}
+_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*)\Z", re.S | re.M)
+_PY_LANGS = {"", "python", "py", "python3", "py3"}
 
 
 @dataclass(frozen=True)
-class Extraction:
+class _Extraction:
     """The code found in a model reply, or why none was found."""
 
     code: str
@@ -90,15 +90,15 @@ def _strip_examples(code: str) -> str:
 
 def extract_code(
     reply: str, entry_point: str | None = None, strip_examples: bool = True
-) -> Extraction:
+) -> _Extraction:
     """The code in `reply` that a test run should use (see module docstring)."""
     if not reply or not reply.strip():
-        return Extraction("", "none", "The reply is empty.")
-    blocks = [m.group(3) for m in FENCE.finditer(reply) if m.group(2).lower() in PY_LANGS]
+        return _Extraction("", "none", "The reply is empty.")
+    blocks = [m.group(3) for m in _FENCE.finditer(reply) if m.group(2).lower() in _PY_LANGS]
     source = "fenced"
     if not blocks:
-        m = OPEN_FENCE.search(reply)  # a reply cut off by max_tokens leaves the fence open
-        if m and m.group(2).lower() in PY_LANGS and m.group(3).strip():
+        m = _OPEN_FENCE.search(reply)  # a reply cut off by max_tokens leaves the fence open
+        if m and m.group(2).lower() in _PY_LANGS and m.group(3).strip():
             blocks, source = [m.group(3)], "unclosed-fence"
     if not blocks:
         bare = _bare_code(reply)
@@ -106,7 +106,7 @@ def extract_code(
             blocks, source = [bare], "bare"
     blocks = [b.strip("\n") for b in blocks if b.strip()]
     if not blocks:
-        return Extraction("", "none", "The reply has no Python code (prose only).")
+        return _Extraction("", "none", "The reply has no Python code (prose only).")
     if len(blocks) > 1:
         with_defs = [b for b in blocks if _defines(b)]
         main = next((b for b in blocks if entry_point and entry_point in _defines(b)), None)
@@ -124,7 +124,7 @@ def extract_code(
         code = blocks[0]
     if strip_examples:
         code = _strip_examples(code)
-    return Extraction(code.rstrip() + "\n", source)
+    return _Extraction(code.rstrip() + "\n", source)
 
 
 def _bare_code(reply: str) -> str:
