@@ -1,18 +1,6 @@
-"""Lesson 06's fair test, feedback or more tries: its runs read from a results file, and the analysis
-stated before the run (`docs/feedback_experiment.md`).
-
-The runs are the course's runner's (`python -m reflect.bench --tasks humaneval --strategies feedback
---replicates 2`): one line per (arm, replicate, problem) of `reflect.strategies.catalog.feedback_arms`, four
-`Resample` arms that share the first draft (one-shot's request, answered once by the request cache), the
-evidence, the stop rule, the sampling and the seeds, and differ in what a sample after a failed first draft
-sees. `rows` turns them into the table the analysis reads, with one-shot as the shared first draft alone.
-
-The analysis (`analyse`):
-- per problem and arm, the share of the R replicates whose returned code passes the hidden tests (a
-  problem whose first draft passed its evidence has the first draft's verdict in every arm);
-- primary: `feedback:checks` against `feedback:blind`, the mean over problems of the per-problem
-  difference, its bootstrap 95% interval over problems, and an exact two-sided sign-flip permutation test;
-- secondary, Holm-corrected as one family: checks+code vs checks, critique vs blind, each arm vs one-shot.
+"""Lesson 06's fair test, feedback or more tries: its runs read from a results file (`rows`), and
+the analysis stated before the run (`analyse`; docs/feedback_experiment.md, and docs/package.md,
+"The modules in detail").
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """A lesson experiment's model replies, committed, so the lesson recomputes its tables from them.
 
-Lessons 02 and 03b run an experiment over all 18 course tasks; live, that is most of the lesson's
-model time. `RecordedCalls` wraps the lesson's chat function: a request the committed recording
-holds (`results/<name>.calls.json`, same messages, role and parameters) is answered with the
-recorded reply, and any other request goes to the model. The lesson's own code then computes every
-table and plot from those replies, exactly as it would from live ones (the sandbox verdicts are
-recomputed each time), and a stated sample of tasks is re-run live beside it (`verdicts_as_recorded`).
-
-- `full=True` (`COURSE_FULL=1`): the recording is not read; every request goes to the model and
-  `save()` writes your run to `build/results/` (replay and record write the committed file).
-- A request the recording does not hold (your change to a prompt, say) goes to the model, and
-  `summary()` says how many did: the recording never answers a request it did not see.
-- The recording names the model, engine, date, concurrency and command that produced it
-  (`provenance()`); a recording of another model is still shown, labelled as such.
+`RecordedCalls` wraps a chat function: a request the recording holds (`results/<name>.calls.json`)
+is answered from it, any other goes to the model. Its rules: docs/package.md, "The modules in
+detail".
 """
 
 from __future__ import annotations

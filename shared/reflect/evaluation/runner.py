@@ -1,21 +1,8 @@
 """Run strategies over tasks into a JSON Lines file that an interrupted run resumes.
 
-One line per finished (strategy, task): the strategy's `Run` (reflect.records) plus the
-strategy's configuration. A run appends each line as soon as it finishes (written whole,
-then flushed), so stopping it at any moment loses at most the runs in flight; the next call
-with the same file skips every (strategy, task) already there *with the same configuration*
-and does only the rest. A line cut off by a kill is ignored with a warning, never half-read.
-
-Each line also holds, per draft a step wrote (its index), whether the hidden tests pass it
-(`drafts`), so a report can tell a correct first draft that was later made wrong, draw the
-resampling curve and score a critic against the truth without re-running anything; and the
-hidden test lines found in any prompt of the run (`leaks`, `judging.hidden_lines_in_prompts`:
-every request the strategy sent is checked, and it must stay empty).
-
-Strategy names must be unique: they are the key. Jobs run task by task (every strategy on the
-first task, then the second...), so strategies that share their first request through
-`reflect.model.cache.CachedChat` ask it once, and `concurrency` threads keep a server's parallel
-slots busy.
+One line per finished (strategy, task), keyed by the strategy's configuration; the same call
+on the same file does only what is missing. What a line holds: docs/package.md, "The modules
+in detail".
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """When a loop stops, and which draft it returns: one rule over a run's steps.
 
-`StopRule.decide(steps)` reads the drafts off a run's steps (`drafts_of`: each step that made or
-was given a draft, with the steps after it that judged it) and says whether to stop and why, as a
-`Stop`: the draft was accepted; the iteration budget is spent; no improvement over the best score
-in `patience` rounds (converged); a draft came back to an earlier one or the scores swing up and
-down (oscillating); or the score dropped more than `regression_drop` (20%) below the best
-(regressed, which also reverts to the best draft). `StopRule.choose(steps, stop)` is the draft
-the run returns: the accepted one, else the best so far (`best_index`), not the last.
-
-Who accepts a draft is the rule's `accept_by`: "threshold" (a scored critic: the score reaches the
-threshold, so a recorded run can be replayed under another threshold) or "judge" (the last judge's
-own decision, with no check failing: a reviewer's APPROVED, Reflexion's evaluator and tests).
+`StopRule.decide(steps)` returns a `Stop` or None; `StopRule.choose(steps, stop)` is the draft
+the run returns. The stops and who accepts: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
-"""Evaluators a scored reflection loop can use, side by side. Each returns an `Evaluation`
-with a score on the same 1-10 scale, feedback text for the refiner, and its token cost.
+"""Evaluators a scored reflection loop can use, side by side: each returns an `Evaluation` (a
+1-10 score, feedback for the refiner, its token cost).
 
-- LLMCritic: a model returns a JSON critique (schema-validated; one repair request at most).
-- RuleCritic: the static ast checks, no model.
-- HybridCritic: rules for form, the LLM for content; failed rules cap the score.
-- TestGroundedCritic: runs *visible* tests in the sandbox and quotes the failures. The
-  hidden tests that judge the loop stay hidden: visible tests are a separate share of them.
-- VotingCritic: several LLM critics with different prompts; the mean score and the spread (`Tally`).
-- EvidenceCritic: runs evidence the producer may see, never the hidden tests: the statement's
-  own examples, or tests the agent wrote itself from the statement (lesson 05), and quotes
-  the trace.
-
-A critic at temperature 0 is a function of its input, so `CachedChat` lets several
-evaluators (and a loop's first iteration) share one critique of the same draft.
-LLMCritic also judges plain text: pass the question as a string instead of a Task, with
-criteria for that domain (e.g. `MEDICAL_CRITERIA`).
+LLMCritic (a JSON critique), RuleCritic (static checks), HybridCritic, TestGroundedCritic
+(visible tests in the sandbox), VotingCritic and EvidenceCritic (the statement's examples or the
+agent's own tests). Each in a line: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

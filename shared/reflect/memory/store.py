@@ -1,16 +1,7 @@
 """Episodic memory that loses nothing: reflections per task, in SQLite, append-only.
 
-One row per attempt: the task's key, the session, the attempt number, the reflection written
-after it, its score, the code, the model that wrote it, and when. Rows are only ever added
-(the design this course starts from used `INSERT OR REPLACE` on a task hash, which keeps one
-row per task and throws the history away); a row that is already there (same task, session
-and attempt) is not added twice, so a retried write cannot duplicate it.
-
-Safe to share between processes: WAL journal and a busy timeout, so two writers wait for each
-other instead of failing; every write is one transaction, so a writer killed midway leaves
-nothing half-written. A file that is not this course's memory (not SQLite, another
-program's database, a newer schema, or damaged) raises `MemoryFileError` naming the file, and
-the file is left exactly as it was.
+Safe to share between processes; a file that is not this course's memory raises
+`MemoryFileError` and is left as it was. Details: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

@@ -1,29 +1,10 @@
-"""A live request cache shared by every lesson: a deterministic request sent before is answered
-from disk instead of the model; and `CachedChat`, an in-memory one around any chat function (a
-lesson's critics, a benchmark's strategies): the same deterministic request is asked once.
+"""The live request cache (a deterministic request sent before is answered from disk, per
+model file) and `CachedChat` (the same deterministic request asked once, in memory).
 
     python -m reflect.model.cache stats   # entries and size, per model file
     python -m reflect.model.cache clear   # delete every entry (`make clear-cache`)
 
-What it answers, and what it never does:
-- Only requests that the model answers the same way each time: temperature 0, or a fixed
-  `seed` (llama.cpp's server gives the same reply to the same request with the same seed). A
-  sampled request (temperature above 0 and no seed, or no temperature at all: the server's
-  default samples) always goes to the model.
-- Only the same body, byte for byte, to the same model file: the key is the SHA-256 of the
-  model's fingerprint and the request body, and each model file has its own folder.
-- Only replies that came back while no other request was in flight: a request batched with
-  another can get a different reply at temperature 0, so those replies are not stored.
-- Only the local model. A hosted model has no file to pin the cache to, and the same name can
-  answer differently tomorrow.
-- A corrupt or foreign entry is ignored with a warning and the request goes to the model; a
-  cached reply is never guessed or repaired.
-
-`COURSE_CACHE=off` turns it off. It lives in the course's cache folder (`COURSE_CACHE_DIR`,
-beside the model file, under `responses/`); `make stop-model` does not touch it. Live runs and
-recordings on the local model use it (a cached reply is a reply of the same model file to the
-same request, and the cassette gets it with its original latency); replay never does, since a
-cassette answers there.
+What it answers and what it never does: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

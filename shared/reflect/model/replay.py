@@ -1,26 +1,8 @@
-"""Record and replay model calls, one readable YAML cassette per notebook.
+"""Record and replay model calls, one readable YAML cassette per notebook (vcrpy's format).
 
-- A request is matched on method, path and its whole JSON body (model, messages, every
-  parameter), so a changed prompt is a miss. Each recorded interaction plays once.
-- Matching is an indexed lookup, not an order: requests may arrive in any order (a lesson
-  that runs tasks on several workers sends them in whatever order the workers reach them), and
-  identical requests are answered in the order they were recorded. Recording and replay are
-  safe from several threads.
-- Replay never falls back to a live call: a miss is raised as `ReplayMiss`, naming the notebook,
-  the closest recorded request and the command that re-records it.
-- `ReplayMiss` derives from BaseException on purpose: the openai client turns any Exception
-  raised by the transport into a retried, generic "Connection error", and a reflection loop
-  that tolerates provider errors would swallow it. A miss must stop the notebook.
-- Cassettes hold no secrets: only whitelisted headers are kept (see `KEEP_*_HEADERS`), so
-  Authorization, API keys, cookies and organisation ids never reach the file.
-- Every response carries `x-course-latency-ms`, the measured wall-clock latency of the live
-  call, so replayed runs report the same latency (and tables and plots) as the recording.
-- The file is written after every recorded call: a kernel that dies mid-lesson keeps what it got.
-- `make record NB=NN KEEP=1` (COURSE_RECORD_KEEP=1) re-records only what changed: recorded
-  requests that still match are played back, new ones go to the live model; a replay pass
-  with COURSE_REPLAY_PRUNE=1 then drops the interactions the notebook no longer asks for.
-
-The file format is vcrpy's (version 1): vcrpy, and anything that reads its cassettes, reads these.
+A request is matched on its whole body, so a changed prompt is a miss (`ReplayMiss`, never a
+live call). How matching, secrets, latency and re-recording work: docs/replay.md and
+docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
-"""Run model-written code against hidden tests, with the verdict decided where the code cannot reach.
+"""Run model-written code against tests, with the verdict decided where the code cannot reach.
 
-Two processes, two roles:
-- the **worker** (`_worker.py`, a separate `python -I` process with limits and a guard) holds
-  the model's code and answers one kind of request: "call NAME with these arguments". It
-  never sees a test, an expected value or a verdict;
-- the **judge** is this module, in the calling process. It runs the test steps itself; every
-  time a step calls one of the solution's functions, the call goes to the worker and the
-  result comes back as plain data (or the exception raised, or "not plain data: TYPE").
-  Comparing, asserting and counting happen here.
-
-So nothing the code does inside its own process can turn a wrong answer into a pass:
-patching builtins, rewriting the worker, forging replies all amount to the code choosing
-what its functions return, which is what the tests test. What the sandbox guarantees and
-what it does not is in docs/sandbox.md; in short, it is a guard against
-accidents and naive cheating, not a security boundary against a determined attacker.
-
-Supported test forms (course tasks and HumanEval's `check(candidate)` bodies): any Python
-statement that calls the solution's functions with plain-data arguments: `assert f(x) == y`
-(reported as call / expected / actual), `with raises(E): f(x)`, asserts with `abs(...) < tol`,
-`math.isclose`, truthiness, loops, `try/except`, attribute reads of `__doc__` and `__name__`.
-Arguments the call mutates are copied back, so "does not modify its input" tests work.
-Not supported: passing functions or objects into the solution, identity (`is`) checks on
-returned values, and solutions whose results are not plain data (classes, generators):
-those are judged failed, with the type named.
+`run_code(code, tests)` starts a worker process (`_worker.py`) that holds the code and only
+answers "call NAME with these arguments"; this module runs the test steps, compares and counts.
+What it guarantees and what it does not: docs/sandbox.md; the test forms it supports:
+docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

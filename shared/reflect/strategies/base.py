@@ -1,23 +1,6 @@
-"""What every strategy shares: the run frame and its identity.
+"""What every strategy shares: the run frame (`execute`) and its identity (`Configured.config()`).
 
-`execute(strategy, task, body)` is the frame around one run: a blank task makes no call and
-returns a `Run` that says so; the run is timed; and, when the strategy's `judge_hidden` is set,
-the hidden tests judge its final code. Every strategy's `run` goes through it.
-
-`Configured.config()` is a strategy's identity: every setting that changes what it sends or
-decides, as plain JSON values. A benchmark file keys each line by it, so a changed setting is a
-new configuration whose old lines are not mixed in, and a report labels runs by it. It holds:
-
-- the dataclass fields, but those marked `repr=False` (a stop rule as its fields, a critic by name or by class, a function by
-  its dotted name; an object it cannot see into by its class name only);
-- `role_sampling`: the course's sampling (`reflect.model.sampling.SAMPLING`) of each role it
-  calls whose sampling is not a field of its own;
-- `prompts`: a fingerprint (SHA-256, first 12 hex digits) of the module-level prompts it sends,
-  so editing one of them makes a new configuration. Prompts that code assembles from the task
-  (a refine request, an attempt with its memory) are fixed by the code, not fingerprinted.
-
-A repr would not do: it shows the fields only (a prompt edit would go unnoticed), and an object's
-repr can hold a memory address.
+What a configuration holds, and why not a repr: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""The named strategies of `python -m reflect.bench`: each is one short configuration of the shared parts.
-
-The parts: the refine loop (`ScoredReflection`: the course's one first draft, a critic, a `StopRule`,
-revisions by the refiner, the best draft returned), best-of-k (`Resample`: k drafts and the
-evidence as chooser; what a sample sees of a failed first draft is its `feedback`), the reviewer loop (`MakerChecker`) and Reflexion (attempts, the agent's own
-tests and an evaluator, reflections, memory). A critic is named by kind: "llm" (lesson 03's JSON
-critic), "examples" (the statement's own examples, run in the sandbox) or "self-tests" (asserts the
-model writes for itself).
-
-To add a strategy, add one line to `catalog`. `--strategies` then accepts its name, the runner keys its
-results by its `config()`, and the report shows it with its judges' verdicts. Nothing in
-`evaluation/` or `bench/` changes. `LESSON_06` is the default set: the seven strategies lesson 06
-compares. `feedback_arms(R)` are lesson 06's fair test: four `Resample` arms that share the first draft,
-the evidence, the stop rule, the sampling and the seeds, and differ in what a sample drawn after a failed
-first draft sees (`ARMS`), each in replicates 0 to R - 1 (replicate r is named "ARM#r" from r = 1 on).
+"""The named strategies of `python -m reflect.bench`: each is one short configuration of the shared
+parts. To add a strategy, add one line to `catalog`. `LESSON_06` is lesson 06's seven;
+`feedback_arms(R)` its fair test. Details: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

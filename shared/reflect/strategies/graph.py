@@ -1,47 +1,14 @@
 """Lesson 04: the reflection loop as a LangGraph graph, `reflection_code_reviewer`.
 
     START -> prepare_task -> generate_initial_draft -> critique_draft
-    critique_draft -> finalize            when the critique accepts the draft and no rule check fails
-                   -> refine_draft        when it asks for changes and the budget allows another draft
-                   -> mark_needs_review   when the next draft would exceed max_iterations, the critique
-                                          is invalid, or the critic accepted a draft a rule check rejects
+    critique_draft -> finalize | refine_draft | mark_needs_review
     refine_draft -> critique_draft
-    generate_initial_draft / refine_draft -> mark_needs_review   when the reply held no code
-                                          (the last draft that had code stays the current draft)
-    mark_needs_review -> mark_needs_review   when a human's decision was refused (it pauses again)
-    prepare_task -> handle_failure        blank input, before any model call
-    generate_initial_draft / refine_draft -> handle_failure   when the model fails
+    prepare_task / generate_initial_draft / refine_draft -> handle_failure
 
-The nodes call the same step functions as lesson 03's loop (`generate_step`, `refine_step`,
-`critique_step` in reflect.strategies.scored), so both send byte-identical requests on a
-course task. The critic judges against `state["requirements"]`: the task's own, the caller's,
-or for any other input those derived from it (`derive_requirements`). The graph bounds
-itself with its stop (`stop_of`: the drafts in `steps` against `max_iterations`) and sets
-`recursion_limit`: langgraph 1.2's default is 10,007 super-steps (a super-step is one round
-in which every node that is due runs once), no guard at all.
-
-Human review: with `human_review=True`, `mark_needs_review` pauses with `interrupt()` and a
-checkpointer keeps the paused state (in SQLite it survives a restart). The node makes no model
-call before `interrupt()`, because a resumed node runs again from its first line. Three
-decisions: approve the current draft, edit it (the person's code replaces it), or reject it.
-An approved or edited draft is re-checked with the rule checks: one that fails them is refused
-unless the decision carries an `override` (the person's reason, kept in the output). A refused
-decision (such an approval or edit, an approval with no draft, an edit with no code, an unknown
-action) changes no draft: the node pauses again, with the problem in the question, and the
-next decision on the same thread is carried out. A rejection ends the run `rejected`, never `needs_review`, so a
-decided run never reads as an undecided one. The output says who accepted the code, and an
-approval keeps the critic's last verdict among its errors when the critic had not accepted.
-
-The record: every node that calls the model, judges a draft or takes a person's decision appends
-its `Step` to `state["steps"]`, as the dict `Step.to_dict` makes of it (plain values, which a
-checkpointer stores without registering the package's classes), and the router after a critique
-reads the stop off those steps (`stop_of`). The node that ends a run puts its `Run` in
-`state["run"]`, also as a dict (`Run.from_dict` reads it back; `ReflectionGraph.run` returns it).
-
-A thread is one conversation: invoking the graph again on the same `thread_id` appends to the
-lists of the earlier run (their reducers add). `fresh_thread()` gives each run its own thread;
-`prepare_task` also notes where this run's entries start, so the output and the run read only
-this run's steps and errors even on a reused thread.
+The nodes call lesson 03's step functions, so both send byte-identical requests; every node
+appends its `Step` to `state["steps"]` and the router reads the stop off them. With
+`human_review=True`, `mark_needs_review` pauses for a person's decision (approve, edit, reject).
+How each edge, the human review and threads work: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

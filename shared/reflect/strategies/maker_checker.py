@@ -1,16 +1,8 @@
 """Lesson 02's loop, maker-checker: the answer key of the loop the learner writes in lesson 02.
 
-A Code Generator and a Code Reviewer alternate on one shared thread. Each role is sent its own
-system prompt plus the thread; each reply joins the thread as an assistant message prefixed
-`[Generator]: ` or `[Reviewer]: `. The loop stops when the review is APPROVED (read strictly, as
-`strict_sentinel` does) or after `max_iterations` rounds, and returns the last draft with code.
-
-What it adds to the learner's loop, each small and named: the `Run` record (one `Step` a turn,
-from which the thread is rebuilt), a token budget checked before each call (`over_budget`), a
-provider error that ends the run with everything kept, an optional `trim`, and
-`perspective="own"`: each role sees its own turns as `assistant` and the other role's as `user`,
-without prefixes (LangGraph's reflection tutorial and AutoGen hand the other agent's words back so),
-the fix for the textbook thread's role confusion.
+A Code Generator and a Code Reviewer alternate on one shared thread until the review is APPROVED
+or `max_iterations` rounds. What it adds to the learner's loop: docs/package.md, "The modules in
+detail".
 """
 
 from __future__ import annotations

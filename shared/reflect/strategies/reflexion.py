@@ -1,33 +1,9 @@
-"""Lesson 05: Reflexion: verbal feedback remembered across attempts (and sessions).
+"""Lesson 05: Reflexion, verbal feedback remembered across attempts (and sessions).
 
-Three roles. The generator writes a fresh attempt. The evaluator judges it from the task, the
-code and the trace of the agent's own tests: one JSON object {score 0-1, verdict pass|fail,
-specific_issues, missing_elements}. The reflector writes a short, specific reflection: what
-went wrong, why, what to do next time. Reflections go into episodic memory; the next
-attempt's prompt carries the last `window` of them. What else it carries is the
-`memory_mode`, the lesson's experiment:
-
-    none               the task only: a plain retry at the same temperature (the control)
-    last               the task and the previous attempt's code
-    (neither asks the reflector: nothing would read its reflection)
-    reflections        the task and the remembered reflections (Reflexion)
-    last+reflections   both
-
-The hidden tests never reach any prompt: the agent's evidence is its own tests, written from
-the statement (reflect.judging.self_tests). Stops, each its own `Stop` reason: accepted (its
-tests and the evaluator pass it), max_iterations (`max_attempts` made), token_budget (checked
-before the next attempt: when the tokens spent plus the costliest attempt so far, reflection
-included, would pass `token_budget`, the loop stops and returns the best attempt), regressed (a
-score more than 20% below the best reverts to the best and stops), converged (no better score
-in `patience` attempts; with `patience` >= `max_attempts` it cannot fire). An attempt whose code
-repeats an earlier one is marked on its generator step ("same code as attempt N"); the loop goes
-on, since the next prompt differs. Memory stores each failed attempt's reflection with whether
-its own tests passed it, and an accepted attempt with no reflection (`passed` True); a prompt
-carries the last `window` reflections. The reflector is asked not to write code; that rule is
-not enforced (lesson 05 counts how often it is broken).
-Temperatures: generator 0.6, reflector 0.2, evaluator 0. The evaluator and the reflector have a
-`max_tokens` cap (400 and 300): uncapped, a small model can write until its context is full,
-and three evaluator calls in lesson 05's first experiment ran into the 300 s per-call budget.
+A generator writes a fresh attempt, an evaluator judges it from the agent's own tests, a reflector
+writes what to do next time; reflections go into episodic memory and the next attempt's prompt
+carries the last `window` of them, as its `memory_mode` says (none, last, reflections,
+last+reflections). The stops, memory and temperatures: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations

@@ -1,31 +1,9 @@
 """Best-of-k: k drafts of the task, one chosen by evidence the producer may see.
 
-The rival every reflection strategy has to beat at the same cost (lesson 06), and the part the
-repair strategies are built from. Three settings make the variants:
-
-- `first`: "sample" (every draft is a fresh sample of the plain task at `temperature`, with its
-  own seed: seed + 1, seed + 2, ..., the same requests as Reflexion's first attempt and its `none`
-  mode, so `CachedChat` lets the two share them) or "draft" (the first is the course's one first
-  draft, one-shot's request at temperature 0; the k - 1 after it are samples, seeds seed + 1 on).
-- `feedback`: what each sample after the first sees besides the task. "none": nothing (blind
-  resampling). "failure": the checks the first draft failed (each assert and what the draft
-  returned or raised), never its code. "failure+code": the failed checks and the first draft's
-  code (the self-repair tree of Olausson et al., ICLR 2024, with k - 1 repairs of one draft).
-  "critique+code": the first draft's code and a critique of it by lesson 03's JSON critic (no
-  execution; the critic's call is one more step of the run). A sample with feedback is asked only
-  when the first draft failed its evidence.
-- `select`: the evidence that chooses (and, with `stop_on_pass`, stops): "self-tests" (asserts
-  the model writes from the statement, lesson 05), "examples" (the statement's own examples; a
-  statement without any gives no evidence), "examples-or-self-tests" (the examples where the
-  statement has some, else the agent's own tests), or "first" (no evidence: always draft 1).
-
-`replicate` r draws the samples after a first "draft" with seeds seed + 100 r + 1, ... (lesson 06's
-fair test: every arm's replicate r gets the same seeds), and `sample_tokens` caps each such sample.
-
-The draft that passes the most asserts wins, the earliest on a tie (`judging.controller.best_index`).
-With `stop_on_pass`, the loop stops at the first draft that passes every assert (accepted), or
-after k drafts, and after the first draft when there is no evidence (nothing could pass or fail);
-without it all k are drawn, which pass@k's unbiased estimator needs (reflect.evaluation.report).
+The rival every reflection strategy has to beat at the same cost (lesson 06). `first` (fresh
+samples, or the course's first draft), `feedback` (what a sample after a failed first draft sees)
+and `select` (the evidence that chooses) make the variants; each setting is explained in
+docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations
