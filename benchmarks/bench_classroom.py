@@ -74,7 +74,7 @@ def learner(out: Path, stop_file: Path | None) -> None:
     exists, on COURSE_WORKERS threads); writes what it measured to `out`."""
     from reflect import ModelError, connect
     from reflect.model.parallel import parallel_map
-    from reflect.model.sampling import sampling
+    from reflect.model.roles import sampling
     from reflect.strategies.maker_checker import maker_checker
     from reflect.strategies.one_shot import one_shot
     from reflect.tasks.task import course_tasks, get_task

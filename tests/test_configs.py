@@ -114,7 +114,7 @@ def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_t
     monkeypatch,
 ):
     from reflect.bench import strategies
-    from reflect.model.sampling import SAMPLING
+    from reflect.model.roles import SAMPLING
 
     before = [s.config() for s in strategies()]
     monkeypatch.setitem(

@@ -17,7 +17,7 @@ import pytest
 from reflect.evaluation import feedback as fx
 from reflect.evaluation.runner import config_of, current_rows, load_rows, run_bench
 from reflect.model.cache import CachedChat
-from reflect.model.sampling import sampling
+from reflect.model.roles import sampling
 from reflect.records import Stop
 from reflect.strategies.catalog import SAMPLES_AFTER, feedback_arm, feedback_arms
 from reflect.tasks.prompts import GENERATOR_PROMPT

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from course_checks import lesson01 as ex
 from reflect.judging.hidden import Attempt
 from reflect.model.accounting import CallRecord, Ledger
-from reflect.model.sampling import sampling
+from reflect.model.roles import sampling
 from reflect.records import Run, Step, Stop
 from reflect.strategies.one_shot import one_shot
 from reflect.tasks.task import get_task

@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from course_checks import lesson03 as ex
 from reflect.model.accounting import CallRecord, Ledger
-from reflect.model.sampling import sampling
+from reflect.model.roles import sampling
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT
 

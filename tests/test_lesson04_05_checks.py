@@ -16,12 +16,12 @@ IMPORTS = {
     "04": "import operator, re, sqlite3\nfrom typing import Annotated, TypedDict\n"
     "from langgraph.checkpoint.sqlite import SqliteSaver\nfrom langgraph.graph import END, START, StateGraph\n"
     "from langgraph.types import Command, interrupt\nfrom reflect.judging import TestGroundedCritic\n"
-    "from reflect.model.sampling import sampling\nfrom reflect.strategies import graph as rg\n"
+    "from reflect.model.roles import sampling\nfrom reflect.strategies import graph as rg\n"
     "from reflect.tasks.extract import extract_code\n"
     "from reflect.tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, refine_request\n"
     "from reflect.tasks.task import get_task\n",
     "05": "import json, re, sqlite3\nfrom reflect.judging.self_tests import run_self_tests\n"
-    "from reflect.memory.store import task_key\nfrom reflect.model.sampling import sampling\n"
+    "from reflect.memory.store import task_key\nfrom reflect.model.roles import sampling\n"
     "from reflect.strategies import reflexion as rx\nfrom reflect.tasks.extract import extract_code\n"
     "from reflect.tasks.prompts import EVALUATOR_SYSTEM, attempt_request, evaluator_messages, "
     "generator_messages, reflection_messages\nfrom reflect.tasks.task import get_task\n",

@@ -10,7 +10,7 @@ from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic
 from reflect.judging.critique import critique_schema
 from reflect.model.llm import ModelError
-from reflect.model.sampling import SAMPLING
+from reflect.model.roles import SAMPLING
 from reflect.records import Stop
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task

@@ -188,7 +188,7 @@ def first_request(chat) -> str:
 def test_a_first_draft_is_one_request_in_every_lesson_and_strategy():
     from functools import partial
 
-    from reflect.model.sampling import sampling
+    from reflect.model.roles import sampling
     from reflect.strategies import graph as rg
     from reflect.strategies.maker_checker import maker_checker
     from reflect.strategies.one_shot import one_shot
@@ -219,7 +219,7 @@ def test_a_first_draft_is_one_request_in_every_lesson_and_strategy():
 
 
 def test_each_role_sends_the_sampling_of_the_one_table():
-    from reflect.model.sampling import SAMPLING
+    from reflect.model.roles import SAMPLING
 
     critic_chat = script(critic=[CRIT % 9])
     LLMCritic(critic_chat, structured=False).evaluate(TASK, CORRECT["factorial"])

@@ -117,7 +117,7 @@ LESSON03 = ROOT / "solutions" / "03_scored_critic.ipynb"
 IMPORTS03 = (
     "import json\n"
     "from reflect.judging.controller import Draft\n"
-    "from reflect.model.sampling import sampling\n"
+    "from reflect.model.roles import sampling\n"
     "from reflect.tasks.prompts import REFINER_SYSTEM, refine_request\n"
     "from reflect.tasks.extract import extract_code\n"
     "from reflect.tasks.prompts import GENERATOR_PROMPT\n"

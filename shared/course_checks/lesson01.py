@@ -13,7 +13,7 @@ from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import Attempt, judge
 from reflect.model.accounting import CallRecord
 from reflect.model.llm import Reply
-from reflect.model.sampling import sampling
+from reflect.model.roles import sampling
 from reflect.records import Run, Stop
 from reflect.strategies.one_shot import one_shot
 from reflect.tasks.extract import extract_code

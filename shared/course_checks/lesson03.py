@@ -16,7 +16,7 @@ from reflect.judging.critics import Evaluation, TestGroundedCritic
 from reflect.judging.critique import ParseFailure, parse_critique
 from reflect.judging.hidden import judge
 from reflect.model.accounting import Ledger
-from reflect.model.sampling import sampling
+from reflect.model.roles import sampling
 from reflect.records import Stop
 from reflect.sandbox.runner import SandboxResult, TestOutcome
 from reflect.strategies import scored as scored_module

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reflect.judging.critics import Evaluation, LLMCritic
-from reflect.model.sampling import SAMPLING, SEED
+from reflect.model.roles import SAMPLING, SEED
 from reflect.records import Step
 from reflect.strategies import graph as rg
 from reflect.tasks import prompts

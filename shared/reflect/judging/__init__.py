@@ -3,17 +3,30 @@ calibration. Everything that says whether a draft is good, and when to stop aski
 
 from .controller import Draft, StopRule, analyze_improvement, best_so_far, drafts_of
 from .critics import (
+    GENERIC_TEXT_CRITERIA,
+    MEDICAL_CRITERIA,
     Evaluation,
     HybridCritic,
     LLMCritic,
     RuleCritic,
     TestGroundedCritic,
     VotingCritic,
+    split_tests,
 )
 from .critique import Critique, ParseFailure, critique_schema, parse_critique
 from .hidden import Attempt, judge, judge_the_judge, pass_rate
+from .self_tests import run_self_tests, write_tests
+from .sentinel import contains_sentinel, starts_with_sentinel, strict_sentinel
 
 __all__ = [
+    "GENERIC_TEXT_CRITERIA",
+    "MEDICAL_CRITERIA",
+    "contains_sentinel",
+    "run_self_tests",
+    "split_tests",
+    "starts_with_sentinel",
+    "strict_sentinel",
+    "write_tests",
     "Attempt",
     "Critique",
     "Evaluation",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.llm import response_format_for
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import parse_python
 from ..tasks.prompts import CRITIC_PROMPT, VOTER_PROMPTS, critic_repair_request, review_request
 from ..tasks.task import Task

@@ -16,7 +16,7 @@ import doctest
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import Step, Verdict, model_step, parse_python
 from ..tasks.prompts import write_tests_messages
 from ..tasks.task import Task

@@ -4,11 +4,15 @@ holds its loop and the `Strategy` object that runs it and returns a `Run` (refle
 holds the run frame they share, `with_sampling` and `config()`, the identity a results file keys
 their runs by."""
 
+from .catalog import feedback_arms
 from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
 from .one_shot import OneShot, one_shot
+from .resample import Resample
 from .scored import ScoredReflection, critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
+    "Resample",
+    "feedback_arms",
     "MAX_ITERATIONS",
     "MakerChecker",
     "OneShot",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..judging.hidden import judge
-from ..model.sampling import SAMPLING
+from ..model.roles import SAMPLING
 from ..records import ChatFn, Run, Stop
 from ..tasks.task import Task
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..judging.controller import StopRule
-from ..model.sampling import SAMPLING
+from ..model.roles import SAMPLING
 from ..records import Strategy
 from .maker_checker import MakerChecker
 from .one_shot import OneShot

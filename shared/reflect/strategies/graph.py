@@ -25,7 +25,7 @@ from ..judging.controller import drafts_of
 from ..judging.critics import Evaluation
 from ..judging.sentinel import strict_sentinel
 from ..model.llm import ModelError
-from ..model.sampling import SEED
+from ..model.roles import SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict
 from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM
 from ..tasks.task import Task, course_tasks

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..judging.sentinel import ApprovalRule, strict_sentinel
 from ..model.llm import ModelError
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import ChatFn, Run, Step, Stop, Verdict, model_step
 from ..tasks import prompts
 from ..tasks.extract import extract_code

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from ..judging.hidden import judge
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import ChatFn, ReplyLike, Run, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages
@@ -47,7 +47,7 @@ def _one_shot_call(
 @dataclass
 class OneShot(Configured):
     """Lesson 01: one generator call, no critic, sampled as every first draft is (temperature 0,
-    seed 42, 512 tokens: `reflect.model.sampling`)."""
+    seed 42, 512 tokens: `reflect.model.roles`)."""
 
     system_prompt: str = GENERATOR_PROMPT
     temperature: float = SAMPLING["generator"]["temperature"]

@@ -17,7 +17,7 @@ from ..judging.critics import Evaluation, Tally
 from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import Run, Step, Stop, Verdict, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import (

@@ -15,7 +15,7 @@ from ..judging.controller import best_index
 from ..judging.critics import LLMCritic
 from ..judging.self_tests import SelfTestResult, evidence_step, run_tests_step
 from ..model.llm import ModelError
-from ..model.sampling import SAMPLING, SEED, sampling
+from ..model.roles import SAMPLING, SEED, sampling
 from ..records import Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import (

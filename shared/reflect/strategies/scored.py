@@ -1,6 +1,6 @@
 """The scored reflection loop: generator, critic, refiner, with a stop rule and best-so-far.
 
-Roles and sampling (`reflect.model.sampling`): the generator writes the course's one first
+Roles and sampling (`reflect.model.roles`): the generator writes the course's one first
 draft (temperature 0, seed 42, 512 tokens: the request of lesson 01's one-shot), the critic judges
 at temperature 0, the refiner revises at 0.2. From the second
 iteration on, the refiner gets the task, the previous attempt and the critic's feedback, and
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from ..judging.controller import Draft, StopRule
 from ..judging.critics import EvidenceCritic, LLMCritic
 from ..model.llm import ModelError
-from ..model.sampling import SAMPLING, SEED
+from ..model.roles import SAMPLING, SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict, model_step
 from ..tasks import prompts
 from ..tasks.extract import extract_code

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+__all__ = ["Call", "FakeReply", "RecordedChat", "ScriptedChat"]
+
 
 @dataclass
 class FakeReply:
