@@ -7,6 +7,7 @@ import json
 import pytest
 
 from reflect.evaluation import recorded as rec
+from reflect.model.llm import Reply
 from reflect.testing import ScriptedChat
 
 ASK = [{"role": "system", "content": "write"}, {"role": "user", "content": "task"}]
@@ -43,7 +44,11 @@ def test_a_recorded_request_is_answered_from_the_recording_without_a_model_call(
     model = ScriptedChat({"generator": ["the model's reply"]})
     calls = rec.RecordedCalls("02_x", model, full=False, meta={})
     reply = calls(ASK, role="generator", temperature=0, seed=42)
-    assert (reply.text, reply.recorded) == ("recorded reply", True)
+    assert isinstance(reply, Reply) and (reply.text, reply.role, reply.model) == (
+        "recorded reply",
+        "generator",
+        "qwen",
+    )
     assert (
         model.calls == []
         and calls.summary() == "1 request(s) answered from the recording, 0 sent to the model"

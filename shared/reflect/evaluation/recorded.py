@@ -10,38 +10,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .results import describe, recorded_dir, recording_meta, results_dir
-
-__all__ = [
-    "RecordedCalls",
-    "recording_meta",
-    "request_key",
-    "verdicts_as_recorded",
-]
-
-
-@dataclass(frozen=True)
-class _RecordedReply:
-    """A reply read from a recording: the fields a chat reply has, marked as recorded."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    role: str = ""
-    latency_s: float = 0.0
-    finish_reason: str | None = None
-    recorded: bool = True
-
-
-def request_key(messages: list[dict], role: str, params: Mapping[str, Any]) -> str:
-    """The identity of a request: its messages, role and every parameter, as canonical JSON."""
-    return json.dumps(
-        [messages, role, dict(params)], sort_keys=True, ensure_ascii=False, default=str
-    )
+from ..model.cache import request_key
+from ..model.llm import Reply
+from .results import describe, recorded_dir, results_dir
 
 
 class RecordedCalls:
@@ -80,13 +54,14 @@ class RecordedCalls:
                 self._new.setdefault(key, call)
         if call is not None:
             r = call["reply"]
-            return _RecordedReply(
-                r["text"],
-                r["prompt_tokens"],
-                r["completion_tokens"],
-                role,
-                r.get("latency_s", 0.0),
-                r.get("finish_reason"),
+            return Reply(
+                text=r["text"],
+                role=role,
+                model=self.meta.get("model", ""),
+                prompt_tokens=r["prompt_tokens"],
+                completion_tokens=r["completion_tokens"],
+                latency_s=r.get("latency_s", 0.0),
+                finish_reason=r.get("finish_reason"),
             )
         reply = self.chat(messages, role=role, **params)
         entry = {

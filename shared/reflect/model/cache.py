@@ -15,9 +15,10 @@ import json
 import shutil
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 CACHED_HEADER = "x-course-cached"
 _FORMAT = 1
@@ -29,6 +30,14 @@ def deterministic(body: object) -> bool:
         return False
     temperature = body.get("temperature")
     return temperature == 0 or body.get("seed") is not None
+
+
+def request_key(messages: list[dict], role: str, params: Mapping[str, Any]) -> str:
+    """The identity of a chat request: its messages, role and every parameter, as canonical JSON
+    (the key of `CachedChat` and of a lesson's recorded calls)."""
+    return json.dumps(
+        [messages, role, dict(params)], sort_keys=True, ensure_ascii=False, default=str
+    )
 
 
 def model_fingerprint(path: Path) -> str:
@@ -178,7 +187,7 @@ class CachedChat:
         )
         if not deterministic:
             return self.chat(messages, role=role, **params)
-        key = json.dumps([messages, role, params], sort_keys=True, default=str)
+        key = request_key(messages, role, params)
         with self._lock:
             entry = self._memo.get(key)
             if entry is None:

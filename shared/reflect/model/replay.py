@@ -54,7 +54,7 @@ def _body_json(body: bytes | str | None):
         return body
 
 
-def request_key(method: str, uri: str, body: bytes | str | None) -> str:
+def _cassette_key(method: str, uri: str, body: bytes | str | None) -> str:
     """Method, path, query and the JSON body in canonical form (key order and spacing ignored)."""
     parts = urlsplit(uri)
     return f"{method} {parts.path}?{parts.query} {json.dumps(_body_json(body), sort_keys=True)}"
@@ -114,14 +114,14 @@ class Recorder:
 
     def _add(self, item: dict) -> None:
         req = item["request"]
-        self._index[request_key(req["method"], req["uri"], req.get("body"))].append(
+        self._index[_cassette_key(req["method"], req["uri"], req.get("body"))].append(
             len(self.interactions)
         )
         self.interactions.append(item)
 
     def lookup(self, request: httpx.Request) -> httpx.Response | None:
         """The next unplayed recorded response to this request, or None."""
-        key = request_key(request.method, str(request.url), request.content)
+        key = _cassette_key(request.method, str(request.url), request.content)
         with self._lock:
             queue = self._index.get(key)
             if not queue:
@@ -166,7 +166,7 @@ class Recorder:
         with self._lock:
             self._add(item)
             self._index[
-                request_key(request.method, str(request.url), request.content)
+                _cassette_key(request.method, str(request.url), request.content)
             ].pop()  # played now
             self.played.add(len(self.interactions) - 1)
             self._save()
@@ -199,7 +199,7 @@ class Recorder:
     def miss_message(self, request: httpx.Request) -> str:
         """What a replay miss says: the notebook, the closest recorded request's diff, the fix."""
         nb = self.notebook.split("_")[0]
-        key = request_key(request.method, str(request.url), request.content)
+        key = _cassette_key(request.method, str(request.url), request.content)
         if key in self._index:
             return (
                 f"Replay miss in notebook {self.notebook!r}: this request was already played from "
