@@ -1,32 +1,34 @@
-"""The evaluation layer: running strategies over tasks and storing what they did (results).
-The names below are imported on first use; `feedback` and `report` are its analysis modules."""
+"""The evaluation layer: running strategies over tasks and storing what they did (results)."""
 
-from importlib import import_module
-from typing import Any
+from .recorded import RecordedCalls, verdicts_as_recorded
+from .report import exact_sign_test, paired, provenance
+from .results import (
+    LIVE_SAMPLE,
+    full_run,
+    load_attempts,
+    recorded_dir,
+    recorded_experiment,
+    recording_meta,
+    results_dir,
+    save_attempts,
+)
+from .runner import current_rows, live_sample, run_bench
 
-_EXPORTS = {
-    "RecordedCalls": "recorded",
-    "verdicts_as_recorded": "recorded",
-    "exact_sign_test": "report",
-    "paired": "report",
-    "provenance": "report",
-    "LIVE_SAMPLE": "results",
-    "full_run": "results",
-    "load_attempts": "results",
-    "recorded_dir": "results",
-    "recorded_experiment": "results",
-    "recording_meta": "results",
-    "results_dir": "results",
-    "save_attempts": "results",
-    "current_rows": "runner",
-    "live_sample": "runner",
-    "run_bench": "runner",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module the first time it is used."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+__all__ = [
+    "LIVE_SAMPLE",
+    "RecordedCalls",
+    "current_rows",
+    "exact_sign_test",
+    "full_run",
+    "live_sample",
+    "load_attempts",
+    "paired",
+    "provenance",
+    "recorded_dir",
+    "recorded_experiment",
+    "recording_meta",
+    "results_dir",
+    "run_bench",
+    "save_attempts",
+    "verdicts_as_recorded",
+]
