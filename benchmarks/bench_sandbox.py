@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from reflect.sandbox import Limits, run_code
+from course_sandbox import Limits, run_code
 from reflect.tasks.task import course_tasks, get_task
 
 REPEATS = 5

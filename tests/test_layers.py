@@ -8,11 +8,11 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
 RUNTIME = PKG.parent / "course_runtime"
+SANDBOX = PKG.parent / "course_sandbox"
 LAYERS = [
     "records",
     "testing",
     "model",
-    "sandbox",
     "tasks",
     "judging",
     "memory",
@@ -110,6 +110,29 @@ def test_the_local_runtime_sits_beside_the_package_above_its_client():
         )
     )
     assert users == ["__init__.py", "bench/__init__.py"]
+
+
+def test_the_sandbox_sits_beside_the_package_below_its_tasks():
+    """`course_sandbox` runs model-written code in its own process: it imports the bottom of the package only
+    (records' thread-safe parsing, the platform check), and the package runs code through it from one
+    place, the tasks' `Task.run`."""
+    below = []
+    for path in SANDBOX.glob("*.py"):
+        below += [t for t, _ in imports_of_runtime(path) if t not in ("records", "model.config")]
+    assert below == []
+    users = sorted(
+        str(p.relative_to(PKG))
+        for p in PKG.rglob("*.py")
+        if any(
+            isinstance(n, ast.ImportFrom | ast.Import)
+            and any(
+                name.startswith("course_sandbox")
+                for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
+            )
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        )
+    )
+    assert users == ["tasks/task.py"]
 
 
 def imports_of_runtime(path: Path) -> list[tuple[str, int]]:

@@ -33,7 +33,7 @@ def as_windows(code: str, before: str = "") -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "before, code",
     [
-        ("", "import reflect.sandbox"),  # what a lesson's imports reach first (tasks, judging)
+        ("", "import course_sandbox"),  # what a lesson's imports reach first (tasks, judging)
         ("", "import reflect.tasks.task"),
         # every lesson's first model cell; its libraries are imported first, since a faked sys.platform
         # would send their own import-time platform checks (sysconfig) to Windows files this machine lacks

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from reflect.sandbox import Limits, run_code
+from course_sandbox import Limits, run_code
 from reflect.tasks.task import course_tasks, get_task
 from tests.reference_solutions import CORRECT, FLAWED
 
@@ -154,7 +154,7 @@ def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from reflect.sandbox._worker import NotPlain, decode, encode
+    from course_sandbox._worker import NotPlain, decode, encode
 
     leaves = (
         st.none()
@@ -198,7 +198,7 @@ def test_the_wire_format_round_trips_plain_data_and_rejects_the_rest():
 def test_the_worker_reads_request_lines_whole_and_in_order_from_one_buffered_pipe():
     import json
 
-    from reflect.sandbox._worker import _read_line
+    from course_sandbox._worker import _read_line
 
     big = json.dumps({"args": [{"l": list(range(300_000))}]}).encode()
     read_fd, write_fd = os.pipe()
@@ -222,7 +222,7 @@ def test_a_rigged_object_inside_a_compared_structure_still_equals_nothing():
 
 
 def test_the_same_code_and_tests_are_judged_once_and_each_caller_gets_its_own_copy(monkeypatch):
-    from reflect.sandbox import runner
+    from course_sandbox import runner
 
     monkeypatch.setattr(runner, "_JUDGED", {})
     calls = []

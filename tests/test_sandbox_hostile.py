@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reflect.sandbox import Limits, run_code
+from course_sandbox import Limits, run_code
 from reflect.tasks.task import get_task
 from tests.conftest import cmdline
 

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
+from course_sandbox.runner import SandboxResult, TestOutcome
 from reflect.evaluation.results import load_attempts
 from reflect.judging import controller as controller_module
 from reflect.judging import critique as critique_module
@@ -18,7 +19,6 @@ from reflect.judging.hidden import judge
 from reflect.model.accounting import Ledger
 from reflect.model.roles import sampling
 from reflect.records import Stop
-from reflect.sandbox.runner import SandboxResult, TestOutcome
 from reflect.strategies import scored as scored_module
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.extract import extract_code

@@ -5,7 +5,6 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
   testing      ScriptedChat and FakeReply, scripted stand-ins for a model
   model/       the client: settings, the connection and chat with accounting, replay, cache
-  sandbox/     run model-written code in a separate process; the verdict is decided outside it
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
@@ -14,8 +13,9 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   bench/       `python -m reflect.bench`: the command line that compares the strategies
 
 Beside it, not in it: `course_runtime` (the local model's file, its one shared server per user, the
-fallback build; `reflect.connect` imports it on first use) and `course_checks` (the lessons' exercise
-checks).
+fallback build; `reflect.connect` imports it on first use), `course_sandbox` (model-written code run in
+a separate process, the verdict decided outside it; `Task.run` uses it) and `course_checks` (the
+lessons' exercise checks).
 
 The names below are imported on first use, so `import reflect` stays fast.
 """

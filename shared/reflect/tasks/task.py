@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
-from ..sandbox import Limits, SandboxResult, run_code
+from course_sandbox import Limits, SandboxResult, run_code
+
 from .checks import CheckResult, run_checks
 
 

@@ -2,7 +2,7 @@
 
 The child loads the model's code and then only answers calls: "call function NAME with these
 arguments". It never receives a test, an expected value or the verdict; the parent
-(reflect.sandbox.runner) runs the test steps and compares. So whatever the code does to this
+(course_sandbox.runner) runs the test steps and compares. So whatever the code does to this
 process (patch builtins, rewrite these functions, write to the reply pipe), it can at most
 misreport its own results, and misreporting them correctly means solving the task.
 

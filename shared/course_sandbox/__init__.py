@@ -4,7 +4,7 @@ See `runner` for the design (a worker that only answers calls, a judge that runs
 and docs/sandbox.md for what it guarantees and what it does not.
 """
 
-from ..model.config import require_supported_platform
+from reflect.model.config import require_supported_platform
 
 require_supported_platform()  # before the runner imports `resource`: one clear message on native Windows
 

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..records import compile_tree, parse_python
+from reflect.records import compile_tree, parse_python
+
 from ._worker import NotPlain, decode, encode
 
 _WORKER = Path(__file__).with_name("_worker.py")
