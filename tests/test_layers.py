@@ -144,6 +144,14 @@ def imports_of_runtime(path: Path) -> list[tuple[str, int]]:
     return out
 
 
+def test_the_courses_kernel_starts_without_pyplot():
+    """The kernel class loads before IPython picks matplotlib's inline backend: a pyplot imported then
+    would fix the "agg" backend, and no lesson's figure would show."""
+    code = "import reflect.notebook.kernel, sys; print('matplotlib.pyplot' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_import_reflect_loads_no_heavy_library():
     heavy = ("openai", "httpx", "pydantic", "vcr", "matplotlib", "ipywidgets", "langgraph")
     code = f"import reflect, sys; print([m for m in {heavy!r} if m in sys.modules])"

@@ -193,45 +193,6 @@ def test_trimmed_thread_sends_less_but_keeps_everything():
         keep_last(0)
 
 
-def test_render_turn_shows_verdict_and_draft_diff():
-    from reflect.notebook.widgets import render_turn, thread_stepper
-
-    s = Script([DRAFT, DRAFT.replace("return x", "return abs(x)")], ["Use abs.", "APPROVED"])
-    res = maker_checker(s, "write f")
-    assert "verdict: not approved" in render_turn(
-        res, 1
-    ) and "iteration 1 · reviewer" in render_turn(res, 1)
-    third = render_turn(res, 2)
-    assert third.startswith(
-        "turn 3/4 · iteration 2 · generator"
-    )  # a turn and its review share an iteration
-    assert "-    return x" in third and "+    return abs(x)" in third
-    assert "(no change)" not in third
-    box = thread_stepper(res)
-    slider, view = box.children
-    slider.value = 3
-    assert "verdict: APPROVED" in view.value
-
-
-def test_the_stepper_prints_a_static_view_for_a_reader_without_a_kernel(capsys):
-    from reflect.notebook.widgets import thread_stepper
-
-    res = maker_checker(Script([DRAFT, DRAFT], ["Use abs.", "APPROVED"]), "write f")
-    box = thread_stepper(res)
-    printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == len(res.steps) == 4
-    assert (
-        "reviewer" in printed[1]
-        and "not approved" in printed[1]
-        and printed[3].endswith("· APPROVED")
-    )
-    shown = box._repr_mimebundle_()["text/plain"]
-    assert shown.startswith("[interactive: a slider") and "IntSlider" not in shown
-    assert shown.endswith("run the cell to use it]"), (
-        "the text form is cut (ipywidgets keeps 110 characters)"
-    )
-
-
 def test_judge_the_judge_pairs_each_verdict_with_the_tests():
     from reflect.judging.hidden import judge_the_judge
     from reflect.tasks.task import get_task

@@ -151,7 +151,7 @@ def _rows(name: str, run, hidden: dict[int, bool]) -> dict:
     }
 
 
-def test_the_report_counts_samples_that_give_the_first_draft_back_and_the_evidences_agreement():
+def test_the_report_counts_samples_that_give_the_first_draft_back():
     from reflect.evaluation import report
 
     chat = ScriptedChat(
@@ -160,33 +160,3 @@ def test_the_report_counts_samples_that_give_the_first_draft_back_and_the_eviden
     run = arm("repair-edit-sample").run(HE0, chat)  # drafts at steps 0, 2, 4, 6; tests after each
     row = _rows("repair-edit-sample", run, {0: False, 2: False, 4: False, 6: True})
     assert report.repeats_of_first([row], "repair-edit-sample") == (2, 3)
-    again = arm("blind-sample").run(
-        HE0, ScriptedChat({"generator": [NEVER, GOOD]})
-    )  # the same two drafts
-    wrong_own = "```python\nassert calculate_factorial(3) == 7\n```"  # a self-test that is wrong
-    right = "```python\ndef calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
-    own = arm("blind-sample", k=1).run(
-        FACT, ScriptedChat({"test_writer": [wrong_own], "generator": [right]})
-    )
-    quality = report.evidence_quality(
-        [
-            row,
-            _rows("blind-sample", again, {0: False, 2: True}),
-            _rows("blind-sample", own, {1: True}),
-        ]
-    )
-    # as in the judges' table, "right" and "wrong" name the draft (the hidden tests pass it or not), not the judge
-    assert quality == {
-        "examples": {
-            "accepted_right": 1,
-            "accepted_wrong": 0,
-            "rejected_right": 0,
-            "rejected_wrong": 1,
-        },
-        "self-tests": {
-            "accepted_right": 0,
-            "accepted_wrong": 0,
-            "rejected_right": 1,
-            "rejected_wrong": 0,
-        },
-    }

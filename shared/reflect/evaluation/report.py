@@ -133,20 +133,6 @@ def paired_all(rows: list[Row]) -> list[dict[str, Any]]:
     return [dict(p, pairs=len(out)) for p in sorted(out, key=lambda p: p["p"])]
 
 
-def pass_by_iteration(rows: list[Row], strategy: str, iterations: int) -> list[float]:
-    """Pass rate of draft i (1..iterations) over the strategy's runs; a run that stopped earlier
-    counts with the draft it returned (its answer no longer changes)."""
-    mine = by_strategy(rows).get(strategy, [])
-    rates = []
-    for i in range(iterations):
-        ok = 0
-        for row in mine:
-            drafts = drafts_of(row)
-            ok += bool(drafts[i][1]) if i < len(drafts) else bool(run_of(row).passed)
-        rates.append(ok / len(mine) if mine else 0.0)
-    return rates
-
-
 def samples_of(row: Row) -> list[tuple[int, int | None, bool | None]]:
     """A resampling run's samples: (tokens of the sample, own asserts passed or None, hidden pass)."""
     verdicts = row.get("drafts") or {}
@@ -301,43 +287,6 @@ def repeats_of_first(rows: list[Row], strategy: str) -> tuple[int, int]:
         later += len(codes[1:])
         same += sum(c == codes[0] for c in codes[1:])
     return same, later
-
-
-def evidence_quality(rows: list[Row]) -> dict[str, dict[str, int]]:
-    """{"examples" | "self-tests": counts} of the evidence's verdict (every assert passed, or not) on each
-    distinct draft (task, code) against the hidden tests, named as in `confusion` (accepted_right: it accepted a
-    draft the hidden tests pass; rejected_right: it rejected one they pass). A run whose evidence came from the test writer counts as "self-tests", any other
-    as "examples". A draft judged in several runs (the same first draft in each arm) counts once."""
-    seen: dict[tuple[str, str, str], tuple[bool, bool]] = {}
-    for row in rows:
-        run, hidden = run_of(row), row.get("drafts") or {}
-        kind = "self-tests" if any(s.role == "test_writer" for s in run.steps) else "examples"
-        draft = None
-        for step in run.steps:
-            if step.role in _DRAFT_ROLES and step.code is not None:
-                draft = step
-            elif (
-                step.role == "tests"
-                and draft is not None
-                and step.verdict is not None
-                and step.verdict.accepted is not None
-            ):
-                verdict = hidden.get(str(draft.index))
-                if verdict is not None:
-                    seen[(kind, row["task_id"], draft.code or "")] = (
-                        step.verdict.accepted,
-                        bool(verdict),
-                    )
-    out: dict[str, dict[str, int]] = {}
-    for (kind, _, _), (accepted, passed) in seen.items():
-        cell = out.setdefault(
-            kind,
-            dict.fromkeys(
-                ("accepted_right", "accepted_wrong", "rejected_right", "rejected_wrong"), 0
-            ),
-        )
-        cell[f"{'accepted' if accepted else 'rejected'}_{'right' if passed else 'wrong'}"] += 1
-    return out
 
 
 def provenance(rows: list[dict[str, Any]], command: str) -> str:

@@ -8,45 +8,7 @@ what it is.
 
 from __future__ import annotations
 
-import difflib
 import html
-
-from ..records import Run
-
-
-def _draft_diff(before: str, after: str) -> str:
-    """Unified diff between two drafts ('' when identical)."""
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), "previous draft", "this draft", lineterm=""
-    )
-    return "\n".join(lines)
-
-
-def iterations(run: Run) -> list[int]:
-    """The iteration of each step: a draft starts one, and the steps after it (its review) share it."""
-    out, n = [], 0
-    for step in run.steps:
-        n += step.is_draft
-        out.append(n)
-    return out
-
-
-def render_turn(result: Run, i: int) -> str:
-    """Turn i of a loop as text: who spoke, tokens, the message, and for drafts the diff to the previous one."""
-    turn = result.steps[i]
-    head = (
-        f"turn {i + 1}/{len(result.steps)} · iteration {iterations(result)[i]} · {turn.role} · "
-        f"{turn.prompt_tokens} prompt + {turn.completion_tokens} completion tokens"
-    )
-    if turn.role == "reviewer":
-        head += f" · verdict: {'APPROVED' if turn.verdict.accepted else 'not approved'}"
-    parts = [head, "", turn.reply.strip() or "(empty)"]
-    if turn.role == "generator":
-        earlier = [t.code or "" for t in result.steps[:i] if t.role == "generator"]
-        if earlier:
-            diff = _draft_diff(earlier[-1], turn.code or "")
-            parts += ["", "diff to the previous draft:", diff or "(no change)"]
-    return "\n".join(parts)
 
 
 def _interactive(children: list, what: str):
@@ -61,46 +23,6 @@ def _interactive(children: list, what: str):
             return f"[interactive: {what}; run the cell to use it]"
 
     return Interactive(children)
-
-
-def _thread_overview(result: Run) -> str:
-    """Every turn of a loop on one line: the static view printed above the stepper."""
-    lines, its = [], iterations(result)
-    for i, t in enumerate(result.steps):
-        verdict = (
-            f" · {'APPROVED' if t.verdict.accepted else 'not approved'}"
-            if t.role == "reviewer"
-            else ""
-        )
-        first = (t.reply.strip().splitlines() or ["(empty)"])[0]
-        lines.append(
-            f"turn {i + 1} · iteration {its[i]} · {t.role:<9} · {t.prompt_tokens:>5} prompt tokens"
-            f"{verdict} · {first[:60]}"
-        )
-    return "\n".join(lines)
-
-
-def thread_stepper(result: Run):
-    """A slider that steps through the shared thread turn by turn, with draft diffs.
-
-    Prints `thread_overview(result)` first: what a reader without a kernel sees."""
-    import ipywidgets as widgets
-
-    print(_thread_overview(result))
-
-    slider = widgets.IntSlider(
-        value=0, min=0, max=max(len(result.steps) - 1, 0), description="turn"
-    )
-    view = widgets.HTML()
-
-    def show(change=None) -> None:
-        view.value = f"<pre style='white-space: pre-wrap'>{html.escape(render_turn(result, slider.value))}</pre>"
-
-    slider.observe(show, names="value")
-    show()
-    return _interactive(
-        [slider, view], "a slider over the turns above, each turn's full text and draft diff"
-    )
 
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
