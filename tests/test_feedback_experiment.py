@@ -227,6 +227,57 @@ def test_the_command_reports_a_recording(tmp_path, capsys):
     )
 
 
+def test_the_command_runs_the_first_arms_alone_then_the_rest_and_reports(
+    tmp_path, monkeypatch, capsys
+):
+    """`python -m reflect.bench --strategies feedback`: replicate 0 of the blind and critique arms first, one
+    request at a time (every problem's evidence, first draft and critique made alone), then every arm at
+    the command's concurrency; then the stated analysis."""
+    from types import SimpleNamespace
+
+    import course_runtime.connect
+    from reflect import bench
+
+    model = Sampler(
+        {"HumanEval/0": NEVER, "HumanEval/1": BROKEN.replace("has_close_elements", "x")}
+    )
+    conn = SimpleNamespace(chat=model, model="scripted", workers=2)
+    monkeypatch.setattr(course_runtime.connect, "connect", lambda *a, **k: conn)
+    passes, real = [], bench.run_bench
+
+    def run_bench(strategies, tasks, chat, path, **kw):
+        passes.append(([s.name for s in strategies], [t.id for t in tasks], kw["concurrency"]))
+        return real(strategies, tasks, chat, path, progress=False, **kw)
+
+    monkeypatch.setattr(bench, "run_bench", run_bench)
+    path = tmp_path / "fb.jsonl"
+    argv = ["--tasks", "humaneval", "--limit", "2", "--strategies", "feedback", "--replicates", "1"]
+    assert bench.main([*argv, "--concurrency", "2", "--out", str(path)]) == 0
+    problems = ["HumanEval/0", "HumanEval/1"]
+    assert passes == [
+        (["feedback:blind", "feedback:critique"], problems, 1),
+        ([a.name for a in feedback_arms(1)], problems, 2),
+    ]
+    assert {(r["strategy"], r["task_id"]) for r in load_rows(path)} == {
+        (a, t) for a in fx.ARMS for t in problems
+    }
+    out = capsys.readouterr().out
+    assert "2 problems, 1 replicate(s)" in out and "not yet run by every arm" not in out
+
+
+def test_the_report_of_a_recording_under_way_names_the_problems_it_leaves_out(tmp_path, capsys):
+    from reflect.bench import main
+
+    path, tasks = tmp_path / "fb.jsonl", [HE0, get_task("HumanEval/2")]
+    model = CachedChat(Sampler({"HumanEval/0": NEVER, "HumanEval/2": TRUNCATE}), seeded=True)
+    run_bench(feedback_arms(1), tasks[1:], model, path, progress=False)
+    run_bench(feedback_arms(1)[:2], tasks[:1], model, path, progress=False)  # two arms of /0
+    assert main(["--report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 problems, 1 replicate(s)" in out
+    assert "not yet run by every arm, so left out: 1 problem(s), HumanEval/0" in out
+
+
 # --- the analysis ---------------------------------------------------------------------------------
 
 

@@ -177,6 +177,18 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
     return "\n\n".join(sections)
 
 
+def _fair_test_report(path: Path, replicates: int | None = None) -> None:
+    """Lesson 06's fair test's report of a results file, and the problems it leaves out because some arm
+    has not run them yet (a recording under way)."""
+    table, R = feedback.rows(path, replicates)
+    print(feedback.format_report(table, R))
+    left = feedback.incomplete(path, R)
+    if left:
+        print(
+            f"not yet run by every arm, so left out: {len(left)} problem(s), {', '.join(left[:5])}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     ap = argparse.ArgumentParser(
@@ -223,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             args.report
         )  # each strategy's latest setup, the latest line of each task
         if any(feedback.arm_of(r["strategy"])[0] in feedback.ARMS for r in rows):
-            print(feedback.format_report(*feedback.rows(args.report)))
+            _fair_test_report(args.report)
             return 0
         print(format_report(rows) if rows else f"{args.report}: no finished runs")
         return 0 if rows else 1
@@ -265,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"finished in {time.perf_counter() - start:.0f} s (this call)", file=sys.stderr)
     if fair:
-        print(feedback.format_report(*feedback.rows(out, args.replicates)))
+        _fair_test_report(out, args.replicates)
     else:
         print(format_report(current_rows(out, chosen, [t.id for t in tasks])))
     return 0

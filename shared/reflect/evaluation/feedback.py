@@ -78,15 +78,16 @@ def rows(path: Path, replicates: int | None = None) -> tuple[list[dict[str, Any]
     hidden tests' verdict on the first draft), `source` (the evidence: the statement's "examples" or the
     agent's "self-tests") and `failure` (how the first draft failed its evidence, or None). A problem is
     included only with every arm in replicates 0 to R - 1 (a recording under way has the others)."""
+    loaded = load_rows(path)
     found = max(
-        (arm_of(r["strategy"])[1] + 1 for r in load_rows(path) if arm_of(r["strategy"])[0] in ARMS),
+        (arm_of(r["strategy"])[1] + 1 for r in loaded if arm_of(r["strategy"])[0] in ARMS),
         default=0,
     )
     R = min(found, replicates) if replicates else found
     if R < 1:
         raise ValueError(f"{path}: no run of the fair test's arms yet")
     arms = feedback_arms(R)
-    lines = current_rows(path, arms)
+    lines = current_rows(path, arms, loaded=loaded)
     by_problem: dict[str, dict[str, dict]] = {}
     for line in lines:
         by_problem.setdefault(line["task_id"], {})[line["strategy"]] = line

@@ -55,14 +55,18 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def current_rows(
-    path: Path, strategies: Iterable[Strategy] | None = None, task_ids: Iterable[str] | None = None
+    path: Path,
+    strategies: Iterable[Strategy] | None = None,
+    task_ids: Iterable[str] | None = None,
+    loaded: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The lines a report reads: for each (strategy, task) the latest line whose configuration is
     the strategy's current one. Current means that of `strategies` when given (the others'
     lines are left out), otherwise that of each strategy's last line in the file. With
     `task_ids`, only those tasks, in that order; otherwise tasks in the order they first appear.
-    Rows come strategy by strategy (in `strategies`' order, or the file's), then task by task."""
-    rows = load_rows(path)
+    Rows come strategy by strategy (in `strategies`' order, or the file's), then task by task.
+    `loaded` is the file's `load_rows`, when the caller has read it already."""
+    rows = load_rows(path) if loaded is None else loaded
     if strategies is not None:
         configs = {s.name: config_of(s) for s in strategies}
     else:
