@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements" / "lock.txt"
 STAMP = VENV / ".installed"
-STEPS = "2"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
+STEPS = "3"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
 OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
 XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
@@ -118,7 +118,7 @@ def setup(model: bool = True) -> Path:
         print("Installing the course's tested versions (requirements/lock.txt, hashes checked): a few minutes...")
         run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", LOCK)
         run(py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
-        run(py, "-m", "reflect.notebook.kernel")  # python3 without a Python version: lessons open unchanged
+        run(py, "-m", "course_runtime.kernel")  # python3 without a Python version: lessons open unchanged
         parts = old_model_parts(py)
         if parts:  # the model is stored once: the bundled file from these first (whatever COURSE_MODEL_PATH says)
             run(py, "-c", "from course_runtime.model_file import assemble; assemble()")

@@ -169,7 +169,7 @@ def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_cours
         "-m pip install --quiet",
         "-m pip install --quiet",
         "-m pip install --quiet",
-        "-m reflect.notebook.kernel",
+        "-m course_runtime.kernel",
         "-m course_runtime.model_file",
     ]
     lock_step = steps[2]
@@ -261,7 +261,7 @@ def test_a_stamp_of_older_steps_runs_them_again(fake_course):
     course.STAMP.write_text("1\n")  # a .venv set up before the course registered its kernel
     steps.clear()
     course.setup(model=False)
-    assert ["-m", "reflect.notebook.kernel"] in [s[1:] for s in steps]
+    assert ["-m", "course_runtime.kernel"] in [s[1:] for s in steps]
 
 
 def test_an_old_clones_installed_parts_are_assembled_then_uninstalled(fake_course, monkeypatch):

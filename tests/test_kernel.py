@@ -19,12 +19,12 @@ def test_a_started_kernel_of_the_installed_spec_answers_without_a_version(tmp_pa
     from jupyter_client.manager import start_new_kernel
 
     subprocess.run(
-        [sys.executable, "-m", "reflect.notebook.kernel", str(tmp_path)], check=True
+        [sys.executable, "-m", "course_runtime.kernel", str(tmp_path)], check=True
     )  # as course.py does
     path = tmp_path / "share" / "jupyter" / "kernels" / "python3" / "kernel.json"
     assert (
         json.loads(path.read_text())["argv"][-1]
-        == "--IPKernelApp.kernel_class=reflect.notebook.kernel.CourseKernel"
+        == "--IPKernelApp.kernel_class=course_runtime.kernel.CourseKernel"
     )
     monkeypatch.setenv(
         "JUPYTER_PATH", str(tmp_path / "share" / "jupyter")

@@ -146,8 +146,8 @@ def imports_of_runtime(path: Path) -> list[tuple[str, int]]:
 
 def test_the_courses_kernel_starts_without_pyplot():
     """The kernel class loads before IPython picks matplotlib's inline backend: a pyplot imported then
-    would fix the "agg" backend, and no lesson's figure would show."""
-    code = "import reflect.notebook.kernel, sys; print('matplotlib.pyplot' in sys.modules)"
+    (as the notebook layer's plots do) would fix the "agg" backend, and no lesson's figure would show."""
+    code = "import course_runtime.kernel, sys; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

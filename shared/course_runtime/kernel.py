@@ -8,7 +8,7 @@ unchanged. (Jupyter prefers an environment's kernels to the user's own in `~/.lo
 it runs from a virtual environment, as the course's does; a `python3` kernel in JUPYTER_PATH would still
 win, and with it a lesson opens modified by that one field again.)
 
-`python -m reflect.notebook.kernel` registers it as the environment's `python3` kernel (what
+`python -m course_runtime.kernel` registers it as the environment's `python3` kernel (what
 `course.py setup` runs after installing ipykernel, which brings its own `python3` spec).
 """
 
@@ -36,7 +36,7 @@ def spec() -> dict:
 
     # the module by name: run as `python -m`, this file's own __module__ would be "__main__"
     kernel = get_kernel_dict(
-        extra_arguments=["--IPKernelApp.kernel_class=reflect.notebook.kernel.CourseKernel"]
+        extra_arguments=["--IPKernelApp.kernel_class=course_runtime.kernel.CourseKernel"]
     )
     kernel["argv"][0] = "python"
     return kernel
@@ -51,7 +51,7 @@ def install(prefix: Path | None = None) -> Path:
     return path
 
 
-if __name__ == "__main__":  # python -m reflect.notebook.kernel [prefix]
+if __name__ == "__main__":  # python -m course_runtime.kernel [prefix]
     print(
         f"The course's kernel is registered: {install(Path(sys.argv[1]) if len(sys.argv) > 1 else None)}"
     )
