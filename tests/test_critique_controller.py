@@ -6,7 +6,7 @@ import json
 import pytest
 
 from reflect.judging.calibration import replay_rule
-from reflect.judging.controller import Draft, StopRule, analyze_improvement, best_so_far, drafts_of
+from reflect.judging.controller import Draft, StopRule, best_so_far, drafts_of
 from reflect.judging.critique import Critique, ParseFailure, critique_schema, parse_critique
 from reflect.records import Step, Stop, Verdict
 
@@ -114,18 +114,6 @@ def test_best_so_far_not_last():
     assert best_so_far(h(7, 7)).iteration == 1
     assert best_so_far(h(None, None)).iteration == 2
     assert best_so_far([]) is None
-
-
-def test_analyze_improvement():
-    assert analyze_improvement(h(4, None, 7)) == {
-        "initial": 4,
-        "final": 7,
-        "best": 7,
-        "improvement": 3,
-        "iterations": 3,
-        "progression": [4, None, 7],
-    }
-    assert analyze_improvement(h(None))["improvement"] is None
 
 
 @pytest.mark.parametrize(

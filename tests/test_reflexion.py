@@ -11,12 +11,10 @@ from reflect.memory.store import MemoryStore, task_key
 from reflect.strategies.reflexion import (
     MEMORY_MODES,
     Reflexion,
-    VotingReflexion,
     attempt_prompt,
     parse_judgement,
-    vote,
 )
-from reflect.tasks.prompts import EVALUATOR_SYSTEM, VOTER_SYSTEMS, evaluator_messages
+from reflect.tasks.prompts import EVALUATOR_SYSTEM, evaluator_messages
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
 
@@ -329,67 +327,3 @@ def test_a_second_session_starts_from_the_stored_reflections(tmp_path):
             "handle n == 0: return 1" in second.calls[0].messages[-1]["content"]
             and run.stop.value == "accepted"
         )
-
-
-def test_a_vote_is_the_mean_of_usable_scores_and_passes_only_on_a_majority():
-    j = vote(
-        [
-            parse_judgement(verdict(0.9, "pass")),
-            parse_judgement("Score: 8/10"),
-            parse_judgement(verdict(0.3, "fail")),
-        ]
-    )
-    assert (
-        j.score == pytest.approx(0.6)
-        and j.detail["verdict"] == "fail"
-        and j.detail["votes"] == (0.9, None, 0.3)
-    )
-    assert j.detail["spread"] == pytest.approx(
-        0.6
-    )  # an unusable vote counts neither way: one pass of two usable is no majority
-    two_of_three = vote(
-        [parse_judgement(verdict(s, v)) for s, v in ((0.8, "pass"), (0.7, "pass"), (0.2, "fail"))]
-    )
-    assert two_of_three.detail["verdict"] == "pass" and two_of_three.score == pytest.approx(1.7 / 3)
-    none = vote([parse_judgement("no"), parse_judgement("")])
-    assert (
-        none.score is None
-        and none.detail["verdict"] == "fail"
-        and "no usable vote" in none.feedback
-        and none.detail["spread"] is None
-    )
-
-
-def test_the_voting_agent_asks_every_voter_and_accepts_on_the_vote():
-    chat = chat_for([RIGHT], [verdict(0.9, "pass"), verdict(0.2, "fail"), verdict(0.8, "pass")])
-    run = VotingReflexion(tests_for=lambda chat, task: ASSERTS).run(FACT, chat)
-    systems = [c.messages[0]["content"] for c in chat.calls if c.role == "evaluator"]
-    assert systems == list(VOTER_SYSTEMS) and len(set(systems)) == 3
-    decided = run.steps[-1].verdict
-    assert (
-        run.stop.value == "accepted"
-        and "vote: pass, mean 0.63, spread 0.7" in decided.label
-        and decided.accepted
-    )
-    outvoted = VotingReflexion(tests_for=lambda chat, task: ASSERTS, max_attempts=1).run(
-        FACT, chat_for([RIGHT], [verdict(0.2), verdict(0.1), verdict(0.8, "pass")])
-    )
-    last = outvoted.steps[-1].verdict  # the last voter said pass; the vote, fail, decides
-    assert (
-        last.label.startswith("pass, score 0.8; vote: fail")
-        and last.accepted is False
-        and last.score == pytest.approx(1.1 / 3)
-    )
-    assert (
-        vote([parse_judgement(verdict(0.4)), parse_judgement("no")]).detail["spread"] is None
-    )  # one usable vote: no spread
-
-
-def test_the_token_budget_counts_every_voters_call():
-    chat = chat_for(
-        [wrong(1), wrong(2)], [verdict(0.1)] * 6
-    )  # the draft costs 92 tokens, the votes 120 + 137 + 138
-    VotingReflexion(tests_for=lambda chat, task: ASSERTS, token_budget=450).run(
-        FACT, chat
-    )  # 487: over, with every vote
-    assert [c.role for c in chat.calls] == ["generator", "evaluator", "evaluator", "evaluator"]

@@ -1,7 +1,7 @@
 """The judging layer: hidden-test verdicts, critics, critique parsing, sentinels, stop rules and
 calibration. Everything that says whether a draft is good, and when to stop asking."""
 
-from .controller import Draft, StopRule, analyze_improvement, best_so_far, drafts_of
+from .controller import Draft, StopRule, best_so_far, drafts_of
 from .critics import (
     GENERIC_TEXT_CRITERIA,
     MEDICAL_CRITERIA,
@@ -38,7 +38,6 @@ __all__ = [
     "StopRule",
     "TestGroundedCritic",
     "VotingCritic",
-    "analyze_improvement",
     "best_so_far",
     "critique_schema",
     "drafts_of",

@@ -197,19 +197,3 @@ def best_so_far(history: Sequence[Draft]) -> Draft | None:
     """The highest-scoring attempt (the earliest among equals); unscored attempts only if nothing is scored."""
     i = best_index([a.score for a in history])
     return None if i is None else history[i]
-
-
-def analyze_improvement(history: Sequence[Draft]) -> dict:
-    """initial, final and best score, improvement (final - initial), iterations, score progression."""
-    scores = [a.score for a in history]
-    known = [s for s in scores if s is not None]
-    initial = known[0] if known else None
-    final = known[-1] if known else None
-    return {
-        "initial": initial,
-        "final": final,
-        "best": max(known) if known else None,
-        "improvement": (final - initial) if known else None,
-        "iterations": len(history),
-        "progression": scores,
-    }

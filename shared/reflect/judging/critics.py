@@ -224,7 +224,7 @@ class TestGroundedCritic:
 
 @dataclass(frozen=True)
 class Tally:
-    """Several judges' scores as one, for every vote in the course (VotingCritic, Reflexion's `vote`):
+    """Several judges' scores as one, for every vote in the course (VotingCritic):
     the mean of the usable scores, and their spread, the highest minus the lowest (how far the judges
     disagree; None without two usable scores). None in `votes` is a judge whose reply was unusable."""
 

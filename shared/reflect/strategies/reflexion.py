@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..judging.controller import Draft, StopRule
-from ..judging.critics import Evaluation, Tally
+from ..judging.critics import Evaluation
 from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
 from ..model.llm import ModelError
@@ -24,7 +24,6 @@ from ..tasks.prompts import (
     EVALUATOR_SYSTEM,
     GENERATOR_PROMPT,
     REFLECTOR_SYSTEM,
-    VOTER_SYSTEMS,
     WRITE_TESTS_SYSTEM,
     attempt_request,
     evaluator_messages,
@@ -337,53 +336,3 @@ def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) 
             for m in MEMORY_MODES
         ),
     ]
-
-
-def vote(judgements: list[Evaluation]) -> Evaluation:
-    """Several evaluator verdicts as one: the mean of the usable scores, "pass" only if most usable
-    votes say pass; no usable vote is an explicit fail. `detail` keeps every score (`votes`) and
-    their range (`spread`)."""
-    usable = [j for j in judgements if j.score is not None]
-    tally = Tally(tuple(j.score for j in judgements))
-    counted = {"votes": tally.votes, "spread": tally.spread}
-    if tally.mean is None:
-        return Evaluation(
-            None,
-            "no usable vote: " + "; ".join(j.feedback for j in judgements),
-            detail={"verdict": "fail", **counted},
-        )
-    issues = tuple(dict.fromkeys(i for j in usable for i in j.detail["specific_issues"]))
-    missing = tuple(dict.fromkeys(m for j in usable for m in j.detail["missing_elements"]))
-    verdict = "pass" if sum(map(passes, usable)) * 2 > len(usable) else "fail"
-    return Evaluation(
-        tally.mean,
-        "; ".join(issues + missing),
-        detail={
-            "verdict": verdict,
-            "specific_issues": issues,
-            "missing_elements": missing,
-            **counted,
-        },
-    )
-
-
-@dataclass
-class VotingReflexion(Reflexion):
-    """Reflexion with a voting evaluator for high-stakes runs: each attempt is judged by several
-    evaluator prompts (`voters`) and `vote` combines them. Costs one evaluator call per voter."""
-
-    voters: tuple[str, ...] = VOTER_SYSTEMS
-    name: str = "reflexion-voting"
-
-    def _evaluate(self, task, chat, code, evidence, steps) -> Evaluation:
-        judged = vote(
-            [self._ask_evaluator(v, task, chat, code, evidence, steps) for v in self.voters]
-        )
-        label = (
-            f"{steps[-1].verdict}; vote: {judged.detail['verdict']}, "
-            f"mean {judged.score if judged.score is None else round(judged.score, 2)}, spread {judged.detail['spread']}"
-        )
-        steps[-1] = replace(
-            steps[-1], verdict=replace(_evaluator_verdict(judged), label=label)
-        )  # the vote decides
-        return judged

@@ -107,14 +107,6 @@ EVALUATOR_SYSTEM = (
     '"missing_elements": [<strings>]}. A failed test means the verdict is "fail".'
 )
 
-VOTER_SYSTEMS = (
-    EVALUATOR_SYSTEM,
-    EVALUATOR_SYSTEM
-    + " Be strict: look for an input the tests did not try on which the code is wrong.",
-    EVALUATOR_SYSTEM
-    + " Judge mainly by the tests: if they cover the task and all pass, the code is probably right.",
-)
-
 
 def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
     """The evaluator's request: the task, the code and the trace of the agent's own tests."""
