@@ -7,23 +7,9 @@
     python -m reflect.bench --tasks humaneval --strategies feedback --replicates 2 --concurrency 2 \
         --out results/06_feedback_164.jsonl                           # lesson 06's fair test
 
-Strategies (`--strategies`, default lesson 06's seven): one-shot (lesson 01); resample (k fresh samples
-chosen by the agent's own tests: the rival at equal cost); maker-checker (02); scored (03's
-JSON critic); evidence:examples and evidence:self-tests (03's loop, the critic replaced by the
-statement's examples or the agent's own tests in the sandbox); reflexion (05, reflections
-mode). Each is one line of `reflect.strategies.catalog`, which also holds examples:2 (the
-examples loop, at most 2 drafts); a line added there is a new strategy here. Any backend: COURSE_BACKEND=local (default), openai, or replay, and OPENAI_BASE_URL for
-any OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama, LM Studio).
-
-`feedback` names lesson 06's fair test: its four arms (`reflect.strategies.catalog.feedback_arms`) in
-`--replicates` replicates. Replicate 0 of the blind and critique arms runs first, one request at a time, so
-every problem's evidence, first draft and critique are made alone and the request cache answers the other
-arms' identical requests; the rest then runs `--concurrency` at a time. Its report is the stated analysis
-(`reflect.evaluation.feedback`).
-
-One JSON line per (strategy, task) as each finishes (reflect.evaluation.runner.run_bench):
-stop it at any time and the same command resumes. Every line records each draft's hidden-test
-verdict and any hidden test line found in a prompt (there must be none).
+Each strategy is one line of `reflect.strategies.catalog`; `feedback` names lesson 06's fair test. One
+JSON line per (strategy, task) as each finishes: stop it at any time and the same command resumes. What
+the report holds: docs/package.md, "Comparing strategies".
 """
 
 from __future__ import annotations
