@@ -71,7 +71,7 @@ stop-model: install
 	$(PY) -m course_runtime.manager stop
 
 clear-cache: install
-	$(PY) -m reflect.model.cache clear
+	$(PY) -m course_runtime.response_cache clear
 
 bench-llm: model
 	$(PY) benchmarks/bench_llm.py

@@ -79,7 +79,7 @@ def main() -> int:
         if rc:
             print(log[-3000:], file=sys.stderr)
             return rc
-        sh([str(clone / ".venv" / "bin" / "python"), "-m", "reflect.model.cache", "clear"], clone)  # a new machine's empty cache
+        sh([str(clone / ".venv" / "bin" / "python"), "-m", "course_runtime.response_cache", "clear"], clone)  # a new machine's empty cache
         rc, log, run_s = sh(["make", "run", *([f"NB={args.only}"] if args.only else [])], clone)
         lessons = {}
         for m in LESSON_LINE.finditer(log):

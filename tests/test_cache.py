@@ -1,4 +1,4 @@
-"""The live request cache (reflect.model.cache): a deterministic request sent before is answered
+"""The live request cache (course_runtime.response_cache): a deterministic request sent before is answered
 from disk; anything else, a changed byte, another model file, a sampled request, a reply that
 came back batched with another, or a corrupt entry, goes to the model."""
 
@@ -10,7 +10,8 @@ import httpx
 import openai
 import pytest
 
-from reflect.model.cache import ResponseCache, clear, deterministic, model_fingerprint, stats
+from course_runtime.response_cache import ResponseCache, clear, model_fingerprint, stats
+from reflect.model.cache import deterministic
 from reflect.model.config import Settings
 from reflect.model.llm import Connection
 from reflect.model.replay import CourseTransport
@@ -165,3 +166,22 @@ def test_replay_never_reads_the_cache(fake_model, cache, tmp_path):
         transport.handle_request(
             httpx.Request("POST", "http://x/v1/chat/completions", content=sent.encode())
         )
+
+
+def test_the_local_backend_gets_the_cache_of_its_servers_model_file(course_env, monkeypatch):
+    from types import SimpleNamespace
+
+    import course_runtime.connect as runtime
+
+    model = course_env / "m.gguf"
+    model.write_bytes(b"GGUF" + b"\1" * 3_000_000)
+    server = SimpleNamespace(
+        base_url="http://127.0.0.1:9/v1", alias="qwen", key="k", model_path=model
+    )
+    monkeypatch.setattr(runtime, "ensure_server", lambda settings: server)
+    conn = runtime.connect(settings=Settings.from_env({"COURSE_BACKEND": "local"}), quiet=True)
+    cache = conn.transport.cache
+    assert isinstance(cache, ResponseCache) and cache.model == model_fingerprint(model)
+    assert cache.root == course_env / "cache" / "responses" and "request cache on" in conn.banner()
+    off = Settings.from_env({"COURSE_BACKEND": "local", "COURSE_CACHE": "off"})
+    assert runtime.connect(settings=off, quiet=True).transport.cache is None

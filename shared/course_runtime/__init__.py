@@ -7,6 +7,8 @@ course's Jupyter kernel.
   server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
   fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
   connect         `connect()`: the client (`reflect.model.llm`) with this runtime as its local server
+  response_cache  the local model's replies on disk, per model file (`python -m course_runtime.response_cache
+                  clear`, what `make clear-cache` runs)
   kernel          the course's `python3` kernel: ipykernel's, without a Python version in `language_info`
                   (`python -m course_runtime.kernel`, what `course.py setup` runs)
 

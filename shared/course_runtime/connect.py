@@ -1,5 +1,6 @@
 """`connect()`, the course's one way into a model: the client (`reflect.model.llm.connect`) with the
-local runtime that starts, and restarts, the default model's server (`manager.ensure_server`)."""
+local runtime that starts, and restarts, the default model's server (`manager.ensure_server`), and its
+disk cache of the model's replies (`response_cache`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import httpx
 from reflect.model import llm
 from reflect.model.config import Settings
 
+from . import response_cache
 from .manager import ensure_server
 
 
@@ -21,5 +23,10 @@ def connect(
     """A ready connection to the configured model, with one banner line (`reflect.model.llm.connect`,
     whose settings, backends and cassettes it takes); the local backend's server comes from here."""
     return llm.connect(
-        notebook, settings=settings, transport=transport, quiet=quiet, local=ensure_server
+        notebook,
+        settings=settings,
+        transport=transport,
+        quiet=quiet,
+        local=ensure_server,
+        cache_for=response_cache.for_server,
     )

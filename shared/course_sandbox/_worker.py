@@ -57,7 +57,7 @@ def encode(value, depth=0):
 
 
 _TAGS = {list: "l", tuple: "t", set: "s", frozenset: "f"}
-_SCALARS = (bool, str, int)  # JSON carries these as themselves (ints up to BIG)
+_SCALARS = (bool, str, int)  # JSON carries these as themselves (ints up to _BIG)
 _KINDS = {"l": list, "t": tuple, "s": set, "f": frozenset}
 
 

@@ -13,7 +13,8 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   bench/       `python -m reflect.bench`: the command line that compares the strategies
 
 Beside it, not in it: `course_runtime` (the local model's file, its one shared server per user, the
-fallback build; `reflect.connect` imports it on first use), `course_sandbox` (model-written code run in
+fallback build, the disk cache of its replies, the course's Jupyter kernel; `reflect.connect` imports it
+on first use), `course_sandbox` (model-written code run in
 a separate process, the verdict decided outside it; `Task.run` uses it) and `course_checks` (the
 lessons' exercise checks).
 

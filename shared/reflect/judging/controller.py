@@ -69,7 +69,7 @@ def drafts_of(
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a loop stops: acceptance, budget, convergence, oscillation, regression (module docstring).
+    """When a loop stops: acceptance, budget, convergence, oscillation, regression (docs/package.md, 'The modules in detail').
 
     `oscillation_window=0` turns the oscillation rule off (Reflexion notes a repeated draft and goes
     on, since its next prompt differs; maker-checker sends the draft back to the reviewer),
@@ -84,7 +84,7 @@ class StopRule:
     oscillation_window: int = 4
     accept_by: str = field(
         default="threshold", repr=False
-    )  # "threshold" or "judge" (module docstring)
+    )  # "threshold" or "judge" (docs/package.md, 'The modules in detail')
     unscored: float | None = field(
         default=None, repr=False
     )  # the score an unusable verdict counts as
@@ -181,6 +181,13 @@ def _swings(scores: list[float]) -> bool:
         (x > 0) != (y > 0) for x, y in pairwise(deltas)
     )
     return alternating and max(scores) - min(scores) >= 1
+
+
+def over_budget(used: int, next_cost: int, budget: int | None) -> bool:
+    """The course's one token-budget rule, checked before a call (or an attempt) is made: the tokens
+    spent already reach the budget, or spent plus the next one's estimated cost (the costliest such
+    call so far) would pass it."""
+    return budget is not None and (used >= budget or used + next_cost > budget)
 
 
 def best_index(scores: Sequence[float | None]) -> int | None:

@@ -1,6 +1,7 @@
 """The client: settings (`config`), the connection (`connect`, `chat`), accounting, replay cassettes,
-the live request cache and the sampling of each role. The local server it talks to by default is
-started by `course_runtime`, which passes its starter in (`reflect.connect`): this layer never imports it.
+`CachedChat` (in memory) and the sampling of each role. The local server it talks to by default, and
+that server's disk cache, come from `course_runtime`, which passes them in (`reflect.connect`): this
+layer never imports it.
 
 Its names are imported on first use: the client brings openai, and the sandbox and the runtime read
 `config` (the platform check first) without it."""

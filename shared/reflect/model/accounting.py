@@ -27,7 +27,7 @@ class CallRecord:
     latency_s: float
     backend: str  # the live backend that produced the answer (local or openai)
     model: str
-    # answered from the live request cache (reflect.model.cache): no model time spent
+    # answered from the live request cache (course_runtime.response_cache): no model time spent
     cached: bool = False
     # the sampling the call was sent with: (name, value) pairs of temperature, seed, max_tokens
     sampling: tuple[tuple[str, object], ...] = ()

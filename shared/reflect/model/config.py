@@ -105,7 +105,7 @@ class Settings:
     engine: str = (
         "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see course_runtime.manager)
     )
-    cache: bool = True  # COURSE_CACHE=off: no live request cache (reflect.model.cache)
+    cache: bool = True  # COURSE_CACHE=off: no live request cache (course_runtime.response_cache)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 
 from .accounting import CallRecord, Ledger
-from .cache import CACHED_HEADER, ResponseCache, model_fingerprint
+from .cache import CACHED_HEADER
 from .config import DEFAULT_TIMEOUT_S, ConfigError, Settings, require_supported_platform
 from .parallel import parallel_map
 from .replay import (
@@ -46,7 +45,7 @@ MAX_RETRIES = (
 BACKOFF_S = (1.0, 2.0)  # wait before the first and second retry
 _RETRY_STATUS = {408, 409}
 # the server is full (503) or limits the rate (429): wait, as long as its Retry-After says where it
-# says one (up to BUSY_WAIT_MAX_S), and ask again for as long as the call's budget lasts
+# says one (up to _BUSY_WAIT_MAX_S), and ask again for as long as the call's budget lasts
 _BUSY_STATUS = {429, 503}
 BUSY_WAIT_S = (1.0, 2.0, 4.0, 8.0, 15.0)  # the waits before the 1st, 2nd, ... retry; then the last
 _BUSY_WAIT_MAX_S = 60.0
@@ -298,7 +297,7 @@ _CLASS_ADVICE = (
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:
-    """The seconds a Retry-After header asks for (its number form), at most BUSY_WAIT_MAX_S."""
+    """The seconds a Retry-After header asks for (its number form), at most _BUSY_WAIT_MAX_S."""
     value = response.headers.get("retry-after", "") if response is not None else ""
     try:
         return min(max(float(value), 0.0), _BUSY_WAIT_MAX_S)
@@ -341,13 +340,15 @@ def connect(
     transport: httpx.BaseTransport | None = None,
     quiet: bool = False,
     local: Callable[[Settings], Any] | None = None,
+    cache_for: Callable[[Any], Any] | None = None,
 ) -> Connection:
     """Return a ready connection to the configured model and print one banner line.
 
     `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
     `transport` replaces the HTTP transport (tests use httpx.MockTransport). `local` starts the
     local server and returns its state (base_url, alias, key, model_path): `reflect.connect`
-    passes the course's runtime (`course_runtime.manager.ensure_server`).
+    passes the course's runtime (`course_runtime.manager.ensure_server`), and `cache_for` its disk
+    cache of the started server's model file (`course_runtime.response_cache.for_server`).
     """
     require_supported_platform()  # every lesson's first model cell: the WSL2 message, not a later failure
     settings = settings or Settings.from_env()
@@ -382,12 +383,8 @@ def connect(
             )
         state = local(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key
-        if settings.cache and transport is None:
-            from .config import cache_dir
-
-            cache = ResponseCache(
-                cache_dir() / "responses", model_fingerprint(Path(state.model_path))
-            )
+        if settings.cache and transport is None and cache_for is not None:
+            cache = cache_for(state)
     else:
         if not settings.openai_api_key:
             raise ConfigError(

@@ -14,11 +14,12 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from .cache import CACHED_HEADER, ResponseCache, deterministic
+from .cache import CACHED_HEADER, deterministic
 
 LATENCY_HEADER = "x-course-latency-ms"
 ROLE_HEADER = "x-course-role"
@@ -39,7 +40,7 @@ def close_all() -> None:
 
 
 class ReplayMiss(BaseException):
-    """A request that the notebook's cassette does not hold (see module docstring)."""
+    """A request that the notebook's cassette does not hold (why it derives from BaseException: docs/package.md)."""
 
 
 def _body_json(body: bytes | str | None):
@@ -230,7 +231,7 @@ class Recorder:
 
 class CourseTransport(httpx.BaseTransport):
     """Wraps the real transport: answers from the cassette, or from the live request cache
-    (reflect.model.cache), records, and stamps each response with its latency
+    (course_runtime.response_cache), records, and stamps each response with its latency
     (`x-course-latency-ms`), measured here for live calls; a cached reply carries its original
     latency and `x-course-cached: 1`."""
 
@@ -238,7 +239,7 @@ class CourseTransport(httpx.BaseTransport):
         self,
         inner: httpx.BaseTransport | None = None,
         recorder: Recorder | None = None,
-        cache: ResponseCache | None = None,
+        cache: Any = None,  # the local model's disk cache (course_runtime.response_cache), if any
     ):
         self.inner = inner or httpx.HTTPTransport()
         self.recorder = recorder

@@ -7,10 +7,12 @@ their runs by."""
 from .catalog import feedback_arms
 from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
 from .one_shot import OneShot, one_shot
+from .reflexion import Reflexion
 from .resample import Resample
 from .scored import ScoredReflection, critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
+    "Reflexion",
     "Resample",
     "feedback_arms",
     "MAX_ITERATIONS",

@@ -41,7 +41,7 @@ def execute(strategy: Any, task: Task, body: Callable[[], Run]) -> Run:
 
 
 def plain(value: Any) -> Any:
-    """A setting as plain JSON values (see the module docstring), equal after a JSON round trip."""
+    """A setting as plain JSON values (docs/package.md, 'The modules in detail'), equal after a JSON round trip."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Enum):
@@ -90,7 +90,7 @@ class Configured:
         return ()
 
     def config(self) -> dict[str, Any]:
-        """Every setting that changes what the strategy sends or decides (see the module docstring)."""
+        """Every setting that changes what the strategy sends or decides (docs/package.md, 'The modules in detail')."""
         return {
             "strategy": type(self).__name__,
             **settings(self),

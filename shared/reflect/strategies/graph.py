@@ -63,7 +63,7 @@ class ReviewState(TypedDict, total=False):
     input: str
     requirements: list[str]
     max_iterations: int
-    metadata: dict  # the run's settings, and its review (REVIEW_KEYS)
+    metadata: dict  # the run's settings, and its review (_REVIEW_KEYS)
     steps: Annotated[list[dict], operator.add]  # each a Step, as `Step.to_dict` makes it
     errors: Annotated[list[str], operator.add]
     status: Literal["ok", "needs_review", "rejected", "failed"] | None
@@ -354,7 +354,7 @@ def _review_stop(state: dict) -> Stop:
 
 
 def _review_reason(state: dict, stop: Stop | None = None) -> str:
-    """Why a run needs a person, in words: `stop` (`review_stop(state)` when not given), with the
+    """Why a run needs a person, in words: `stop` (`_review_stop(state)` when not given), with the
     failing checks."""
     stop = stop or _review_stop(state)
     checks = "; ".join(failed_checks(rule_checks(state))) if stop is Stop.CHECK_FAILED else ""
@@ -503,7 +503,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         }
 
     def ended(state: dict, stop: Stop) -> dict:
-        """The Run of a run that ends here, for `state["run"]` (`closing_run`)."""
+        """The Run of a run that ends here, for `state["run"]` (`_closing_run`)."""
         task_id = p.task.id if p.task else state.get("metadata", {}).get("task_id", "custom")
         return _closing_run(state, stop, task_id, p.name)
 
@@ -703,7 +703,7 @@ def after_draft(state: dict) -> str:
 
 
 def after_critique(state: dict) -> str:
-    """The stop on this run's steps (`stop_of`): no stop -> refine_draft; accepted, and no
+    """The stop on this run's steps (`_stop_of`): no stop -> refine_draft; accepted, and no
     rule check failed -> finalize; else mark_needs_review (the budget, an invalid critique, or an
     acceptance a rule check contradicts)."""
     stop = _stop_of(state)

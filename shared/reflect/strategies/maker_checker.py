@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..judging.controller import over_budget
 from ..judging.sentinel import ApprovalRule, strict_sentinel
 from ..model.llm import ModelError
 from ..model.roles import SAMPLING, SEED
@@ -41,16 +42,6 @@ def _role_view(task: str, steps: Sequence[Step], role: str) -> list[dict]:
         else:
             view.append({"role": kind, "content": s.reply})
     return view
-
-
-def _over_budget(steps: Sequence[Step], role: str, budget: int | None) -> bool:
-    """Would the next call of `role` pass the token budget? Spent already, or spent plus that
-    role's largest call so far (its estimated cost) is more than the budget."""
-    if budget is None:
-        return False
-    used = sum(s.prompt_tokens + s.completion_tokens for s in steps)
-    costs = [s.prompt_tokens + s.completion_tokens for s in steps if s.role == role]
-    return used >= budget or used + max(costs, default=0) > budget
 
 
 def maker_checker(
@@ -103,7 +94,9 @@ def maker_checker(
 
     for _ in range(max_iterations):
         for role, system in (("generator", generator_prompt), ("reviewer", reviewer_prompt)):
-            if _over_budget(steps, role, token_budget):
+            used = sum(s.prompt_tokens + s.completion_tokens for s in steps)
+            costs = [s.prompt_tokens + s.completion_tokens for s in steps if s.role == role]
+            if over_budget(used, max(costs, default=0), token_budget):
                 return finish(Stop.TOKEN_BUDGET)
             try:
                 steps.append(turn(role, system))

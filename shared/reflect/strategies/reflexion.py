@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..judging.controller import Draft, StopRule
+from ..judging.controller import Draft, StopRule, over_budget
 from ..judging.critics import Evaluation
 from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
@@ -182,12 +182,8 @@ class Reflexion(Configured):
             if reason:
                 stop = reason
                 break
-            if (
-                self.token_budget is not None
-                and used + max(a.tokens for a in history) > self.token_budget
-            ):
-                # the costliest attempt so far would not fit: stop before spending it
-                stop = Stop.TOKEN_BUDGET
+            if over_budget(used, max(a.tokens for a in history), self.token_budget):
+                stop = Stop.TOKEN_BUDGET  # the costliest attempt so far would not fit
                 break
             last_code = code
             if self.memory_mode not in _READS_REFLECTIONS:

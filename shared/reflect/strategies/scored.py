@@ -162,7 +162,7 @@ def scored_reflection(
 class ScoredReflection(Configured):
     """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
 
-    critic: Critic | str  # a critic, or its name (CRITIC_KINDS), built from the run's chat
+    critic: Critic | str  # a critic, or its name (_CRITIC_KINDS), built from the run's chat
     rule: StopRule = field(default_factory=StopRule)
     seed: int | None = SEED
     sampling: dict = field(

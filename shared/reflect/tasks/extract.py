@@ -2,7 +2,7 @@
 
 Replies come as fenced blocks (```python, ```py, or a bare ```), several blocks (helpers plus
 the main function, or the function plus a usage example), prose with code and no fence, or
-prose only. `extract_code` never raises: prose only gives `Extraction(code="", ...)` with a
+prose only. `extract_code` never raises: prose only gives an extraction with empty code with a
 reason, so a loop can quote it back to the producer.
 """
 
