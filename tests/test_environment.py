@@ -181,6 +181,22 @@ def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_cours
     steps.clear()
     course.setup(model=False)
     assert steps == []
+    assert course.main(["setup", "--model", "qwen2.5-coder-0.5b"]) == 0  # the second size, by name
+    assert steps[-1][1:] == ["-m", "course_runtime.model_file", "--model", "qwen2.5-coder-0.5b"]
+
+
+def test_an_unknown_model_name_is_refused_with_the_names_and_no_model_is_touched(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "course_runtime.model_file", "--model", "qwen2.5-coder-7b"],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "COURSE_CACHE_DIR": str(tmp_path)},
+    )
+    assert done.returncode == 2 and "qwen2.5-coder-1.5b" in done.stderr
+    assert "qwen2.5-coder-0.5b" in done.stderr and list(tmp_path.iterdir()) == []
 
 
 def test_a_changed_lock_is_installed_again(fake_course):

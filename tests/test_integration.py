@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory):
     mp = pytest.MonkeyPatch()
-    for var in ("OPENAI_API_KEY", "COURSE_BACKEND", "COURSE_MODEL_PATH"):
+    for var in ("OPENAI_API_KEY", "COURSE_BACKEND", "COURSE_MODEL_PATH", "COURSE_LOCAL_MODEL"):
         mp.delenv(var, raising=False)
     mp.setenv(
         "COURSE_STATE_DIR", str(tmp_path_factory.mktemp("state"))

