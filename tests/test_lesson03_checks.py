@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+import pytest
+
 from course_checks import lesson03 as ex
 from reflect.model.accounting import CallRecord, Ledger
 from reflect.model.roles import sampling
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT
+
+
+@pytest.fixture(autouse=True)
+def _recorded_lesson_01(monkeypatch):
+    """The checks read lesson 01's failing drafts: the committed recording's, not a live run's in build/."""
+    monkeypatch.setenv("COURSE_BACKEND", "replay")
 
 
 def fresh_attempt_as(role):

@@ -4,9 +4,10 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
 
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
   testing      ScriptedChat and FakeReply, scripted stand-ins for a model
-  model/       the client: settings, the connection and chat with accounting, replay, cache
+  model/       the client: settings, the connection and chat with accounting, replay, CachedChat
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
+  memory/      episodic memory across attempts and sessions, in SQLite (lesson 05)
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report
   notebook/    widgets and plots

@@ -1,7 +1,7 @@
 """When a loop stops, and which draft it returns: one rule over a run's steps.
 
-`StopRule.decide(steps)` returns a `Stop` or None; `StopRule.choose(steps, stop)` is the draft
-the run returns. The stops and who accepts: docs/package.md, "The modules in detail".
+`StopRule.decide(steps)` returns a `Stop` or None; `StopRule.choose(drafts, stop)` is the draft
+the run returns (`StopRule.drafts(steps)` reads the drafts off the steps). The stops and who accepts: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ def drafts_of(
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a loop stops: acceptance, budget, convergence, oscillation, regression (docs/package.md, 'The modules in detail').
+    """When a loop stops: acceptance, the iteration budget, convergence, oscillation, regression
+    (docs/package.md, 'The modules in detail'); the token budget is `over_budget`, checked before a call.
 
     `oscillation_window=0` turns the oscillation rule off (Reflexion notes a repeated draft and goes
-    on, since its next prompt differs; maker-checker sends the draft back to the reviewer),
+    on, since its next prompt differs),
     `patience=0` the convergence rule, `regression_drop=1` the regression rule (no score falls
     100% below the best). Under `accept_by="judge"`, a judge that decided nothing usable stops
     the run (`INVALID_CRITIC`): the graph sends such a run to a person."""

@@ -1,4 +1,6 @@
-"""The one way into a model: `connect()` returns a ready `openai.OpenAI` client and model name.
+"""The one way into a model: `connect()` returns a ready `Connection` (an `openai.OpenAI` client, its
+model name, `chat`, `map` and a ledger of every call); `reflect.connect` is this one with the course's
+local runtime.
 
     from reflect import connect
     conn = connect("01_one_shot")          # prints one banner line

@@ -1,5 +1,7 @@
 """The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
-LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy). Each file
+LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), Reflexion
+(05), resampling (`Resample`, 06) and the named configurations of them (`catalog`, with lesson 06's
+fair test, `feedback_arms`). Each file
 holds its loop and the `Strategy` object that runs it and returns a `Run` (reflect.records); `base`
 holds the run frame they share, `with_sampling` and `config()`, the identity a results file keys
 their runs by."""

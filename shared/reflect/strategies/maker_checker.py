@@ -130,7 +130,7 @@ class MakerChecker(Configured):
     """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget, sampled
     as lesson 02 does (temperature 0, seed 42; the generator may write 512 tokens, the reviewer 300)."""
 
-    max_iterations: int = 4
+    max_iterations: int = MAX_ITERATIONS
     options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
     temperature: float = SAMPLING["generator"][
         "temperature"
