@@ -60,6 +60,19 @@ def test_an_interrupted_run_resumes_without_redoing_finished_work(tmp_path):
     )
 
 
+def test_a_results_file_is_resumed_only_on_the_model_that_recorded_it(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_bench([Fake("a")], TASKS[:1], chat=None, path=out, progress=False, meta={"model": "m-1.5b"})
+    before = out.read_text()
+    other = Fake("a")
+    with pytest.raises(ValueError, match="another model \\(m-1.5b\\).*m-0.5b.*--out"):
+        run_bench([other], TASKS, chat=None, path=out, progress=False, meta={"model": "m-0.5b"})
+    assert other.ran == [] and out.read_text() == before
+    same = Fake("a")
+    run_bench([same], TASKS, chat=None, path=out, progress=False, meta={"model": "m-1.5b"})
+    assert same.ran == [t.id for t in TASKS[1:]]
+
+
 def test_a_cut_off_last_line_is_skipped_and_run_again(tmp_path):
     out = tmp_path / "r.jsonl"
     run_bench([Fake("a")], TASKS, chat=None, path=out, progress=False)

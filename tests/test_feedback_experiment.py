@@ -227,12 +227,12 @@ def test_the_command_reports_a_recording(tmp_path, capsys):
     )
 
 
-def test_the_command_runs_the_first_arms_alone_then_the_rest_and_reports(
+def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_reports(
     tmp_path, monkeypatch, capsys
 ):
-    """`python -m reflect.bench --strategies feedback`: replicate 0 of the blind and critique arms first, one
-    request at a time (every problem's evidence, first draft and critique made alone), then every arm at
-    the command's concurrency; then the stated analysis."""
+    """`python -m reflect.bench --strategies feedback`: first every problem's evidence, first draft and
+    critique, one request at a time and no sample (into no results file), then every arm at the command's
+    concurrency, the shared calls answered by the cache; then the stated analysis."""
     from types import SimpleNamespace
 
     import course_runtime.connect
@@ -255,9 +255,12 @@ def test_the_command_runs_the_first_arms_alone_then_the_rest_and_reports(
     assert bench.main([*argv, "--concurrency", "2", "--out", str(path)]) == 0
     problems = ["HumanEval/0", "HumanEval/1"]
     assert passes == [
-        (["feedback:blind", "feedback:critique"], problems, 1),
+        (["feedback:shared"], problems, 1),
         ([a.name for a in feedback_arms(1)], problems, 2),
     ]
+    first = model.calls[: model.calls.index(next(c for c in model.calls if c[1] not in (None, 42)))]
+    assert sorted(role for role, *_ in first) == ["critic", "critic", "generator", "generator"]
+    assert sum(role == "critic" for role, *_ in model.calls) == 2  # never asked again by the arms
     assert {(r["strategy"], r["task_id"]) for r in load_rows(path)} == {
         (a, t) for a in fx.ARMS for t in problems
     }

@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..evaluation import feedback, report
@@ -250,9 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if (
         fair
-    ):  # every problem's evidence, first draft and critique made alone, then answered by the cache
-        first = [feedback_arm(feedback.BLIND), feedback_arm(feedback.CRITIQUE)]
-        run_bench(first, tasks, chat, out, concurrency=1, meta={**meta, "concurrency": 1})
+    ):  # every problem's evidence, first draft and critique made alone; the cache answers the arms
+        shared = replace(feedback_arm(feedback.CRITIQUE), k=1, name="feedback:shared")
+        with tempfile.TemporaryDirectory() as tmp:  # its runs are the arms' first steps, kept there
+            run_bench([shared], tasks, chat, Path(tmp) / "shared.jsonl", concurrency=1)
     run_bench(
         chosen,
         tasks,

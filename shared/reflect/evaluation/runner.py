@@ -124,6 +124,13 @@ def run_bench(
     if len(set(names)) != len(names):
         raise ValueError(f"strategy names must be unique (they key the results file), got {names}")
     configs = {s.name: config_of(s) for s in strategies}
+    model = (meta or {}).get("model")
+    others = {r.get("meta", {}).get("model") for r in load_rows(path)} - {model, None}
+    if model and others:
+        raise ValueError(
+            f"{path} holds runs of another model ({', '.join(sorted(others))}); this run is on "
+            f"{model}. Give it its own results file (--out): nothing was run or written."
+        )
     done = {
         (r["strategy"], r["task_id"]): Run.from_dict(r["run"])
         for r in current_rows(path, strategies)

@@ -142,7 +142,7 @@ class Resample(Configured):
                 if i == 1 and result is not None and result.failed:
                     critique = (
                         self._critique(task, code, chat, steps)
-                        if self.feedback == "critique+code" and self.k > 1
+                        if self.feedback == "critique+code"  # with k=1 made, and shown to no sample
                         else ""
                     )
                     shown = (code, result, critique)
