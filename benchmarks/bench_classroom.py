@@ -48,6 +48,8 @@ from collections import Counter
 from functools import partial
 from pathlib import Path
 
+from course_runtime.model_file import DEFAULT
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "classroom.jsonl"
 LESSON_02_TASKS = ("fibonacci", "unique", "running_average", "median")  # lesson 02's live runs
@@ -223,30 +225,37 @@ def differing(row: dict, reference: dict[str, str] | None) -> tuple[int, list[st
     return sum(any(o.get(k) != v for k, v in reference.items()) for o in row["outputs"]), keys
 
 
-def lone_outputs(rows: list[dict]) -> dict[str, str] | None:
-    """What the one learner of the 1-learner class (launcher's settings, no hog) got, if measured."""
-    solo = next((r for r in rows if r["learners"] == 1 and not r["hog"] and not r.get("server_args")), None)
+def model_of(row: dict) -> str:
+    """The model a class was measured on, as its server announced it."""
+    return row["meta"]["model"]
+
+
+def lone_outputs(rows: list[dict], model: str) -> dict[str, str] | None:
+    """What the one learner of the 1-learner class (launcher's settings, no hog) on `model` got, if measured."""
+    solo = next(
+        (r for r in rows if r["learners"] == 1 and not r["hog"] and not r.get("server_args") and model_of(r) == model),
+        None,
+    )
     return solo["outputs"][0] if solo and solo["outputs"] else None
 
 
 def report(rows: list[dict]) -> str:
-    reference = lone_outputs(rows)
     lines = [
-        f"{'learners':>8}{'slots':>6}{'hog':>5}{'server':>17}{'each learner s (med/max)':>26}{'lesson 01 s (med/max)':>23}"
+        f"{'model':>36}{'learners':>9}{'slots':>6}{'hog':>5}{'server':>17}{'each learner s (med/max)':>26}{'lesson 01 s (med/max)':>23}"
         f"{'latency p50/p95/max s':>23}{'tok/s':>7}  errors  outputs unlike one learner's"
     ]
     for r in rows:
         each = f"{statistics.median(r['learner_s']):.0f} / {max(r['learner_s']):.0f}" if r["learner_s"] else "-"
         l01 = f"{statistics.median(r['lesson01_s']):.0f} / {max(r['lesson01_s']):.0f}" if r["lesson01_s"] else "-"
         lat = "{p50:.1f} / {p95:.1f} / {max:.1f}".format(**r["latency_s"])
-        diff = differing(r, reference)
+        diff = differing(r, lone_outputs(rows, model_of(r)))
         said = "n/a" if diff is None else f"{diff[0]}/{r['finished']} ({', '.join(diff[1][:4]) or '-'})"
         unfinished = r["learners"] - r["finished"]
         errors = ", ".join(f"{k} {v}" for k, v in r["errors"].items()) or "none"
         errors += f", {unfinished} unfinished" if unfinished else ""
         hog = "yes" if r["hog"] else "no"
         lines.append(
-            f"{r['learners']:>8}{r['slots'] or '?':>6}{hog:>5}{r.get('server_args') or 'as the page says':>17}{each:>26}{l01:>23}{lat:>23}{r['tokens_per_s']:>7.1f}"
+            f"{model_of(r):>36}{r['learners']:>9}{r['slots'] or '?':>6}{hog:>5}{r.get('server_args') or 'as the page says':>17}{each:>26}{l01:>23}{lat:>23}{r['tokens_per_s']:>7.1f}"
             f"  {errors}  {said}"
         )
     return "\n".join(lines)
@@ -258,9 +267,10 @@ def cpu_name() -> str:
     return names[0] if names else platform.processor()
 
 
-def markdown(rows: list[dict]) -> str:
-    """The table docs/instructor.md shows: the classes on the server as the page sets it up."""
-    reference = lone_outputs(rows)
+def markdown(rows: list[dict], model: str = DEFAULT.label) -> str:
+    """A table docs/instructor.md shows: the classes on `model`'s server as the page sets it up."""
+    reference = lone_outputs(rows, model)
+    rows = [r for r in rows if model_of(r) == model]
     lines = [
         "| learners | each learner, lessons 01 + 02: median / slowest | its lesson 01: median / slowest | "
         "one request as its learner waited for it: p50 / p95 / max | completion tokens/s, the learners "
@@ -296,30 +306,32 @@ def main() -> None:
                     help="measure a class against a server already running (a GPU machine's, say)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true", help="print the table of --out and stop")
-    ap.add_argument("--markdown", action="store_true", help="print docs/instructor.md's table and stop")
+    ap.add_argument("--markdown", action="store_true", help="print docs/instructor.md's tables and stop")
     ap.add_argument("--learner", type=Path, help=argparse.SUPPRESS)  # a learner process's output
     ap.add_argument("--stop-file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.learner:
         return learner(args.learner, args.stop_file)
     if args.markdown:
-        return print(markdown(load(args.out)))
+        rows = load(args.out)
+        return print("\n\n".join(f"{m}:\n\n{markdown(rows, m)}" for m in dict.fromkeys(map(model_of, rows))))
     if not args.report:
         from course_runtime.model_file import model_label, model_path
 
         model = None if args.server else model_path()
         extra = tuple(args.server_args.split())
         label = f"server {args.server[0]}" if args.server else " ".join(extra)
-        done = {(r["learners"], r["hog"], r.get("server_args") or "") for r in load(args.out)}
+        name = args.server[2] if args.server else model_label(model)
+        done = {(r["learners"], r["hog"], r.get("server_args") or "", model_of(r)) for r in load(args.out)}
         for n in [int(x) for x in args.learners.split(",")]:
-            if (n, args.hog, label) in done:
+            if (n, args.hog, label, name) in done:
                 print(f"{n} learners{' + a hog' if args.hog else ''}: already measured, skipped")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 row = run_class(n, args.hog, model, Path(tmp), extra, args.server)
             row["server_args"] = label
             row["meta"] = {
-                "model": args.server[2] if args.server else model_label(model),
+                "model": name,
                 "server_url": args.server[0] if args.server else "the course's launcher on 127.0.0.1",
                 "cpu": cpu_name(),
                 "cores": os.cpu_count(),
