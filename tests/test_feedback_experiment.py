@@ -433,3 +433,73 @@ def test_the_committed_recording_gives_every_arm_of_a_problem_the_same_first_ste
         shared = json.dumps(steps[:n], sort_keys=True)
         assert first_steps.setdefault(r["task_id"], shared) == shared, (r["strategy"], r["task_id"])
         assert not r["leaks"]
+
+
+def verdicts(spec):
+    """Analysis rows from {(strategy, problem): [passed per replicate]} (only what the analysis reads)."""
+    return [
+        {"strategy": s, "task_id": t, "replicate": r, "run": {"passed": p}}
+        for (s, t), ps in spec.items()
+        for r, p in enumerate(ps)
+    ]
+
+
+def test_between_sizes_pairs_each_problems_checks_minus_blind_across_the_two_recordings():
+    C, B = fx.CHECKS, fx.BLIND
+    small = verdicts(
+        {
+            (C, "p1"): [1, 1],
+            (B, "p1"): [0, 0],
+            (C, "p2"): [0, 0],
+            (B, "p2"): [0, 0],
+            (C, "p3"): [1, 0],
+            (B, "p3"): [1, 1],
+        }
+    )  # fmt: skip  d: +1, 0, -1/2
+    large = verdicts(
+        {
+            (C, "p1"): [1, 1],
+            (B, "p1"): [1, 1],
+            (C, "p2"): [1, 1],
+            (B, "p2"): [0, 1],
+            (C, "p3"): [0, 0],
+            (B, "p3"): [1, 0],
+            (C, "p4"): [1, 1],
+            (B, "p4"): [0, 0],
+        }
+    )  # fmt: skip  d: 0, +1/2, -1/2, and p4 the small recording lacks
+    e = fx.between(small, large)
+    assert e["problems"] == 3 and (e["larger"], e["smaller"], e["same"]) == (1, 1, 1)
+    assert e["effect"] == pytest.approx((1 - 0.5 + 0) / 3)
+    assert e["p"] == pytest.approx(brute_p([1, -0.5]))
+    assert e["interval"][0] <= e["effect"] <= e["interval"][1]
+    assert fx.between(large, small)["effect"] == pytest.approx(-e["effect"])
+    assert fx.between(small, small)["effect"] == 0 and fx.between(small, small)["p"] == 1.0
+
+
+def test_the_evidence_split_counts_each_failed_first_draft_by_its_evidence_and_its_truth():
+    def first(t, source, failure, passed_first):
+        return {"strategy": fx.ONE_SHOT, "task_id": t, "replicate": 0, "run": {"passed": passed_first},
+                "source": source, "failure": failure, "passed_first": passed_first}  # fmt: skip
+
+    table = [
+        first("e_wrong", "examples", "assertion", False),
+        first("own_right", "self-tests", "assertion", True),
+        first("own_wrong", "self-tests", "exception", False),
+        first("passed", "examples", None, True),  # its first draft passed its evidence: in no group
+    ]
+    table += verdicts(
+        {
+            (arm, t): [1, 0]
+            for arm in fx.ARMS
+            for t in ("e_wrong", "own_right", "own_wrong", "passed")
+        }
+    )
+    table = [r for r in table if not (r["strategy"] == fx.CHECKS and r["task_id"] == "own_wrong")]
+    table += verdicts({(fx.CHECKS, "own_wrong"): [1, 1]})
+    split = fx.evidence_split(table)
+    assert {g: (v["problems"], v["correct"]) for g, v in split.items()} == {
+        "examples": (1, 0), "own tests": (2, 1), "really wrong": (2, 0), "wrongly rejected": (1, 1)
+    }  # fmt: skip
+    assert split["really wrong"][fx.CHECKS] == 1.5 and split["really wrong"][fx.BLIND] == 1.0
+    assert split["own tests"][fx.CHECKS] == 1.5 and split["examples"][fx.CRITIQUE] == 0.5

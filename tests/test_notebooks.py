@@ -239,6 +239,29 @@ def test_refreshed_notebooks_are_written_with_javascripts_numbers():
     )
 
 
+def test_refreshed_notebooks_join_each_run_of_one_streams_pieces():
+    def out(kind, **kw):
+        return nbformat.from_dict({"output_type": kind, **kw})
+
+    pieces = [
+        out("stream", name="stdout", text="a\n"),
+        out("stream", name="stdout", text="b\n"),
+        out("stream", name="stderr", text="warn\n"),
+        out("stream", name="stdout", text="c\n"),
+        out("display_data", data={"text/plain": "x"}, metadata={}),
+        out("stream", name="stdout", text="d"),
+        out("stream", name="stdout", text="\n"),
+    ]
+    joined = _run_notebooks().joined_streams(pieces)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in joined] == [
+        ("stream", "stdout", "a\nb\n"),
+        ("stream", "stderr", "warn\n"),
+        ("stream", "stdout", "c\n"),
+        ("display_data", None, None),
+        ("stream", "stdout", "d\n"),
+    ]
+
+
 def lesson_imports() -> dict[str, set[str]]:
     """{name: the reflect modules the solved lessons import it from}."""
     import ast

@@ -166,10 +166,37 @@ def shares(table: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {s: {t: p / n for t, (p, n) in by_task.items()} for s, by_task in count.items()}
 
 
+def _by_problem(table: list[dict[str, Any]], a: str, b: str) -> dict[str, float]:
+    """{problem: a's share minus b's}, for the problems both have, in a's order."""
+    s = shares(table)
+    return {t: s[a][t] - s[b][t] for t in s[a] if t in s[b]}
+
+
 def differences(table: list[dict[str, Any]], a: str, b: str) -> list[float]:
     """Per problem, a's share minus b's (the problems both have, in a's order)."""
-    s = shares(table)
-    return [s[a][t] - s[b][t] for t in s[a] if t in s[b]]
+    return list(_by_problem(table, a, b).values())
+
+
+def between(
+    table: list[dict[str, Any]], other: list[dict[str, Any]], a: str = CHECKS, b: str = BLIND
+) -> dict[str, Any]:
+    """Does a - b differ between two recordings of the same problems (two model sizes)? Per problem both
+    hold, e = (a - b in `table`) - (a - b in `other`): its mean, interval and sign-flip p (under the null a
+    problem's two recordings are exchangeable, so e is as likely negated), and on how many problems a - b
+    was larger in `table`, smaller, the same."""
+    mine, theirs = _by_problem(table, a, b), _by_problem(other, a, b)
+    e = [mine[t] - theirs[t] for t in mine if t in theirs]
+    return {
+        "a": a,
+        "b": b,
+        "effect": sum(e) / len(e) if e else 0.0,
+        "interval": bootstrap_interval(e),
+        "p": sign_flip_p(e),
+        "larger": sum(x > 0 for x in e),
+        "smaller": sum(x < 0 for x in e),
+        "same": sum(x == 0 for x in e),
+        "problems": len(e),
+    }
 
 
 def sign_flip_p(diffs: Sequence[float], resolution: int = 60) -> float:
@@ -318,6 +345,29 @@ def by_failure(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def evidence_split(table: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The problems whose first draft failed its evidence, split by that evidence (the statement's
+    "examples" or the agent's "own tests") and by the truth (the hidden tests fail the first draft: "really
+    wrong"; they pass it: "wrongly rejected"): {group: {"problems", "correct": first drafts the hidden
+    tests pass, arm: problems whose returned code passes, per replicate}}."""
+    first = {r["task_id"]: r for r in table if r["strategy"] == ONE_SHOT and r["failure"]}
+    s = shares(table)
+    groups = {
+        "examples": [t for t, r in first.items() if r["source"] == "examples"],
+        "own tests": [t for t, r in first.items() if r["source"] == "self-tests"],
+        "really wrong": [t for t, r in first.items() if not r["passed_first"]],
+        "wrongly rejected": [t for t, r in first.items() if r["passed_first"]],
+    }
+    return {
+        name: {
+            "problems": len(tasks),
+            "correct": sum(first[t]["passed_first"] for t in tasks),
+            **{arm: sum(s[arm][t] for t in tasks) for arm in ARMS},
+        }
+        for name, tasks in groups.items()
+    }
+
+
 def curve(
     table: list[dict[str, Any]], arm: str, samples: int = SAMPLES_AFTER
 ) -> list[tuple[int, float, float]]:
@@ -394,6 +444,17 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
             f"  {t['a']:<21} - {t['b']:<21}{t['effect']:>+7.1%}  [{t['interval'][0]:+.1%}, {t['interval'][1]:+.1%}]"
             f"  better {t['better']:>2}, worse {t['worse']:>2}   p = {t['p']:.3f}, Holm {t['p_holm']:.3f}"
         )
+    lines += [
+        "",
+        "the first drafts that failed their evidence, by evidence and by truth; per arm, the problems whose"
+        " returned code passes, per replicate:",
+        f"  {'group':<18}{'problems':>9}{'correct':>9}"
+        + "".join(f"{a.split(':')[1]:>13}" for a in ARMS),
+    ]
+    lines += [
+        f"  {name:<18}{g['problems']:>9}{g['correct']:>9}" + "".join(f"{g[a]:>13.1f}" for a in ARMS)
+        for name, g in evidence_split(table).items()
+    ]
     kinds = by_failure(table)
     if kinds:
         lines += [
