@@ -503,3 +503,24 @@ def test_the_evidence_split_counts_each_failed_first_draft_by_its_evidence_and_i
     }  # fmt: skip
     assert split["really wrong"][fx.CHECKS] == 1.5 and split["really wrong"][fx.BLIND] == 1.0
     assert split["own tests"][fx.CHECKS] == 1.5 and split["examples"][fx.CRITIQUE] == 0.5
+
+
+def test_the_table_of_sizes_prints_each_sizes_figures_and_the_second_minus_the_first():
+    import copy
+
+    large, _ = fx.rows(Path(__file__).parents[1] / "results" / "06_feedback_164.jsonl", 2)
+    small = copy.deepcopy(large)
+    for row in small:  # at the made-up size, every checks sample passes
+        if row["strategy"] == fx.CHECKS:
+            row["run"]["passed"] = True
+    text = fx.format_sizes({"1.5B": large, "tiny": small})
+    lines = text.splitlines()
+    assert lines[0].split() == ["1.5B", "tiny"]
+    checks = next(x for x in lines if x.startswith(fx.CHECKS + " "))
+    assert checks.split()[1] == "78.0%" and checks.split()[6] == "100.0%"
+    ours = (
+        fx.compare(small, fx.CHECKS, fx.BLIND)["effect"]
+        - fx.compare(large, fx.CHECKS, fx.BLIND)["effect"]
+    )
+    assert ours > 0 and f"at tiny minus at 1.5B, per problem: {ours:+.1%}" in lines[-1]
+    assert fx.between(small, large)["effect"] == pytest.approx(ours)

@@ -398,6 +398,40 @@ def curve(
     return points
 
 
+def format_sizes(tables: dict[str, list[dict[str, Any]]]) -> str:
+    """The fair test at several model sizes ({size: its rows}): per strategy and size, the pass rate,
+    tokens per task, and the effect against blind with its interval; then, for the first two sizes, the
+    pre-stated question: does checks - blind differ between them (`between`: the second's minus the
+    first's)?"""
+    sizes = list(tables)
+    stats = {size: arm_stats(t) for size, t in tables.items()}
+    lines = [
+        f"{'':<22}" + "".join(f"{size:^41}" for size in sizes),
+        f"{'strategy':<22}"
+        + f"{'pass':>7}{'tokens':>8}{'vs blind [95% interval]':>26}" * len(sizes),
+    ]
+    for name in (ONE_SHOT, *ARMS):
+        cells = []
+        for size in sizes:
+            s = stats[size][name]
+            if name == BLIND:
+                against = "-"
+            else:
+                c = compare(tables[size], name, BLIND)
+                against = f"{c['effect']:+.1%} [{c['interval'][0]:+.1%}, {c['interval'][1]:+.1%}]"
+            cells.append(f"{s['pass_rate']:>7.1%}{s['tokens_per_task']:>8,.0f}{against:>26}")
+        lines.append(f"{name:<22}" + "".join(cells))
+    if len(sizes) > 1:
+        (x, y), e = sizes[:2], between(tables[sizes[1]], tables[sizes[0]])
+        lines += [
+            "",
+            f"between the sizes: checks - blind at {y} minus at {x}, per problem: {e['effect']:+.1%}, 95% bootstrap "
+            f"interval {e['interval'][0]:+.1%} to {e['interval'][1]:+.1%}; larger at {y} on {e['larger']}, "
+            f"smaller on {e['smaller']}, same on {e['same']} of {e['problems']}; exact sign-flip p = {e['p']:.3f}",
+        ]
+    return "\n".join(lines)
+
+
 def format_report(table: list[dict[str, Any]], replicates: int) -> str:
     """The analysis as text: what entered the after-failure phase, the per-arm table, the primary
     test, the Holm-corrected family, and the first drafts' failures beside what each arm repaired."""
