@@ -84,10 +84,20 @@ class WrongAnswers(pytest.Item):
         return self.path, None, f"{self.name} ({self.exercise.metadata['reflect']['key']})"
 
 
+def nbval_class(name: str) -> type:
+    """nbval's notebook (IPyNbFile) or cell (IPyNbCell) item class; a class nothing is an instance of
+    where nbval is not installed."""
+    try:
+        import nbval.plugin
+    except ImportError:
+        return type(name, (), {})
+    return getattr(nbval.plugin, name)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     """A lesson's kernel starts in replay."""
-    if "COURSE_BACKEND" in os.environ or type(item.parent).__name__ != "IPyNbFile":
+    if "COURSE_BACKEND" in os.environ or not isinstance(item.parent, nbval_class("IPyNbFile")):
         return (yield)
     os.environ["COURSE_BACKEND"] = "replay"
     try:
@@ -98,10 +108,7 @@ def pytest_runtest_setup(item):
 
 def pytest_collection_modifyitems(session, config, items):
     """After each exercise's check cell, the test of its wrong answers (nbval's items only)."""
-    try:
-        from nbval.plugin import IPyNbCell
-    except ImportError:
-        return
+    IPyNbCell = nbval_class("IPyNbCell")
     out, exercise = [], None
     for item in items:
         out.append(item)
