@@ -469,7 +469,7 @@ def test_between_sizes_pairs_each_problems_checks_minus_blind_across_the_two_rec
         }
     )  # fmt: skip  d: 0, +1/2, -1/2, and p4 the small recording lacks
     e = fx.between(small, large)
-    assert e["problems"] == 3 and (e["larger"], e["smaller"], e["same"]) == (1, 1, 1)
+    assert e["problems"] == 3 and (e["better"], e["worse"], e["same"]) == (1, 1, 1)
     assert e["effect"] == pytest.approx((1 - 0.5 + 0) / 3)
     assert e["p"] == pytest.approx(brute_p([1, -0.5]))
     assert e["interval"][0] <= e["effect"] <= e["interval"][1]

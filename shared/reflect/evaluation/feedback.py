@@ -183,20 +183,9 @@ def between(
     """Does a - b differ between two recordings of the same problems (two model sizes)? Per problem both
     hold, e = (a - b in `table`) - (a - b in `other`): its mean, interval and sign-flip p (under the null a
     problem's two recordings are exchangeable, so e is as likely negated), and on how many problems a - b
-    was larger in `table`, smaller, the same."""
+    was larger in `table` ("better"), smaller ("worse"), the same: `compare`'s summary of e."""
     mine, theirs = _by_problem(table, a, b), _by_problem(other, a, b)
-    e = [mine[t] - theirs[t] for t in mine if t in theirs]
-    return {
-        "a": a,
-        "b": b,
-        "effect": sum(e) / len(e) if e else 0.0,
-        "interval": bootstrap_interval(e),
-        "p": sign_flip_p(e),
-        "larger": sum(x > 0 for x in e),
-        "smaller": sum(x < 0 for x in e),
-        "same": sum(x == 0 for x in e),
-        "problems": len(e),
-    }
+    return _summary([mine[t] - theirs[t] for t in mine if t in theirs], a, b)
 
 
 def sign_flip_p(diffs: Sequence[float], resolution: int = 60) -> float:
@@ -248,7 +237,11 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 def compare(table: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
     """a against b over problems: the mean difference of the shares, its interval, the permutation p,
     and how many problems a did better on, worse on, the same."""
-    d = differences(table, a, b)
+    return _summary(differences(table, a, b), a, b)
+
+
+def _summary(d: list[float], a: str, b: str) -> dict[str, Any]:
+    """Per-problem differences summarised: mean, interval, sign-flip p, how many above, below, at zero."""
     return {
         "a": a,
         "b": b,
@@ -426,8 +419,8 @@ def format_sizes(tables: dict[str, list[dict[str, Any]]]) -> str:
         lines += [
             "",
             f"between the sizes: checks - blind at {y} minus at {x}, per problem: {e['effect']:+.1%}, 95% bootstrap "
-            f"interval {e['interval'][0]:+.1%} to {e['interval'][1]:+.1%}; larger at {y} on {e['larger']}, "
-            f"smaller on {e['smaller']}, same on {e['same']} of {e['problems']}; exact sign-flip p = {e['p']:.3f}",
+            f"interval {e['interval'][0]:+.1%} to {e['interval'][1]:+.1%}; larger at {y} on {e['better']}, "
+            f"smaller on {e['worse']}, same on {e['same']} of {e['problems']}; exact sign-flip p = {e['p']:.3f}",
         ]
     return "\n".join(lines)
 
