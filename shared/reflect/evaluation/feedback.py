@@ -181,8 +181,8 @@ def between(
     table: list[dict[str, Any]], other: list[dict[str, Any]], a: str = CHECKS, b: str = BLIND
 ) -> dict[str, Any]:
     """Does a - b differ between two recordings of the same problems (two model sizes)? Per problem both
-    hold, e = (a - b in `table`) - (a - b in `other`): its mean, interval and sign-flip p (under the null a
-    problem's two recordings are exchangeable, so e is as likely negated), and on how many problems a - b
+    hold, e = (a - b in `table`) - (a - b in `other`): its mean, interval and sign-flip p (under the null each
+    e(p) is as likely negated, as in the primary test), and on how many problems a - b
     was larger in `table` ("better"), smaller ("worse"), the same: `compare`'s summary of e."""
     mine, theirs = _by_problem(table, a, b), _by_problem(other, a, b)
     return _summary([mine[t] - theirs[t] for t in mine if t in theirs], a, b)

@@ -124,8 +124,8 @@ def run_bench(
     if len(set(names)) != len(names):
         raise ValueError(f"strategy names must be unique (they key the results file), got {names}")
     configs = {s.name: config_of(s) for s in strategies}
-    model = (meta or {}).get("model")
-    others = {r.get("meta", {}).get("model") for r in load_rows(path)} - {model, None}
+    model, loaded = (meta or {}).get("model"), load_rows(path)
+    others = {r.get("meta", {}).get("model") for r in loaded} - {model, None}
     if model and others:
         raise ValueError(
             f"{path} holds runs of another model ({', '.join(sorted(others))}); this run is on "
@@ -133,7 +133,7 @@ def run_bench(
         )
     done = {
         (r["strategy"], r["task_id"]): Run.from_dict(r["run"])
-        for r in current_rows(path, strategies)
+        for r in current_rows(path, strategies, loaded=loaded)
     }
     todo = [(s, t) for t in tasks for s in strategies if (s.name, t.id) not in done]
     path.parent.mkdir(parents=True, exist_ok=True)
