@@ -2,6 +2,7 @@
 
     python benchmarks/bench_course_run.py                 # all lessons; writes benchmarks/results/course_run.json
     python benchmarks/bench_course_run.py --only 06       # one lesson (written to course_run_06.json)
+    COURSE_LOCAL_MODEL=qwen2.5-coder-0.5b python benchmarks/bench_course_run.py --out benchmarks/results/course_run_0.5b.json
     COURSE_FULL=1 python benchmarks/bench_course_run.py --only 06 --out benchmarks/results/course_run_full_06.json --keep build/full_06
 
 Steps, each timed: clone this repository's HEAD into a temporary folder; `make install` and
@@ -30,6 +31,8 @@ from datetime import date
 from pathlib import Path
 
 import nbformat
+
+from course_runtime.model_file import DEFAULT, ModelFileError, local_model
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_LINE = re.compile(r"^\[\d+/\d+\] (?P<name>\S+\.ipynb) on the \S+ model: (?P<status>ok|FAILED)(?: \((?P<secs>\d+) s\))?", re.M)
@@ -71,6 +74,12 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None, help="copy the executed lessons into this folder")
     args = ap.parse_args()
     out = args.out or ROOT / "benchmarks" / "results" / f"course_run{'_' + args.only if args.only else ''}.json"
+    name = os.environ.get("COURSE_LOCAL_MODEL")
+    try:
+        model = (local_model(name) if name else DEFAULT).label  # the local model make run's server loads
+    except ModelFileError as err:
+        print(err, file=sys.stderr)
+        return 2
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="course-run-") as tmp:
         clone = Path(tmp) / "course"
@@ -95,7 +104,7 @@ def main() -> int:
                                *(["--only", args.only] if args.only else [])], clone)
     differ = [line for line in compared.splitlines() if " code cell " in line]
     result = {
-        "date": date.today().isoformat(), "commit": commit, "cpu": cpu(), "cores": os.cpu_count(),
+        "date": date.today().isoformat(), "commit": commit, "cpu": cpu(), "cores": os.cpu_count(), "model": model,
         "full": os.environ.get("COURSE_FULL", "") == "1", "setup_s": round(setup_s), "run_s": round(run_s),
         "lessons": lessons, "total_s": sum(v["seconds"] or 0 for v in lessons.values()),
         "calls": sum(v.get("calls", 0) for v in lessons.values()),
