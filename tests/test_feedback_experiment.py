@@ -155,13 +155,15 @@ def test_a_provider_error_ends_the_run_with_what_it_had():
 class Sampler:
     """A scripted model for the recording: first drafts by problem, samples by (arm's prompt, seed)."""
 
-    def __init__(self, firsts: dict[str, str], sample: str = GOOD):
-        self.firsts, self.sample, self.calls = firsts, sample, []
+    def __init__(self, firsts: dict[str, str], sample: str = GOOD, tests: str = OWN):
+        self.firsts, self.sample, self.tests, self.calls = firsts, sample, tests, []
 
     def __call__(self, messages, role="generator", **params):
         self.calls.append((role, params.get("seed"), messages[-1]["content"]))
         if role == "critic":
             return FakeReply(CRITIQUE_JSON, 50, 20)
+        if role == "test_writer":
+            return FakeReply(self.tests, 20, 8)
         if params.get("temperature") == 0:
             tid = next(t for t in self.firsts if get_task(t).prompt() == messages[-1]["content"])
             return FakeReply(self.firsts[tid], 30, 10)
@@ -266,6 +268,27 @@ def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_repo
     }
     out = capsys.readouterr().out
     assert "2 problems, 1 replicate(s)" in out and "not yet run by every arm" not in out
+
+
+def test_the_report_counts_the_problems_whose_evidence_could_not_run(tmp_path, capsys):
+    from reflect.bench import main
+
+    path = tmp_path / "fb.jsonl"
+    no_asserts = Sampler({"HumanEval/0": NEVER, FACT.id: FACT_WRONG}, tests="I cannot test this.")
+    run_bench(feedback_arms(1), [HE0, FACT], no_asserts, path, progress=False)
+    assert main(["--report", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith(
+        "1 problems' first draft failed its evidence (only there can the arms differ); "
+        "1 had no evidence that could run: their first draft stands in every arm"
+    )
+    run_bench(feedback_arms(1), [HE0, FACT], Sampler({"HumanEval/0": NEVER, FACT.id: FACT_WRONG}),
+              tmp_path / "own.jsonl", progress=False)  # fmt: skip
+    assert main(["--report", str(tmp_path / "own.jsonl")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith(
+        "2 problems' first draft failed its evidence (only there can the arms differ)"
+    )
 
 
 def test_the_report_of_a_recording_under_way_names_the_problems_it_leaves_out(tmp_path, capsys):

@@ -437,11 +437,21 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
             and sum(s["role"] == "generator" for s in r["run"]["steps"]) > 1
         }
     )
+    unjudged = {  # no evidence could run (the agent's own tests had no assert): no sample is drawn
+        r["task_id"]
+        for r in table
+        if r["strategy"] == BLIND and not any(s["role"] == "tests" for s in r["run"]["steps"])
+    }
     k, effect = smallest_detectable(len(problems), replicates)
     a = analyse(table)
     lines = [
         f"{len(problems)} problems, {replicates} replicate(s) of the after-failure phase; {len(entered)} problems' "
-        f"first draft failed its evidence (only there can the arms differ)",
+        f"first draft failed its evidence (only there can the arms differ)"
+        + (
+            f"; {len(unjudged)} had no evidence that could run: their first draft stands in every arm"
+            if unjudged
+            else ""
+        ),
         f"smallest difference the primary test can call at p < 0.05: {k} problems all one way by one "
         f"replicate of {replicates} ({effect:.1%} of pass rate)",
         "",
