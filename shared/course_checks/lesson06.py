@@ -4,6 +4,7 @@ and Holm's correction for a family of tests."""
 
 from __future__ import annotations
 
+import copy
 import importlib
 import time
 from collections.abc import Callable, Sequence
@@ -657,15 +658,15 @@ def primary(
         *(("the fair test", table, a, b) for a, b in (fx.PRIMARY, fx.SECONDARY[0])),
     ]
     for name, rows, a, b in cases:
+        want = fx.compare(list(rows), a, b)  # before the call, which gets a copy it may change
         used, got = package_calls(
-            lambda r=rows, a=a, b=b: compare_arms([dict(x) for x in r], a, b), fx
+            lambda r=rows, a=a, b=b: compare_arms(copy.deepcopy(list(r)), a, b), fx
         )
         if used & {"compare", "differences", "shares", "sign_flip_p", "analyse"}:
             return (
                 False,
                 "compare_arms called the course's analysis: compute the shares and differences yourself.",
             )
-        want = fx.compare(list(rows), a, b)
         truth = (want["effect"], want["better"], want["worse"], want["p"])
         try:
             items = list(got)  # type: ignore[arg-type]
