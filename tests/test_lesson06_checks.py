@@ -4,6 +4,7 @@ the rows it is given can neither pass nor spoil the learner's table."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 from course_checks import lesson06
 from reflect.evaluation import feedback as fx
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
 
 
 @pytest.fixture(scope="module")
@@ -19,19 +21,21 @@ def large():
     return fx.rows(RESULTS / "06_feedback_164.jsonl")[0]
 
 
-def d_of(table, a, b):
-    """Per problem, the share of a's replicates passing minus b's, for the problems both arms have."""
-    passed: dict = {}
-    for row in table:
-        if row["strategy"] in (a, b):
-            passed.setdefault((row["strategy"], row["task_id"]), []).append(
-                bool(row["run"]["passed"])
-            )
-    share = {k: sum(v) / len(v) for k, v in passed.items()}
-    return {t: share[a, t] - share[b, t] for s, t in share if s == a and (b, t) in share}
+def solved(*keys: str) -> dict:
+    """The solved lesson's cells for these exercises, run in one namespace."""
+    path = ROOT / "solutions" / "06_does_reflection_pay.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    namespace: dict = {}
+    exec("import itertools", namespace)  # noqa: S102 - the lesson's own import
+    for key in keys:
+        cell = next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)
+        exec("".join(cell["source"]), namespace)  # noqa: S102 - the course's own cells
+    return namespace
 
 
 def sign_flip_p(diffs):
+    """Build 3's test counted by sums, not by listing the 2^n patterns as the lesson's answer does: as
+    quick under the check's call watcher on the fair test's 17 differences."""
     ways = {0: 1}
     units = [round(abs(x) * 60) for x in diffs if x]
     for v in units:
@@ -44,9 +48,9 @@ def sign_flip_p(diffs):
     return sum(n for s, n in ways.items() if abs(s) >= observed) / 2 ** len(units)
 
 
-def compare_arms(table, a, b):
-    d = list(d_of(table, a, b).values())
-    return sum(d) / len(d), sum(x > 0 for x in d), sum(x < 0 for x in d), sign_flip_p(d)
+LESSON = solved("06.7")  # Build 7's answer, calling the sign_flip_p above
+LESSON["sign_flip_p"] = sign_flip_p
+compare_arms = LESSON["compare_arms"]
 
 
 def test_compare_arms_passes_and_one_that_changes_the_table_neither_passes_nor_spoils_it(large):
