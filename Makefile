@@ -13,6 +13,7 @@ NB ?=
 help:
 	@echo "make lab        install everything, prepare the local model, start JupyterLab (python3 course.py lab)"
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
+	@echo "make model      fetch and verify the local model (COURSE_LOCAL_MODEL=qwen2.5-coder-0.5b for the second size)"
 	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
 	@echo "make lock       (maintainers) regenerate requirements/lock.txt from pyproject.toml (UPGRADE=1)"
 	@echo "make test-browser  (maintainers) open every notebook in JupyterLab in headless Chromium: opens clean, saves unchanged"

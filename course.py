@@ -5,7 +5,8 @@
     python3 course.py run       set up, then every lesson live and headless into build/run/ (--only 01)
     python3 course.py test      set up, then ruff (check, and format on the package, tests and tools), the
                                 tests, and every notebook in replay (what CI runs)
-    python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model)
+    python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model;
+                                --model qwen2.5-coder-0.5b for the second size)
     python3 course.py lock      (maintainers) regenerate requirements/lock.txt (--upgrade to move pins)
 
 `make lab`, `make run` and `make test` call these. Set-up makes `.venv` with the Python that runs

@@ -50,8 +50,9 @@ def test_existing_corrupt_file_is_refused_with_the_fix(tmp_path, parts):
     paths, size, sha = parts
     target = tmp_path / "m.gguf"
     target.write_bytes(b"x" * size)
-    with pytest.raises(ModelFileError, match="Delete it and Fix: run `make model`"):
+    with pytest.raises(ModelFileError, match="Delete it and Fix: run `make model`") as err:
         assemble(target, paths, size, sha, progress=False)
+    assert "python3 course.py setup --model qwen2.5-coder-0.5b" in str(err.value)  # the 0.5B's own fix
 
 
 def test_verified_file_is_not_rehashed(tmp_path, parts, monkeypatch):

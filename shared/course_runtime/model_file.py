@@ -34,7 +34,10 @@ from tqdm.auto import tqdm
 
 from reflect.model.config import Settings, cache_dir
 
-FIX = "Fix: run `make model` (or `python -m course_runtime.model_file`)."
+FIX = (
+    "Fix: run `make model` (or `python3 course.py setup`; for the 0.5B, "
+    "`python3 course.py setup --model qwen2.5-coder-0.5b`)."
+)
 
 
 @dataclass(frozen=True)
