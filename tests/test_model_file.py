@@ -52,7 +52,8 @@ def test_existing_corrupt_file_is_refused_with_the_fix(tmp_path, parts):
     target.write_bytes(b"x" * size)
     with pytest.raises(ModelFileError, match="Delete it and Fix: run `make model`") as err:
         assemble(target, paths, size, sha, progress=False)
-    assert "python3 course.py setup --model qwen2.5-coder-0.5b" in str(err.value)  # the 0.5B's own fix
+    # and the 0.5B's own fix
+    assert "python3 course.py setup --model qwen2.5-coder-0.5b" in str(err.value)
 
 
 def test_verified_file_is_not_rehashed(tmp_path, parts, monkeypatch):
