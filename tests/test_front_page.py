@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "solutions" / "06_does_reflection_pay.ipynb"
 SECTION = "## What you will have measured"
 # numbers that name things rather than state results: lesson and section numbers, HumanEval's size,
-# the model's size, and digits inside a link or a file name
+# the model's two sizes, and digits inside a link or a file name
 NAMES = re.compile(
-    r"lesson \d+|section \d+|sections \d+ and \d+|\d+ HumanEval problems|1\.5B|\(docs/[^)]*\)|\[[^\]]*\]"
+    r"lesson \d+|section \d+|sections \d+ and \d+|\d+ HumanEval problems|[01]\.5B|\(docs/[^)]*\)|\[[^\]]*\]"
 )
 
 

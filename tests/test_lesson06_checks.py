@@ -74,3 +74,153 @@ def test_compare_arms_passes_and_one_that_changes_the_table_neither_passes_nor_s
     assert not lesson06.primary.evaluate(flips_then_compares, large)[0]
     assert not lesson06.primary.evaluate(loses_then_compares, large)[0]
     assert large == before and lesson06.TOY_TABLE == toy
+
+
+def d_of(table, a, b):
+    """Per problem, the share of a's replicates passing minus b's (one size's d: the wrong answers' part)."""
+    passed: dict = {}
+    for row in table:
+        if row["strategy"] in (a, b):
+            passed.setdefault((row["strategy"], row["task_id"]), []).append(
+                bool(row["run"]["passed"])
+            )
+    share = {k: sum(v) / len(v) for k, v in passed.items()}
+    return {t: share[a, t] - share[b, t] for s, t in share if s == a and (b, t) in share}
+
+
+def stand_in_small(large):
+    """A made-up second size from the 1.5B's rows: problems in reverse order, one left out, and blind's
+    verdicts flipped on every fifth problem, so that e is not 0 everywhere."""
+    out = []
+    for row in reversed(copy.deepcopy(large)):
+        n = int(row["task_id"].split("/")[1])
+        if n == 7:
+            continue
+        if row["strategy"] == fx.BLIND and n % 5 == 0:
+            row["run"]["passed"] = not row["run"]["passed"]
+        out.append(row)
+    return out
+
+
+size_gap = solved("06.9")["size_gap"]  # Build 9's answer, as the lesson writes it
+
+
+def as_pairs(small, large, a, b):
+    return sorted(size_gap(small, large, a, b).items())
+
+
+def as_fractions(small, large, a, b):
+    from fractions import Fraction
+
+    return {t: Fraction(e).limit_denominator(60) for t, e in size_gap(small, large, a, b).items()}
+
+
+def as_float32(small, large, a, b):
+    import numpy as np
+
+    return {t: np.float32(e) for t, e in size_gap(small, large, a, b).items()}
+
+
+def by_loops(small, large, a, b):
+    from collections import defaultdict
+
+    def d(table):
+        hits, runs = defaultdict(int), defaultdict(int)
+        for row in table:
+            hits[row["strategy"], row["task_id"]] += row["run"]["passed"]
+            runs[row["strategy"], row["task_id"]] += 1
+        return {t: hits[a, t] / runs[a, t] - hits[b, t] / runs[b, t] for s, t in runs if s == a}
+
+    out, dl = {}, d(large)
+    for t, x in d(small).items():
+        if t in dl:
+            out[t] = x - dl[t]
+    return out
+
+
+@pytest.mark.parametrize("right", [size_gap, as_pairs, as_fractions, as_float32, by_loops])
+def test_size_gap_passes_right_answers_written_several_ways(large, right):
+    ok, message, _ = lesson06.size_gap.evaluate(right, stand_in_small(large), large)
+    assert ok, message
+
+
+def reversed_sizes(small, large, a, b):
+    return {t: -e for t, e in size_gap(small, large, a, b).items()}
+
+
+def swapped_arms(small, large, a, b):
+    return size_gap(small, large, b, a)
+
+
+def by_position(small, large, a, b):
+    ds, dl = d_of(small, a, b), d_of(large, a, b)
+    return {t: x - y for (t, x), y in zip(ds.items(), dl.values(), strict=False)}
+
+
+def counts(small, large, a, b):
+    def c(table):
+        out: dict = {}
+        for row in table:
+            if row["strategy"] in (a, b):
+                sign = 1 if row["strategy"] == a else -1
+                out[row["task_id"]] = out.get(row["task_id"], 0) + sign * row["run"]["passed"]
+        return out
+
+    cs, cl = c(small), c(large)
+    return {t: cs[t] - cl[t] for t in cs if t in cl}
+
+
+def missing_as_zero(small, large, a, b):
+    ds, dl = d_of(small, a, b), d_of(large, a, b)
+    return {t: ds.get(t, 0) - dl.get(t, 0) for t in ds.keys() | dl.keys()}
+
+
+def rounded(small, large, a, b):
+    return {t: round(e, 3) for t, e in size_gap(small, large, a, b).items()}
+
+
+def others_as_b(small, large, a, b):
+    def d(table):
+        s = {(r["strategy"] == a, r["task_id"]): [] for r in table}
+        for r in table:
+            s[r["strategy"] == a, r["task_id"]].append(r["run"]["passed"])
+        return {
+            t: sum(v) / len(v) - sum(s[False, t]) / len(s[False, t])
+            for (isa, t), v in s.items()
+            if isa
+        }
+
+    ds, dl = d(small), d(large)
+    return {t: ds[t] - dl[t] for t in ds if t in dl}
+
+
+def booleans(small, large, a, b):
+    return {t: e > 0 for t, e in size_gap(small, large, a, b).items()}
+
+
+def rewrites_the_rows(small, large, a, b):
+    for row in [*small, *large]:
+        row["run"]["passed"] = False
+    return size_gap(small, large, a, b)
+
+
+WRONG = {
+    reversed_sizes: "That is -e",
+    swapped_arms: "That is -e",
+    by_position: "by position",
+    counts: "pass counts",
+    missing_as_zero: "Only the problems both recordings have",
+    rounded: "rounded",
+    others_as_b: "only those two arms' rows",
+    booleans: "each e a number",
+    rewrites_the_rows: "",
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda f: f.__name__)
+def test_size_gap_fails_wrong_answers_and_says_why(large, wrong):
+    small = stand_in_small(large)
+    kept = copy.deepcopy((small, large, lesson06.SMALL_TOY, lesson06.LARGE_TOY))
+    ok, message, _ = lesson06.size_gap.evaluate(wrong, small, large)
+    assert not ok and WRONG[wrong] in message, message
+    assert (small, large, lesson06.SMALL_TOY, lesson06.LARGE_TOY) == kept

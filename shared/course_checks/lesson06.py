@@ -8,6 +8,7 @@ import copy
 import importlib
 import time
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
@@ -735,7 +736,7 @@ def power_of_design(
     )
 
 
-# --- Exercise 9: Holm's correction ---------------------------------------------------------------------
+# --- Exercise 10: Holm's correction ---------------------------------------------------------------------
 
 TOY_FAMILIES: tuple[list[float], ...] = (
     [0.01, 0.04, 0.03],
@@ -758,7 +759,7 @@ PILOT_PAIRS = (
 
 
 @exercise(
-    "06.9",
+    "06.10",
     hints=(
         "Sort the tests by p, smallest first. The smallest is multiplied by m (the number of tests), the next by "
         "m - 1, and so on down to the largest, multiplied by 1; an adjusted p above 1 is 1.",
@@ -770,7 +771,7 @@ PILOT_PAIRS = (
 def holm(
     my_holm: Callable[[list[float]], Sequence[float]], pilot: Sequence[Row]
 ) -> tuple[bool, str]:
-    """Exercise 9: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
+    """Exercise 10: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
     used, got_all = package_calls(lambda: [my_holm(list(f)) for f in TOY_FAMILIES], fx)
     if "holm" in used:
         return False, "my_holm called the course's holm: write the step-down yourself."
@@ -805,4 +806,159 @@ def holm(
         f"Right on every made-up family. The pilot's {len(raw)} tests: its lowest p, {raw[low]:.2f} "
         f"({PILOT_PAIRS[low][0]} against {PILOT_PAIRS[low][1]}), is {adjusted[low]:.2f} once the family is "
         f"counted; {sum(p < 0.05 for p in adjusted)} of {len(raw)} are below 0.05."
+    )
+
+
+# --- Build 9: one effect at two sizes -------------------------------------------------------------------
+
+
+def _replicates(spec: dict[tuple[str, str], tuple[bool, ...]]) -> list[Row]:
+    return [_row(s, t, r, ok) for (s, t), oks in spec.items() for r, ok in enumerate(oks)]
+
+
+# x - y per problem, three replicates at the small size: p3 +1, p1 0, p2 +1/3, p5 +1 (only there); two at
+# the large size, listed in another order: p1 -1/2, p2 +1/2, p3 0, p4 +1 (only there). So e is p1 +1/2,
+# p2 -1/6, p3 +1; counting passes instead of shares gives p1 +1, p2 0, p3 +3. A third arm, z, is in both
+# recordings and in neither x nor y.
+SMALL_TOY = _replicates(
+    {
+        ("x", "p3"): (True, True, True), ("y", "p3"): (False, False, False),
+        ("z", "p3"): (True, True, True), ("z", "p1"): (False, False, False),
+        ("x", "p1"): (True, False, False), ("y", "p1"): (False, True, False),
+        ("x", "p2"): (True, True, False), ("y", "p2"): (True, False, False),
+        ("x", "p5"): (True, True, True), ("y", "p5"): (False, False, False),
+    }
+)  # fmt: skip
+LARGE_TOY = _replicates(
+    {
+        ("x", "p1"): (True, False), ("y", "p1"): (True, True),
+        ("x", "p2"): (True, True), ("y", "p2"): (False, True),
+        ("z", "p2"): (False, False), ("z", "p3"): (True, True),
+        ("x", "p3"): (False, False), ("y", "p3"): (False, False),
+        ("x", "p4"): (True, True), ("y", "p4"): (False, False),
+    }
+)  # fmt: skip
+
+
+def _gaps(small: Sequence[Row], large: Sequence[Row], a: str, b: str) -> dict[str, float]:
+    """e: {problem: d at the small size - d at the large size}, for the problems both have."""
+    ds, dl = fx._by_problem(list(small), a, b), fx._by_problem(list(large), a, b)
+    return {t: ds[t] - dl[t] for t in ds if t in dl}
+
+
+def _counts(table: Sequence[Row], a: str, b: str) -> dict[str, int]:
+    """{problem: passes of a - passes of b}: the wrong unit when the sizes ran different replicates."""
+    out: dict[str, int] = {}
+    for row in table:
+        if row["strategy"] in (a, b):
+            sign = 1 if row["strategy"] == a else -1
+            out[row["task_id"]] = out.get(row["task_id"], 0) + sign * bool(row["run"]["passed"])
+    return out
+
+
+def _as_gaps(got: object) -> dict[str, float] | None:
+    """`got` as {problem: number}: a dict, or pairs of (problem, number); None for anything else."""
+    try:
+        items = dict(got).items()  # type: ignore[call-overload]
+        if any(isinstance(v, bool) for _, v in items):
+            return None
+        return {str(t): float(v) for t, v in items}
+    except (TypeError, ValueError):
+        return None
+
+
+def _same_gaps(mine: dict[str, float] | None, want: dict[str, float]) -> bool:
+    """The same problems and values (within 1e-6: every share here is a multiple of 1/60)."""
+    return (
+        mine is not None
+        and mine.keys() == want.keys()
+        and all(abs(mine[t] - w) <= 1e-6 for t, w in want.items())
+    )
+
+
+def _fraction(x: float) -> str:
+    return str(Fraction(x).limit_denominator(60))
+
+
+def _size_gap_wrong(
+    mine: dict[str, float] | None, sm: Sequence[Row], lg: Sequence[Row], a: str, b: str
+) -> str:
+    """Why `mine` is not e (small minus large, paired by id, replicates averaged), where that can be told."""
+    want = _gaps(sm, lg, a, b)
+    ds, dl = fx._by_problem(list(sm), a, b), fx._by_problem(list(lg), a, b)
+    cs, cl = _counts(sm, a, b), _counts(lg, a, b)
+    if mine is None:
+        return "Return a dict {problem id: e}, each e a number."
+    if _same_gaps(mine, {t: -w for t, w in want.items()}):
+        return (
+            "That is -e: check the order of both subtractions, d = share(a) - share(b) per size and "
+            "e = d at the small size - d at the large."
+        )
+    if _same_gaps(mine, {t: x - y for (t, x), y in zip(ds.items(), dl.values(), strict=False)}):
+        return "That pairs the problems by position: pair each with itself, by its id."
+    if _same_gaps(mine, {t: cs[t] - cl[t] for t in want}):
+        return (
+            "Those are differences of pass counts: average each arm's replicates per problem first "
+            "(the sizes ran different numbers of replicates)."
+        )
+    if mine.keys() != want.keys():
+        extra, missing = sorted(mine.keys() - want.keys()), sorted(want.keys() - mine.keys())
+        return (
+            "Only the problems both recordings have get an e"
+            + (f"; not {', '.join(extra[:4])}" if extra else "")
+            + (f"; missing {', '.join(missing[:4])}" if missing else "")
+            + "."
+        )
+    if any(_same_gaps(mine, {t: round(w, k) for t, w in want.items()}) for k in range(1, 7)):
+        return "Those are rounded: return the exact differences."
+    return (
+        f"Per size, d(p) = share({a}) - share({b}) on p, only those two arms' rows, each arm's replicates "
+        "averaged; then e = d at the small size - d at the large."
+    )
+
+
+@exercise(
+    "06.9",
+    hints=(
+        "first, per size, d(p) = share(a) - share(b) on problem p, each arm's replicates averaged, as inside "
+        "your compare_arms; then e(p) = d(p) at the small size minus d(p) at the large size, for every "
+        "problem both sizes have.",
+        "average, never count: one size ran 3 replicates and the other 2. Pair by the problem's id, never by "
+        "position (the recordings list their problems in their own order); a problem only one size has has "
+        "no e. Return {problem id: e}.",
+    ),
+)
+def size_gap(
+    gap: Callable[[list[Row], list[Row], str, str], object],
+    small: Sequence[Row],
+    large: Sequence[Row],
+) -> tuple[bool, str]:
+    """Build 9: size_gap on made-up recordings of two sizes, then on the fair test's two."""
+    cases = [("the made-up sizes", SMALL_TOY, LARGE_TOY, "x", "y"),
+             ("the fair test", small, large, *fx.PRIMARY)]  # fmt: skip
+    for name, sm, lg, a, b in cases:
+        want = _gaps(sm, lg, a, b)  # before the call, which gets copies it may change
+        used, got = package_calls(
+            lambda sm=sm, lg=lg, a=a, b=b: gap(
+                copy.deepcopy(list(sm)), copy.deepcopy(list(lg)), a, b
+            ),
+            fx,
+        )
+        if used & {"between", "compare", "differences", "shares", "_by_problem"}:
+            return (
+                False,
+                "size_gap called the course's analysis: compute each size's d and their gap yourself.",
+            )
+        mine = _as_gaps(got)
+        if not _same_gaps(mine, want):
+            shown = ", ".join(f"{t!r}: {_fraction(want[t])}" for t in list(want)[:3])
+            return (
+                False,
+                f"on {name}, size_gap({a!r}, {b!r}) returned {str(got)[:160]}; expected e like {{{shown}, ...}}. "
+                + _size_gap_wrong(mine, sm, lg, a, b),
+            )
+    e = list(want.values())
+    return True, (
+        f"Right on the made-up sizes and on the fair test: e on {len(e)} problems, larger at the small size on "
+        f"{sum(x > 0 for x in e)}, smaller on {sum(x < 0 for x in e)}, mean {sum(e) / len(e):+.1%}."
     )
