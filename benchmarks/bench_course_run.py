@@ -67,6 +67,12 @@ def cpu() -> str:
     return platform.processor() or "unknown"
 
 
+def shown(path: Path) -> str:
+    """A results path as printed: relative to the repository when inside it, however given; else absolute."""
+    full = path.resolve()
+    return str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else str(full)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=None, help="one lesson, as for make run NB=..")

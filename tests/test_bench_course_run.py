@@ -1,5 +1,6 @@
 """The course-run benchmark checks the model it is told to run on before it clones anything: an unknown
-`COURSE_LOCAL_MODEL` is a clear error (exit 2), a known one goes on to the clone. No clone is made here."""
+`COURSE_LOCAL_MODEL` is a clear error (exit 2), a known one goes on to the clone. No clone is made here.
+Its closing line names the results file however `--out` gave it."""
 
 import importlib.util
 import sys
@@ -46,3 +47,12 @@ def test_a_known_model_goes_on_to_the_clone(no_clone, monkeypatch, name):
         monkeypatch.setenv("COURSE_LOCAL_MODEL", name)
     with pytest.raises(Cloned):
         bcr.main()
+
+
+def test_the_results_file_is_named_however_out_gave_it(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    assert bcr.shown(Path("benchmarks/results/course_run_0.5b.json")) == str(
+        Path("benchmarks/results/course_run_0.5b.json")
+    )
+    assert bcr.shown(ROOT / "course_run.json") == "course_run.json"
+    assert bcr.shown(tmp_path / "elsewhere.json") == str(tmp_path / "elsewhere.json")
