@@ -204,6 +204,34 @@ def rewrites_the_rows(small, large, a, b):
     return size_gap(small, large, a, b)
 
 
+def fixed_replicates(small, large, a, b):
+    """Shares over the fair test's replicate counts, 3 at the small size and 2 at the large, typed in."""
+
+    def d(table, n):
+        hits: dict = {}
+        for row in table:
+            if row["strategy"] in (a, b):
+                hits[row["strategy"], row["task_id"]] = (
+                    hits.get((row["strategy"], row["task_id"]), 0) + row["run"]["passed"]
+                )
+        return {t: hits[a, t] / n - hits[b, t] / n for s, t in hits if s == a and (b, t) in hits}
+
+    ds, dl = d(small, 3), d(large, 2)
+    return {t: ds[t] - dl[t] for t in ds if t in dl}
+
+
+def drops_zeros(small, large, a, b):
+    return {t: e for t, e in size_gap(small, large, a, b).items() if e}
+
+
+def percentages(small, large, a, b):
+    return {t: 100 * e for t, e in size_gap(small, large, a, b).items()}
+
+
+def absolute(small, large, a, b):
+    return {t: abs(e) for t, e in size_gap(small, large, a, b).items()}
+
+
 WRONG = {
     reversed_sizes: "That is -e",
     swapped_arms: "That is -e",
@@ -214,6 +242,10 @@ WRONG = {
     others_as_b: "only those two arms' rows",
     booleans: "each e a number",
     rewrites_the_rows: "",
+    fixed_replicates: "the other way round",
+    drops_zeros: "whose e is 0 are missing",
+    percentages: "percentages",
+    absolute: "",
 }
 
 

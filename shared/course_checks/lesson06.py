@@ -816,10 +816,11 @@ def _replicates(spec: dict[tuple[str, str], tuple[bool, ...]]) -> list[Row]:
     return [_row(s, t, r, ok) for (s, t), oks in spec.items() for r, ok in enumerate(oks)]
 
 
-# x - y per problem, three replicates at the small size: p3 +1, p1 0, p2 +1/3, p5 +1 (only there); two at
-# the large size, listed in another order: p1 -1/2, p2 +1/2, p3 0, p4 +1 (only there). So e is p1 +1/2,
-# p2 -1/6, p3 +1; counting passes instead of shares gives p1 +1, p2 0, p3 +3. A third arm, z, is in both
-# recordings and in neither x nor y.
+# x - y per problem, three replicates at the small size: p3 +1, p1 0, p2 +1/3, p6 0, p5 +1 (only there);
+# two at the large size, listed in another order: p1 -1/2, p2 +1/2, p3 0, p6 0, p4 +1 (only there). So e is
+# p1 +1/2, p2 -1/6, p3 +1, p6 0; counting passes instead of shares gives p1 +1, p2 0, p3 +3, p6 0. A third
+# arm, z, is in both recordings and in neither x nor y. The check also passes them the other way round
+# (two replicates at the small size, three at the large), so that no count of replicates can be assumed.
 SMALL_TOY = _replicates(
     {
         ("x", "p3"): (True, True, True), ("y", "p3"): (False, False, False),
@@ -827,6 +828,7 @@ SMALL_TOY = _replicates(
         ("x", "p1"): (True, False, False), ("y", "p1"): (False, True, False),
         ("x", "p2"): (True, True, False), ("y", "p2"): (True, False, False),
         ("x", "p5"): (True, True, True), ("y", "p5"): (False, False, False),
+        ("x", "p6"): (True, True, False), ("y", "p6"): (False, True, True),
     }
 )  # fmt: skip
 LARGE_TOY = _replicates(
@@ -836,6 +838,7 @@ LARGE_TOY = _replicates(
         ("z", "p2"): (False, False), ("z", "p3"): (True, True),
         ("x", "p3"): (False, False), ("y", "p3"): (False, False),
         ("x", "p4"): (True, True), ("y", "p4"): (False, False),
+        ("x", "p6"): (False, True), ("y", "p6"): (True, False),
     }
 )  # fmt: skip
 
@@ -901,6 +904,10 @@ def _size_gap_wrong(
             "Those are differences of pass counts: average each arm's replicates per problem first "
             "(the sizes ran different numbers of replicates)."
         )
+    if mine.keys() < want.keys() and all(want[t] == 0 for t in want.keys() - mine.keys()):
+        return "The problems whose e is 0 are missing: every problem both recordings have gets an e, 0 included."
+    if _same_gaps(mine, {t: 100 * w for t, w in want.items()}):
+        return "Those are percentages: return e as a share of 1, as d is (-1/6, not -16.7)."
     if mine.keys() != want.keys():
         extra, missing = sorted(mine.keys() - want.keys()), sorted(want.keys() - mine.keys())
         return (
@@ -935,6 +942,7 @@ def size_gap(
 ) -> tuple[bool, str]:
     """Build 9: size_gap on made-up recordings of two sizes, then on the fair test's two."""
     cases = [("the made-up sizes", SMALL_TOY, LARGE_TOY, "x", "y"),
+             ("the made-up sizes the other way round (2 replicates small, 3 large)", LARGE_TOY, SMALL_TOY, "x", "y"),
              ("the fair test", small, large, *fx.PRIMARY)]  # fmt: skip
     for name, sm, lg, a, b in cases:
         want = _gaps(sm, lg, a, b)  # before the call, which gets copies it may change
@@ -954,7 +962,7 @@ def size_gap(
             shown = ", ".join(f"{t!r}: {_fraction(want[t])}" for t in list(want)[:3])
             return (
                 False,
-                f"on {name}, size_gap({a!r}, {b!r}) returned {str(got)[:160]}; expected e like {{{shown}, ...}}. "
+                f"on {name}, size_gap(small, large, {a!r}, {b!r}) returned {str(got)[:160]}; expected e like {{{shown}, ...}}. "
                 + _size_gap_wrong(mine, sm, lg, a, b),
             )
     e = list(want.values())
