@@ -24,7 +24,7 @@ def test_without_chromium_it_fails_with_the_line_to_run(monkeypatch, tmp_path, c
 
 def test_it_counts_the_pictures_and_widget_text_views_a_notebook_commits():
     nb = json.loads((ROOT / "solutions" / "06_does_reflection_pay.ipynb").read_text())
-    assert bc.committed_pictures(nb) == 2  # the frontier (section 7) and the fair test's curves
+    assert bc.committed_pictures(nb) == 3  # the frontier, the fair test's curves, both sizes'
     views = bc.committed_widgets(
         json.loads((ROOT / "solutions" / "03b_judging_the_critics.ipynb").read_text())
     )
