@@ -232,6 +232,10 @@ def absolute(small, large, a, b):
     return {t: abs(e) for t, e in size_gap(small, large, a, b).items()}
 
 
+def calls_the_package(small, large, a, b):
+    return fx.size_gap(small, large, a, b)
+
+
 WRONG = {
     reversed_sizes: "That is -e",
     swapped_arms: "That is -e",
@@ -246,6 +250,7 @@ WRONG = {
     drops_zeros: "whose e is 0 are missing",
     percentages: "percentages",
     absolute: "",
+    calls_the_package: "called the course's analysis",
 }
 
 

@@ -843,12 +843,6 @@ LARGE_TOY = _replicates(
 )  # fmt: skip
 
 
-def _gaps(small: Sequence[Row], large: Sequence[Row], a: str, b: str) -> dict[str, float]:
-    """e: {problem: d at the small size - d at the large size}, for the problems both have."""
-    ds, dl = fx._by_problem(list(small), a, b), fx._by_problem(list(large), a, b)
-    return {t: ds[t] - dl[t] for t in ds if t in dl}
-
-
 def _counts(table: Sequence[Row], a: str, b: str) -> dict[str, int]:
     """{problem: passes of a - passes of b}: the wrong unit when the sizes ran different replicates."""
     out: dict[str, int] = {}
@@ -887,7 +881,7 @@ def _size_gap_wrong(
     mine: dict[str, float] | None, sm: Sequence[Row], lg: Sequence[Row], a: str, b: str
 ) -> str:
     """Why `mine` is not e (small minus large, paired by id, replicates averaged), where that can be told."""
-    want = _gaps(sm, lg, a, b)
+    want = fx.size_gap(list(sm), list(lg), a, b)
     ds, dl = fx._by_problem(list(sm), a, b), fx._by_problem(list(lg), a, b)
     cs, cl = _counts(sm, a, b), _counts(lg, a, b)
     if mine is None:
@@ -945,14 +939,16 @@ def size_gap(
              ("the made-up sizes the other way round (2 replicates small, 3 large)", LARGE_TOY, SMALL_TOY, "x", "y"),
              ("the fair test", small, large, *fx.PRIMARY)]  # fmt: skip
     for name, sm, lg, a, b in cases:
-        want = _gaps(sm, lg, a, b)  # before the call, which gets copies it may change
+        want = fx.size_gap(
+            list(sm), list(lg), a, b
+        )  # before the call, which gets copies it may change
         used, got = package_calls(
             lambda sm=sm, lg=lg, a=a, b=b: gap(
                 copy.deepcopy(list(sm)), copy.deepcopy(list(lg)), a, b
             ),
             fx,
         )
-        if used & {"between", "compare", "differences", "shares", "_by_problem"}:
+        if used & {"size_gap", "between", "compare", "differences", "shares", "_by_problem"}:
             return (
                 False,
                 "size_gap called the course's analysis: compute each size's d and their gap yourself.",

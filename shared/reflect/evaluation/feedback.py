@@ -177,15 +177,23 @@ def differences(table: list[dict[str, Any]], a: str, b: str) -> list[float]:
     return list(_by_problem(table, a, b).values())
 
 
+def size_gap(
+    table: list[dict[str, Any]], other: list[dict[str, Any]], a: str, b: str
+) -> dict[str, float]:
+    """{problem: e}, e = (a - b in `table`) - (a - b in `other`), for the problems both recordings hold,
+    each arm's replicates averaged per recording (lesson 06's Build 9)."""
+    mine, theirs = _by_problem(table, a, b), _by_problem(other, a, b)
+    return {t: mine[t] - theirs[t] for t in mine if t in theirs}
+
+
 def between(
     table: list[dict[str, Any]], other: list[dict[str, Any]], a: str = CHECKS, b: str = BLIND
 ) -> dict[str, Any]:
     """Does a - b differ between two recordings of the same problems (two model sizes)? Per problem both
-    hold, e = (a - b in `table`) - (a - b in `other`): its mean, interval and sign-flip p (under the null each
-    e(p) is as likely negated, as in the primary test), and on how many problems a - b
+    hold, e = (a - b in `table`) - (a - b in `other`) (`size_gap`): its mean, interval and sign-flip p
+    (under the null each e(p) is as likely negated, as in the primary test), and on how many problems a - b
     was larger in `table` ("better"), smaller ("worse"), the same: `compare`'s summary of e."""
-    mine, theirs = _by_problem(table, a, b), _by_problem(other, a, b)
-    return _summary([mine[t] - theirs[t] for t in mine if t in theirs], a, b)
+    return _summary(list(size_gap(table, other, a, b).values()), a, b)
 
 
 def sign_flip_p(diffs: Sequence[float], resolution: int = 60) -> float:
