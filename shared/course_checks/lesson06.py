@@ -869,7 +869,7 @@ def _same_gaps(mine: dict[str, float] | None, want: dict[str, float]) -> bool:
     return (
         mine is not None
         and mine.keys() == want.keys()
-        and all(abs(mine[t] - w) <= 1e-6 for t, w in want.items())
+        and all(_near(mine[t], w, 1e-6) for t, w in want.items())
     )
 
 
@@ -878,10 +878,14 @@ def _fraction(x: float) -> str:
 
 
 def _size_gap_wrong(
-    mine: dict[str, float] | None, sm: Sequence[Row], lg: Sequence[Row], a: str, b: str
+    mine: dict[str, float] | None,
+    want: dict[str, float],
+    sm: Sequence[Row],
+    lg: Sequence[Row],
+    a: str,
+    b: str,
 ) -> str:
-    """Why `mine` is not e (small minus large, paired by id, replicates averaged), where that can be told."""
-    want = fx.size_gap(list(sm), list(lg), a, b)
+    """Why `mine` is not `want`, e (small minus large, paired by id, replicates averaged), where that can be told."""
     ds, dl = fx._by_problem(list(sm), a, b), fx._by_problem(list(lg), a, b)
     cs, cl = _counts(sm, a, b), _counts(lg, a, b)
     if mine is None:
@@ -959,7 +963,7 @@ def size_gap(
             return (
                 False,
                 f"on {name}, size_gap(small, large, {a!r}, {b!r}) returned {str(got)[:160]}; expected e like {{{shown}, ...}}. "
-                + _size_gap_wrong(mine, sm, lg, a, b),
+                + _size_gap_wrong(mine, want, sm, lg, a, b),
             )
     e = list(want.values())
     return True, (

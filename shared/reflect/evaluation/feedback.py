@@ -433,6 +433,16 @@ def format_sizes(tables: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def unjudged_problems(table: list[dict[str, Any]]) -> set[str]:
+    """The problems no evidence could judge (the agent's own tests had no assert that ran): no sample is
+    drawn there, and the first draft stands in every arm."""
+    return {
+        r["task_id"]
+        for r in table
+        if r["strategy"] == BLIND and not any(s["role"] == "tests" for s in r["run"]["steps"])
+    }
+
+
 def format_report(table: list[dict[str, Any]], replicates: int) -> str:
     """The analysis as text: what entered the after-failure phase, the per-arm table, the primary
     test, the Holm-corrected family, and the first drafts' failures beside what each arm repaired."""
@@ -445,11 +455,7 @@ def format_report(table: list[dict[str, Any]], replicates: int) -> str:
             and sum(s["role"] == "generator" for s in r["run"]["steps"]) > 1
         }
     )
-    unjudged = {  # no evidence could run (the agent's own tests had no assert): no sample is drawn
-        r["task_id"]
-        for r in table
-        if r["strategy"] == BLIND and not any(s["role"] == "tests" for s in r["run"]["steps"])
-    }
+    unjudged = unjudged_problems(table)
     k, effect = smallest_detectable(len(problems), replicates)
     a = analyse(table)
     lines = [
