@@ -18,6 +18,7 @@ from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, package_calls
+from .revisions import repeat_problem, revision_problem
 
 Chat = Callable[..., object]
 REAL_CALL = (
@@ -297,7 +298,9 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
     """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on."""
     task = get_task(CHECK_TASK)
     critic = TestGroundedCritic()
-    inner = ScriptedChat({"generator": [WRONG, ALMOST, RIGHT, RIGHT]})
+    inner = ScriptedChat(
+        {"generator": [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT]}
+    )  # prose after a fence
     reached, run = offline(
         lambda: maker_checker(
             evidence_chat(inner, task), task.prompt(), entry_point=task.entry_point
@@ -331,8 +334,8 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
     hints=(
         "evidence_chat returns a function (messages, role). For every role but 'reviewer' it returns "
         "chat(messages, role); the reviewer's turn makes no model call.",
-        "for the reviewer: the draft is the code in the last message (extract_code(messages[-1]['content'], "
-        "task.entry_point).code); evaluation = TestGroundedCritic().evaluate(task, code); reply "
+        "for the reviewer: the draft is the code in the last message, without its '[Generator]: ' prefix "
+        "(extract_code(messages[-1]['content'].removeprefix('[Generator]: '), task.entry_point).code); evaluation = TestGroundedCritic().evaluate(task, code); reply "
         "FakeReply('APPROVED' if evaluation.score == 10 else evaluation.feedback, 0, 0).",
     ),
 )
@@ -694,4 +697,115 @@ def count_false_approvals(
     return True, (
         f"count_false works on made-up runs too. Section 3's runs: {count} false approval(s), on "
         f"{', '.join(tasks) or 'no task'}; the user-role runs: {own[0]}, on {', '.join(own[1]) or 'no task'}."
+    )
+
+
+# --- Build 5: what the generator sees when it revises (02.8), graded by what it does. -------------
+
+# (task, three wrong drafts, a right one): the second and third fail the same visible checks, the first
+# others, so the latest review is told from an earlier one and a revision that ignores the old code sees
+# the same thread twice
+FRESH_CASES = (
+    (
+        "fibonacci",
+        "```python\ndef fibonacci(n):\n    return n * 1\n```",
+        "```python\ndef fibonacci(n):\n    return 0\n```",
+        "```python\ndef fibonacci(n):\n    return n - n\n```",
+        RIGHT,
+    ),
+    (
+        "factorial",
+        "```python\ndef calculate_factorial(n):\n    return n + 0\n```",
+        "```python\ndef calculate_factorial(n):\n    return 1\n```",
+        "```python\ndef calculate_factorial(n):\n    return n // n if n else 1\n```",
+        "```python\ndef calculate_factorial(n):\n    out = 1\n    for k in range(2, n + 1):\n        out *= k\n    return out\n```",
+    ),
+)
+
+
+def _checks_reviewer(chat: Chat, task: Task, seen: list) -> Chat:
+    """The reviewer as Build 4 makes it (the visible checks), keeping each review request it receives."""
+    critic = TestGroundedCritic()
+
+    def review(messages, role, **params):
+        if role != "reviewer":
+            return chat(messages, role=role, **params)
+        seen.append([dict(m) for m in messages])
+        evaluation = critic.evaluate(
+            task, extract_code(messages[-1]["content"], task.entry_point).code
+        )
+        return FakeReply("APPROVED" if evaluation.score == 10 else evaluation.feedback, 0, 0)
+
+    return review
+
+
+def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
+    task_id, *wrong, right = case
+    task = get_task(task_id)
+    inner, reviews, asked = ScriptedChat({"generator": [*wrong, right]}), [], []
+    fresh = fresh_chat(_checks_reviewer(inner, task, reviews))
+
+    def front(messages, role, **params):  # what the loop asks fresh_chat for
+        asked.append((role, [dict(m) for m in messages]))
+        return fresh(messages, role=role, **params)
+
+    reached, run = offline(
+        lambda: maker_checker(front, task.prompt(), entry_point=task.entry_point)
+    )
+    if reached:
+        return f"fresh_chat {REAL_CALL}"
+    sent = [c for c in inner.calls if c.role == "generator"]
+    turns = [m for role, m in asked if role == "generator"]
+    if len(sent) != len(turns) or any(c.role != "generator" for c in inner.calls):
+        return (
+            f"on {task_id}, the loop asked for {len(turns)} generator turns and the chat behind fresh_chat "
+            f"received {len(sent)} generator calls ({[c.role for c in inner.calls]}): one call per turn, in the "
+            "generator's role."
+        )
+    if [m for role, m in asked if role == "reviewer"] != reviews:
+        return "a reviewer's request was changed on its way: fresh_chat passes every other role's call unchanged."
+    if sent[0].messages != turns[0] or sent[0].params:
+        return (
+            f"on {task_id}, the first draft's request was changed ({_short(sent[0].messages[-1]['content'])}, "
+            f"{sent[0].params}): pass it on as it comes, so the first draft stays lesson 01's one-shot draft."
+        )
+    for n, call in enumerate(sent[1:], 1):
+        problem = revision_problem(
+            call, task, run.judgements[n - 1].reply, wrong[:n], f"revision {n} on {task_id}"
+        )
+        if problem:
+            return problem
+    problem = repeat_problem(
+        sent[2], sent[3], f"on {task_id}"
+    )  # two revisions after the same review
+    if problem:
+        return problem
+    if (
+        run.stop is not Stop.ACCEPTED
+        or run.final_code.strip() != extract_code(right, task.entry_point).code.strip()
+    ):
+        return f"on {task_id} the loop should stop approved on the right fourth draft, not {run.stop.value}."
+    return ""
+
+
+@exercise(
+    "02.8",
+    hints=(
+        "fresh_chat returns a function (messages, role, **params). A generator call whose thread is only the task "
+        "(len(messages) == 2) is the first draft: pass it on unchanged. Every other role: unchanged too.",
+        "for a revision, build a new request: the generator's system message, then one user message with the task "
+        "(messages[1]['content']) and the latest review (messages[-1]['content']), never the old code; and call "
+        "chat(..., role='generator', temperature=0.6, seed=...) with a seed that changes at each revision.",
+    ),
+)
+def fresh_revision(fresh_chat: Callable[..., object]) -> tuple[bool, str]:
+    """Build 5: a revision that is a new sample, shown the failed checks and not the old code; graded by what
+    it sends inside the package's loop on two scripted tasks."""
+    for case in FRESH_CASES:
+        problem = _fresh_problem(fresh_chat, case)
+        if problem:
+            return False, problem
+    return True, (
+        "On 2 scripted tasks your first draft went out as lesson 01's request, and each revision carried the task "
+        "and the failed checks, no old code, and was a new sample."
     )

@@ -1,5 +1,5 @@
 """Lesson 03's exercise checks: the critic's contract, the controller, the best attempt and the scored loop (graded
-against the package's parse_critique, StopRule and scored_reflection), then a weighted total and a fresh attempt."""
+against the package's parse_critique, StopRule and scored_reflection), then a weighted total and a revise step of the learner's design."""
 
 from __future__ import annotations
 
@@ -8,25 +8,20 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
-from course_sandbox.runner import SandboxResult, TestOutcome
-from reflect.evaluation.results import load_attempts
 from reflect.judging import controller as controller_module
 from reflect.judging import critique as critique_module
 from reflect.judging.controller import Draft, StopRule
 from reflect.judging.critics import Evaluation, TestGroundedCritic
 from reflect.judging.critique import ParseFailure, parse_critique
-from reflect.judging.hidden import judge
-from reflect.model.accounting import Ledger
-from reflect.model.roles import sampling
 from reflect.records import Stop
 from reflect.strategies import scored as scored_module
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.extract import extract_code
-from reflect.tasks.prompts import GENERATOR_PROMPT
-from reflect.tasks.task import course_tasks, get_task
+from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
+from .revisions import repeat_problem, revision_problem
 
 # (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal
 WEIGHTED_CASES = [
@@ -421,135 +416,84 @@ def _call(call: tuple) -> str:
     return f"role={role!r}, {len(messages)} message(s) ending {last!r}..., params={params}"
 
 
-REPLY = "Here is a new solution.\n```python\ndef flatten(nested):\n    return ['scripted']\n```\nIt handles nesting."
-FAILED = SandboxResult(
-    False,
-    [
-        TestOutcome("flatten([[1], [2, [3]]])", False, "[1, 2, 3]", "[]"),
-        TestOutcome("flatten([])", True),
-    ],
+# Build 5 (03.6): (task, the previous draft, two made-up feedbacks from the test critic): fresh is called
+# for draft 2 after the first feedback, then for drafts 3 and 4 after the same second feedback
+FRESH_CASES = (
+    (
+        "flatten",
+        "```python\ndef flatten(nested):\n    return nested[:1]\n```",
+        "```python\ndef flatten(nested):\n    return [x for x in nested if x]\n```",
+    ),
+    (
+        "palindrome",
+        "```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```",
+        "```python\ndef is_palindrome(text):\n    return len(text) < 2\n```",
+    ),
 )
-ALL_PASSED = SandboxResult(
-    True, [TestOutcome("flatten([[1], [2, [3]]])", True), TestOutcome("flatten([])", True)]
-)
+REPLY = "Here is a new solution.\n```python\ndef {name}(x):\n    return 'scripted'\n```\nIt handles every case."
 
 
-class _EveryRole(dict):
-    """A ScriptedChat script that answers a call in any role, so a call in the wrong role reaches the check's message."""
+class _AnyRole(dict):
+    """A ScriptedChat script that answers a call in any role with REPLY."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.reply = REPLY.format(name=name)
 
     def get(self, role: str, default: list | None = None) -> list:
-        """The replies left for `role`: three of REPLY the first time a role is asked."""
-        return self.setdefault(role, [REPLY] * 3)
+        """The replies left for `role`: REPLY, as often as asked."""
+        return self.setdefault(role, [self.reply] * 5)
 
 
-def _behaves(fresh_attempt: Callable) -> str | None:
-    """What is wrong with fresh_attempt on a scripted model and made-up visible results, or None."""
-    task = get_task("flatten")
-    old = {a.task_id: a for a in load_attempts("01_one_shot")}["flatten"].code.strip()
-    quiet = ScriptedChat(_EveryRole())
-    if fresh_attempt(quiet, task, ALL_PASSED) is not None or quiet.calls:
-        sent = "\n".join(m.get("content", "") for c in quiet.calls for m in c.messages)
-        return (
-            "every visible check passed, yet fresh_attempt "
-            + (f"sent: {sent[-160:]!r}." if quiet.calls else "returned something.")
-            + " No failure, no evidence: return None and make no call (a prompt that says "
-            "'failed these checks' over 'All 2 visible checks passed.' tells the model something false)."
+def _fresh_problem(fresh: Callable, case: tuple) -> str:
+    task_id, *drafts = case
+    task = get_task(task_id)
+    codes = [extract_code(d, task.entry_point).code for d in drafts]
+    feedback = [TestGroundedCritic().evaluate(task, c).feedback for c in codes]
+    chat = ScriptedChat(_AnyRole(task.entry_point))
+    asked = [(codes[0], feedback[0], 2), (codes[1], feedback[1], 3), (codes[1], feedback[1], 4)]
+    got = []
+    for code, said, n in asked:
+        before = len(chat.calls)
+        reached, new = package_calls(
+            lambda c=code, f=said, n=n: fresh(chat, task, c, f, n), scored_module
         )
-    fake = ScriptedChat(_EveryRole())
-    code = fresh_attempt(fake, task, FAILED)
-    if len(fake.calls) != 1:
-        return f"for a draft that failed a visible check, fresh_attempt made {len(fake.calls)} calls; it should make one."
-    call = fake.calls[0]
-    sent = "\n".join(str(m.get("content", "")) for m in call.messages)
-    if call.role != "generator" or any(
-        call.params.get(k) != v for k, v in sampling("generator").items()
-    ):
-        return (
-            f"the call went as role={call.role!r} with {call.params}; a fresh attempt is a generator call with "
-            f"the generator's sampling, **sampling('generator') = {sampling('generator')}."
+        if reached:
+            return "fresh called the package's loop: the revise step is yours to write."
+        if len(chat.calls) - before != 1:
+            return f"fresh made {len(chat.calls) - before} calls for draft {n} on {task_id}; a revise step makes one."
+        got.append(new)
+    if any(c.role not in ("generator", "refiner") for c in chat.calls):
+        return f"fresh called in the role {chat.calls[0].role!r}: a draft comes from the 'generator' or the 'refiner'."
+    want = extract_code(chat.scripts[chat.calls[0].role][0], task.entry_point).code
+    if any(g != want for g in got):
+        return f"fresh returned {got[0]!r}; it returns the code extracted from the reply, {want!r}."
+    for call, (_, said, n) in zip(chat.calls, asked, strict=True):
+        problem = revision_problem(
+            call, task, said, drafts[: 2 if n > 2 else 1], f"the request for draft {n} on {task_id}"
         )
-    if (
-        call.messages[0].get("role") != "system"
-        or call.messages[0].get("content") != GENERATOR_PROMPT
-    ):
-        return "the first message should be the system message GENERATOR_PROMPT."
-    if task.prompt() not in sent:
-        return "the task's prompt, task.prompt(), is not in the messages."
-    if "flatten([[1], [2, [3]]])" not in sent or "[1, 2, 3]" not in sent:
-        return (
-            "the failed check (its call, what was expected and what came back) is not in the messages: "
-            "visible.feedback(label='visible') lists them."
-        )
-    if old in sent:
-        return "the old draft's code is in the messages: a fresh attempt sees the failed checks, not the old code."
-    want = extract_code(REPLY, task.entry_point).code
-    if code != want:
-        return f"fresh_attempt returned {code!r}; it should return the code extracted from the reply, {want!r}."
-    return None
+        if problem:
+            return problem
+    return repeat_problem(chat.calls[1], chat.calls[2], f"on {task_id}, for drafts 3 and 4,")
 
 
 @exercise(
     "03.6",
     hints=(
-        "if visible.passed, return None before any call. Otherwise one call: GENERATOR_PROMPT as the system message, and "
-        "a user message made of task.prompt() and visible.feedback(label='visible'); the old code never goes in.",
-        "the call is the generator's (its role and its own sampling settings), and the reply is text around a code block: "
-        "extract_code finds the function in it. new_code needs each failing draft's visible result (the exercise names how "
-        "to get it); fixed is a sorted list of ids, judged by the hidden tests, so a None (no call) is never fixed.",
+        "fresh makes one call: a system message, then one user message with task.prompt() and the feedback it is "
+        "given; the previous draft (code) stays out. Return extract_code(reply.text, task.entry_point).code.",
+        "sample it, and with a seed that depends on n: chat(messages, role='generator', temperature=0.6, "
+        "seed=41 + n). At temperature 0, or with one seed, the same feedback gives the same request and the same reply.",
     ),
 )
-def fresh(
-    fresh_attempt: Callable,
-    new_code: Mapping[str, str | None] | None,
-    fixed: Sequence[str] | None,
-    ledger: Ledger,
-    calls_before: int,
-) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 6: fresh_attempt on a scripted model (a failed and an all-passed visible result), then new_code
-    and fixed against lesson 01's failing drafts, the hidden tests and the ledger; any number fixed, none included."""
-    wrong = _behaves(fresh_attempt)
-    if wrong:
-        return False, wrong
-    tasks = {t.id: t for t in course_tasks()}
-    failing = [a for a in load_attempts("01_one_shot") if not a.passed]
-    if not isinstance(new_code, Mapping) or set(new_code) != {a.task_id for a in failing}:
-        return False, (
-            f"fresh_attempt behaves; now new_code should map each of lesson 01's {len(failing)} failing "
-            f"drafts' task ids to what fresh_attempt returned, got {new_code!r:.120}."
-        )
-    for a in failing:
-        quiet = TestGroundedCritic().evaluate(tasks[a.task_id], a.code).detail["result"].passed
-        if quiet and new_code[a.task_id] is not None:
-            return (
-                False,
-                f"{a.task_id}'s draft passes its visible checks: new_code[{a.task_id!r}] should be None (no call).",
-            )
-        if not quiet and not isinstance(new_code[a.task_id], str):
-            return (
-                False,
-                f"{a.task_id}'s draft fails a visible check: new_code[{a.task_id!r}] should be the fresh attempt's code.",
-            )
-    tried = sorted(t for t, code in new_code.items() if code is not None)
-    calls = sum(r.role == "generator" for r in ledger.records[calls_before:])
-    if calls != len(tried):
-        return False, (
-            f"new_code holds {len(tried)} fresh attempts, but the ledger shows {calls} generator calls since "
-            "calls_before: each attempt is one new call."
-        )
-    want = sorted(t for t in tried if judge(tasks[t], new_code[t]).passed)
-    if (
-        not isinstance(fixed, list) or list(fixed) != want
-    ):  # the message says it all: no hint, the count is kept
-        return (
-            False,
-            (
-                f"fixed should be the sorted list of ids whose new code passes the hidden tests "
-                f"(judge(task, code).passed), {want}; got {fixed!r}."
-            ),
-            False,
-        )
+def fresh_revise(fresh: Callable) -> tuple[bool, str]:
+    """Build 5: a revise step that is a new sample, shown the feedback and not the old code; graded by the
+    requests it sends on a scripted model, on two tasks."""
+    for case in FRESH_CASES:
+        problem = _fresh_problem(fresh, case)
+        if problem:
+            return False, problem
     return True, (
-        f"{len(tried)} of {len(failing)} failing drafts failed a visible check and got a fresh attempt; "
-        f"fixed by it, judged by the hidden tests: {', '.join(fixed) or 'none'}. The check judged what "
-        "fresh_attempt does, so it passes whatever your prompt fixes, nothing included."
+        "On 2 scripted tasks each of your revisions carried the task and the failing checks, no old code, and "
+        "was a new sample."
     )

@@ -1,0 +1,83 @@
+"""A chat wrapper that keeps every draft a loop writes, so a lesson can judge each one afterwards.
+
+log = DraftLog(chat, task)
+code, reason = your_loop(log, task)          # the loop is unchanged: it calls log as its chat
+print(log.line())                            # hidden tests per draft: ['FAIL', 'pass']
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..judging.hidden import judge
+from ..tasks.extract import extract_code
+from ..tasks.task import Task
+
+DRAFT_ROLES = ("generator", "refiner")  # the roles whose replies are drafts
+
+
+@dataclass
+class Draft:
+    """One draft: the request that produced it, the reply, and the code in it."""
+
+    role: str
+    messages: list[dict]
+    reply: str
+    code: str
+
+
+@dataclass
+class DraftLog:
+    """`chat(messages, role, **params)` that passes every call to `chat` and keeps each draft (a
+    generator or refiner reply) in order; the hidden tests judge them only when asked."""
+
+    chat: Callable
+    task: Task
+    drafts: list[Draft] = field(default_factory=list)
+
+    def __call__(self, messages: list[dict], role: str = "generator", **params):
+        reply = self.chat(messages, role=role, **params)
+        if role in DRAFT_ROLES:
+            code = extract_code(reply.text, self.task.entry_point).code
+            self.drafts.append(Draft(role, [dict(m) for m in messages], reply.text, code))
+        return reply
+
+    def verdicts(self) -> list[str]:
+        """The hidden tests on each draft, in order: 'pass' or 'FAIL'."""
+        return ["pass" if judge(self.task, d.code).passed else "FAIL" for d in self.drafts]
+
+    def unchanged(self) -> int:
+        """How many drafts repeat the draft before them, code for code."""
+        codes = [d.code.strip() for d in self.drafts]
+        return sum(a == b for a, b in zip(codes, codes[1:], strict=False))
+
+    def line(self) -> str:
+        """One line: the task, the hidden tests per draft, and the drafts sent back unchanged."""
+        return (
+            f"{self.task.id:<16} hidden tests per draft: {self.verdicts()}, "
+            f"{self.unchanged()} sent back unchanged"
+        )
+
+    def show(self, width: int = 300) -> str:
+        """Every draft in turn: what the request's last message said, the hidden verdict, and
+        the diff to the draft before it."""
+        out, before = [], None
+        for n, (d, verdict) in enumerate(zip(self.drafts, self.verdicts(), strict=True), 1):
+            asked = " ".join(str(self.drafts[n - 1].messages[-1].get("content", "")).split())
+            out.append(f"--- draft {n} ({d.role}), hidden tests: {verdict}")
+            out.append(f"    asked: {asked[:width]}{'...' if len(asked) > width else ''}")
+            if before is None:
+                out += ["    " + line for line in d.code.strip().splitlines()]
+            else:
+                diff = list(
+                    difflib.unified_diff(
+                        before.strip().splitlines(), d.code.strip().splitlines(), lineterm="", n=0
+                    )
+                )[2:]
+                out += ["    " + line for line in diff] or [
+                    "    (the same code as the draft before)"
+                ]
+            before = d.code
+        return "\n".join(out)

@@ -1,0 +1,178 @@
+"""The checks of the revise steps the learner designs (lesson 02's `fresh_chat`, lesson 03's `fresh`): answers
+written several ways pass; each rule the checks read from the requests fails the answer that breaks it, with
+its own message."""
+
+from __future__ import annotations
+
+from course_checks import lesson02, lesson03
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import GENERATOR_PROMPT
+
+
+def chat_wrapper(build):
+    """A fresh_chat from `build(chat, messages, n)`, which returns (messages, params) of revision n."""
+
+    def fresh_chat(chat):
+        seen = []
+
+        def wrapped(messages, role, **params):
+            if role != "generator" or len(messages) == 2:
+                return chat(messages, role=role, **params)
+            seen.append(1)
+            sent, own = build(messages, len(seen))
+            return chat(sent, role=role, **own)
+
+        return wrapped
+
+    return fresh_chat
+
+
+def one_user(text):
+    return [{"role": "system", "content": GENERATOR_PROMPT}, {"role": "user", "content": text}]
+
+
+RIGHT_02 = {
+    "one user message, seeds counted": lambda m, n: (
+        one_user(f"{m[1]['content']}\n\nChecks:\n{m[-1]['content']}"),
+        {"temperature": 0.6, "seed": 42 + n},
+    ),
+    "task and review as two messages, seed from the thread": lambda m, n: (
+        [m[0], m[1], {"role": "user", "content": m[-1]["content"]}],
+        {"temperature": 1.0, "seed": len(m)},
+    ),
+    "at temperature 0, the revision number in the words": lambda m, n: (
+        one_user(f"{m[1]['content']}\n\nTry {n}. These failed:\n{m[-1]['content']}"),
+        {},
+    ),
+}
+WRONG_02 = {
+    "the old code beside the review": (
+        lambda m, n: (
+            one_user(f"{m[1]['content']}\n{m[-2]['content']}\n{m[-1]['content']}"),
+            {"temperature": 0.6, "seed": n},
+        ),
+        "earlier draft's code",
+    ),
+    "the same request after the same review": (
+        lambda m, n: (one_user(f"{m[1]['content']}\n{m[-1]['content']}"), {}),
+        "same request",
+    ),
+    "a seed at temperature 0": (
+        lambda m, n: (one_user(f"{m[1]['content']}\n{m[-1]['content']}"), {"seed": n}),
+        "only in their seed",
+    ),
+    "the first review, not the latest": (
+        lambda m, n: (
+            one_user(f"{m[1]['content']}\n{m[3]['content']}"),
+            {"temperature": 0.6, "seed": n},
+        ),
+        "latest feedback",
+    ),
+    "no task": (
+        lambda m, n: (one_user(m[-1]["content"]), {"temperature": 0.6, "seed": n}),
+        "does not carry the task",
+    ),
+}
+
+
+def test_fresh_chat_written_several_ways_passes():
+    for name, build in RIGHT_02.items():
+        passed, message, _ = lesson02.fresh_revision.evaluate(chat_wrapper(build))
+        assert passed, (name, message)
+
+
+def test_each_broken_rule_of_fresh_chat_is_failed_and_named():
+    for name, (build, said) in WRONG_02.items():
+        passed, message, _ = lesson02.fresh_revision.evaluate(chat_wrapper(build))
+        assert not passed and said in message, (name, message)
+
+
+def test_fresh_chat_that_rewrites_the_first_draft_or_the_review_is_failed():
+    def all_generator_calls(chat):
+        return lambda messages, role, **params: chat(
+            one_user(messages[-1]["content"]) if role == "generator" else messages,
+            role=role,
+            temperature=0.6,
+        )
+
+    passed, message, _ = lesson02.fresh_revision.evaluate(all_generator_calls)
+    assert not passed and "first draft's request was changed" in message
+
+    def touches_reviews(chat):
+        def wrapped(messages, role, **params):
+            if role == "reviewer":
+                return chat(messages[:2], role=role)
+            return chat(messages, role=role, **params)
+
+        return wrapped
+
+    passed, message, _ = lesson02.fresh_revision.evaluate(touches_reviews)
+    assert not passed and "reviewer's request was changed" in message
+
+
+def revise(make, role="generator"):
+    """A lesson-03 revise step whose one call is `make(task, feedback, n)` -> (messages, params)."""
+
+    def fresh(chat, task, code, feedback, n):
+        messages, params = make(task, feedback, n, code)
+        return extract_code(chat(messages, role=role, **params).text, task.entry_point).code
+
+    return fresh
+
+
+RIGHT_03 = {
+    "generator, seed from n": (
+        lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0.6, "seed": 41 + n}),
+        "generator",
+    ),
+    "refiner, its own system prompt": (
+        lambda t, f, n, c: (
+            [
+                {"role": "system", "content": "Solve it."},
+                {"role": "user", "content": f"{t.prompt()}\n\nTests:\n{f}"},
+            ],
+            {"temperature": 0.9, "seed": n},
+        ),
+        "refiner",
+    ),
+}
+WRONG_03 = {
+    "shows the old code": (
+        lambda t, f, n, c: (one_user(f"{t.prompt()}\n{c}\n{f}"), {"temperature": 0.6, "seed": n}),
+        "earlier draft's code",
+    ),
+    "one seed for every draft": (
+        lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0.6, "seed": 1}),
+        "same request",
+    ),
+    "temperature 0": (
+        lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0, "seed": n}),
+        "only in their seed",
+    ),
+    "blind": (
+        lambda t, f, n, c: (one_user(t.prompt()), {"temperature": 0.6, "seed": n}),
+        "failed checks",
+    ),
+}
+
+
+def test_fresh_written_several_ways_passes():
+    for name, (make, role) in RIGHT_03.items():
+        passed, message, _ = lesson03.fresh_revise.evaluate(revise(make, role))
+        assert passed, (name, message)
+
+
+def test_each_broken_rule_of_fresh_is_failed_and_named():
+    for name, (make, said) in WRONG_03.items():
+        passed, message, _ = lesson03.fresh_revise.evaluate(revise(make))
+        assert not passed and said in message, (name, message)
+    passed, message, _ = lesson03.fresh_revise.evaluate(revise(WRONG_03["blind"][0], role="critic"))
+    assert not passed and "'generator' or the 'refiner'" in message
+
+    def reply_text(chat, task, code, feedback, n):
+        return chat(
+            one_user(f"{task.prompt()}\n{feedback}"), role="generator", temperature=0.6, seed=n
+        ).text
+
+    passed, message, _ = lesson03.fresh_revise.evaluate(reply_text)
+    assert not passed and "code extracted from the reply" in message
