@@ -11,7 +11,9 @@ RIGHT = '```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n  
 
 def test_drafts_are_kept_in_order_and_judged_by_the_hidden_tests():
     task = get_task("factorial")
-    chat = ScriptedChat({"generator": [WRONG, WRONG, WRONG], "reviewer": ["no"], "refiner": [RIGHT]})
+    chat = ScriptedChat(
+        {"generator": [WRONG, WRONG, WRONG], "reviewer": ["no"], "refiner": [RIGHT]}
+    )
     log = DraftLog(chat, task)
     log([{"role": "user", "content": "write it"}], role="generator")
     log([{"role": "user", "content": "review"}], role="reviewer")

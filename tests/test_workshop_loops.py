@@ -175,3 +175,29 @@ def test_the_learners_contract_agrees_with_the_packages_parser_on_generated_repl
                 parsed = parse_critique(reply)
                 want = None if isinstance(parsed, ParseFailure) else parsed.score
                 assert read_score(reply) == want, reply
+
+
+def test_the_learners_revise_steps_send_the_packages_requests():
+    """Lesson 03's solved `refine` and `fresh` and the package's `refine` and `fresh` (what lesson 04's graph
+    revises with) send the same request for the same draft and feedback, draft after draft."""
+    from course_checks import lesson03
+    from reflect.strategies import fresh, refine
+
+    def base_chat(messages, role="generator", **params):
+        params.setdefault("max_tokens", 512)  # lesson 03's chat
+        return inner(messages, role=role, **params)
+
+    mine = solved("03.2", "03.3", "03.4", "03.6", lesson=LESSON03, imports=IMPORTS03)
+    task = get_task(lesson03.LOOP_TASK)
+    for theirs, ours in ((mine["refine"], refine), (mine["fresh"], fresh)):
+        calls = []
+        for answer in (theirs, ours):
+            inner = ScriptedChat({"generator": [lesson03.D2] * 3, "refiner": [lesson03.D2] * 3})
+            codes = [
+                answer(base_chat, task, lesson03.D1, "1 of 2 visible checks failed", n)
+                for n in (2, 3, 4)
+            ]
+            assert codes == [lesson03.D2.split("\n", 1)[1].removesuffix("```")] * 3
+            calls.append([(c.role, c.messages, c.params) for c in inner.calls])
+        assert calls[0] == calls[1], theirs.__name__
+        assert len({repr(c) for c in calls[1]}) == (1 if ours is refine else 3)

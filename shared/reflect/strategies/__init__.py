@@ -11,12 +11,14 @@ from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checke
 from .one_shot import OneShot, one_shot
 from .reflexion import Reflexion
 from .resample import Resample
+from .revise import fresh, refine
 from .scored import ScoredReflection, critique_step, generate_step, refine_step, scored_reflection
 
 __all__ = [
     "Reflexion",
     "Resample",
     "feedback_arms",
+    "fresh",
     "MAX_ITERATIONS",
     "MakerChecker",
     "OneShot",
@@ -26,6 +28,7 @@ __all__ = [
     "keep_last",
     "maker_checker",
     "one_shot",
+    "refine",
     "refine_step",
     "scored_reflection",
 ]

@@ -10,6 +10,7 @@ from .prompts import (
     TEXT_CRITIC_PROMPT,
     attempt_request,
     evaluator_messages,
+    fresh_request,
     generator_messages,
     refine_request,
     reflection_messages,
@@ -30,6 +31,7 @@ __all__ = [
     "generator_messages",
     "get_task",
     "humaneval_tasks",
+    "fresh_request",
     "refine_request",
     "reflection_messages",
 ]

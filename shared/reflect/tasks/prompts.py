@@ -172,6 +172,12 @@ def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None =
     )
 
 
+def fresh_request(task: Task, feedback: str) -> str:
+    """A fresh revision's user message (lesson 03's `fresh`): the task and the checks' feedback on an earlier
+    draft, never the draft."""
+    return f"{task.prompt()}\n\nAn earlier solution was checked:\n{feedback}\n\nWrite a correct solution."
+
+
 def critique_request(task: Task, code: str, critique: str) -> str:
     """The critique arm's user message: the task, the first draft, and the critique written of it
     (worded as `repair_request` words the checks, so the two arms differ in the evidence only)."""
