@@ -59,3 +59,14 @@ def test_a_call_answered_from_the_cache_spends_no_model_time_and_is_counted():
         ledger.model_time()
         == "2 model calls (1 answered from the cache, 1,200 tokens), 2,400 tokens, 200 s of model time (about 3 min)"
     )
+
+
+def test_replayed_calls_are_labelled_as_the_recordings_time():
+    every = Ledger([CallRecord("generator", 100, 20, 90.0, "local", "m", replayed=True)] * 2)
+    assert every.model_time() == (
+        "2 model calls, 240 tokens, 180 s of model time (about 3 min, replayed: the recording's time)"
+    )
+    some = Ledger([*every.records, CallRecord("generator", 100, 20, 10.0, "local", "m")])
+    assert some.model_time().endswith(
+        "190 s of model time (about 3 min; 2 of the calls replayed, at the recording's time)"
+    )

@@ -33,7 +33,7 @@ def test_timing_and_the_banner_are_ignored_and_a_changed_reply_is_reported(tmp_p
         tmp_path / "a.ipynb",
         "[reflect] backend=replay · replay\n"
         "generator        1       47       20       67        1.9    0.0000\nreading: 66 prompt tokens per second\n",
-        "This run: 10 model calls, 2,979 tokens, 245 s of model time (about 4 min)\n",
+        "This run: 10 model calls, 2,979 tokens, 245 s of model time (about 4 min, replayed: the recording's time)\n",
         "def f():\n    return 1\n",
     )
     same = notebook(

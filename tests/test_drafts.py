@@ -34,3 +34,48 @@ def test_drafts_are_kept_in_order_and_judged_by_the_hidden_tests():
     shown = log.show()
     assert "draft 4 (refiner), hidden tests: pass" in shown and "asked: fix it" in shown
     assert "(the same code as the draft before)" in shown and "+    out = 1" in shown
+
+
+def test_a_sweep_counts_rejections_repairs_and_what_the_loop_returned():
+    from reflect.evaluation import load_attempts
+    from reflect.notebook import sweep
+
+    one_shot = {
+        a.task_id: a.code for a in load_attempts("01_one_shot")
+    }  # palindrome and merge_sorted pass
+    fence = lambda code: f"```python\n{code}```"  # noqa: E731
+    tasks = [get_task(t) for t in ("factorial", "fibonacci", "palindrome", "merge_sorted")]
+    wrong_fib = fence("def fibonacci(n):\n    return n\n")
+    drafts = {
+        "factorial": [WRONG, RIGHT],  # rejected, repaired
+        "fibonacci": [wrong_fib],  # kept at once, wrong
+        "palindrome": [fence(one_shot["palindrome"])] * 2,  # rejected though right: not a repair
+        "merge_sorted": [fence(one_shot["merge_sorted"])],  # kept at once, right: not a repair
+    }
+
+    def loop(log, task):
+        replies = [
+            log([{"role": "user", "content": task.prompt()}], role="generator")
+            for _ in drafts[task.id]
+        ]
+        return log.drafts[-1].code if replies else ""
+
+    chat = ScriptedChat({"generator": [d for t in tasks for d in drafts[t.id]]})
+    done = sweep(loop, chat, tasks)
+    assert done.rejected == ["factorial", "palindrome"] and done.repaired == ["factorial"]
+    assert done.final == {
+        "factorial": True,
+        "fibonacci": False,
+        "palindrome": True,
+        "merge_sorted": True,
+    }
+    report = done.report().splitlines()
+    assert (
+        report[0].startswith("factorial")
+        and "['FAIL', 'pass']" in report[0]
+        and report[0].endswith("returned: pass")
+    )
+    assert report[2] == (
+        "2 of 4 first drafts rejected; a later draft passed the hidden tests on 1 of the 1 rejected that failed them. "
+        "The loop ends at 3 of 4, its first drafts at 2 of 4"
+    )

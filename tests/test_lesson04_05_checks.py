@@ -97,21 +97,23 @@ def test_the_window_measured_as_lists_passes():
 def test_a_while_loop_and_a_store_ordered_by_rowid_pass():
     loop = solved("05", "05.1")
     exec(  # noqa: S102 - a right loop in another shape
-        "def my_reflexion(chat, task, asserts, max_attempts=3, window=3, memory=(), seed=42):\n"
+        "def my_reflexion(chat, task, asserts, max_attempts=3, window=3, memory=(), seed=42, learn=None,\n"
+        "                 accept=lambda e, j: j.detail['verdict'] == 'pass' and e.all_passed):\n"
+        "    learn = learn or reflect\n"
         "    reflections = list(memory)[-window:] if window > 0 else []\n"
         "    drafts, written, n = [], [], 0\n"
         "    while True:\n"
         "        n += 1\n"
         "        code, evidence, judged = attempt(chat, task, asserts, reflections, seed + n)\n"
         "        drafts.append((judged.score if judged.score is not None else 0.0, -n, code))\n"
-        "        if judged.detail['verdict'] == 'pass' and evidence.all_passed:\n"
+        "        if accept(evidence, judged):\n"
         "            return code, 'accepted', written\n"
         "        best = max(drafts)\n"
         "        if drafts[-1][0] < 0.8 * best[0]:\n"
         "            return best[2], 'regressed', written\n"
         "        if n >= max_attempts:\n"
         "            return best[2], 'max_iterations', written\n"
-        "        written.append(reflect(chat, task, code, evidence, judged))\n"
+        "        written.append(learn(chat, task, code, evidence, judged))\n"
         "        reflections = (reflections + written[-1:])[-window:] if window > 0 else []\n",
         loop,
     )

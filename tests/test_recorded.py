@@ -126,6 +126,9 @@ def test_the_live_sample_is_printed_beside_the_recorded_verdicts():
         "the live sample: 1 of 2 verdicts as recorded\n"
         "  ('own', 'a'): recorded approved, tests pass, this run max_iterations, tests fail"
     )
+    assert rec.verdicts_as_recorded(then, then, replayed=True) == (
+        "the live sample (replayed here: run live to compare): 3 of 3 verdicts as recorded"
+    )
 
 
 def test_a_run_that_sent_new_requests_saves_every_reply_it_used_under_its_own_provenance(dirs):

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import httpx
 import pytest
 import yaml
 from pytest_socket import disable_socket, enable_socket
@@ -50,6 +51,8 @@ def test_round_trip_is_identical_with_network_blocked(course_env, fake_model):
         enable_socket()
     assert [repr(r) for r in again] == [repr(r) for r in live]  # text, tokens, latency, model
     assert conn.ledger.table() == rec.ledger.table()
+    assert all(r.replayed for r in conn.ledger.records)  # labelled as the recording's time
+    assert not any(r.replayed for r in rec.ledger.records)
     assert conn.model == "gpt-4o-mini" and conn.live_backend == "openai"
     assert conn.banner().startswith(
         "[reflect] backend=replay (recorded from openai) · model=gpt-4o-mini"
@@ -77,12 +80,82 @@ def test_changed_parameter_is_a_miss(course_env, fake_model):
         _replay(course_env).chat(MSGS, role="generator", temperature=0.7)
 
 
-def test_each_recording_plays_once(course_env, fake_model):
+def test_a_request_asked_again_replays_its_recording_again(course_env, fake_model):
     _record(course_env, fake_model, ["hello", "again"])
     conn = _replay(course_env)
-    conn.chat(MSGS, role="generator", temperature=0)
-    with pytest.raises(ReplayMiss, match="already played"):
-        conn.chat(MSGS, role="generator", temperature=0)
+    first = conn.chat(MSGS, role="generator", temperature=0)
+    assert (
+        conn.chat(MSGS, role="generator", temperature=0).text == first.text == "hello"
+    )  # a cell run twice
+
+
+class FakeServer:
+    """What `local` returns: a started server's address and key."""
+
+    base_url = "http://127.0.0.1:9999/v1"
+    key = "local-key"
+
+
+def _replay_with_fallback(course_env, fake, local):
+    from reflect.model import llm
+
+    s = settings_for(
+        "replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"), COURSE_REPLAY_MISS="live"
+    )
+    return llm.connect("01_demo", settings=s, transport=fake.transport(), quiet=True, local=local)
+
+
+def test_in_a_learners_session_a_miss_goes_to_the_local_model_with_one_line(
+    course_env, fake_model, capsys
+):
+    _record(course_env, fake_model, ["hello", "again"])
+    before = (course_env / "cassettes" / "01_demo.yaml").read_text()
+    seen = []
+    live = fake_model(["live one", "live two"])
+
+    def spy(request):
+        seen.append((str(request.url), request.headers["authorization"]))
+        return live(request)
+
+    starts = []
+    conn = _replay_with_fallback(
+        course_env,
+        type("T", (), {"transport": lambda self: httpx.MockTransport(spy)})(),
+        lambda settings: starts.append(1) or FakeServer(),
+    )
+    assert conn.chat(MSGS, role="generator", temperature=0).text == "hello"  # recorded: replayed
+    assert not starts and not seen  # no server started for a request the recording holds
+    mine = [MSGS[0], {"role": "user", "content": "Say hello"}]
+    assert conn.chat(mine, role="generator", temperature=0).text == "live one"
+    assert conn.chat(mine, role="generator", temperature=0.5).text == "live two"
+    assert seen == [("http://127.0.0.1:9999/v1/chat/completions", "Bearer local-key")] * 2
+    assert len(starts) == 1
+    assert capsys.readouterr().out.count("answered by the local model, live") == 1
+    assert (course_env / "cassettes" / "01_demo.yaml").read_text() == before  # nothing recorded
+
+
+def test_in_a_learners_session_without_a_local_model_a_miss_says_what_to_do(course_env, fake_model):
+    _record(course_env, fake_model, ["hello", "again"])
+
+    def no_model(settings):
+        raise FileNotFoundError("no model file")
+
+    conn = _replay_with_fallback(course_env, fake_model([]), no_model)
+    with pytest.raises(ReplayMiss) as info:
+        conn.chat([MSGS[0], {"role": "user", "content": "Say hello"}], role="generator")
+    msg = str(info.value)
+    assert "unset COURSE_BACKEND" in msg and "make record" not in msg and "no model file" in msg
+
+
+def test_a_miss_stops_unless_a_person_opened_the_notebook_outside_ci():
+    from reflect.model.config import ConfigError
+
+    assert settings_for("replay").replay_miss == "stop"  # nbval, nbclient, scripts
+    assert settings_for("replay", JPY_SESSION_NAME="02.ipynb").replay_miss == "live"
+    assert settings_for("replay", JPY_SESSION_NAME="02.ipynb", CI="true").replay_miss == "stop"
+    assert settings_for("replay", COURSE_REPLAY_MISS="live").replay_miss == "live"
+    with pytest.raises(ConfigError, match="COURSE_REPLAY_MISS"):
+        settings_for("replay", COURSE_REPLAY_MISS="sometimes")
 
 
 def test_a_miss_is_not_swallowed_by_except_exception(course_env, fake_model):
@@ -212,8 +285,7 @@ def test_identical_requests_replay_in_the_order_they_were_recorded(course_env, f
     ]
     conn = _replay(course_env)
     assert _chat_all(conn, ["same", "same"]) == ["first", "second"]
-    with pytest.raises(ReplayMiss, match="already played"):
-        _chat_all(conn, ["same"])
+    assert _chat_all(conn, ["same"]) == ["second"]  # then the last one again
 
 
 def test_many_threads_replay_every_answer_to_its_own_request(course_env, fake_model):

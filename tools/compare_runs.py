@@ -26,6 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMING = [
     (re.compile(r"^\[reflect\] backend=.*$", re.M), "[reflect] <banner>"),
     (
+        re.compile(
+            r", replayed: the recording's time|; \d+ of the calls replayed, at the recording's time"
+        ),
+        "",
+    ),  # a replayed run's model time says it is the recording's
+    (
         re.compile(r"\((?:about \d+ min|under a minute)\)"),
         "(<time>)",
     ),  # before the figures it holds

@@ -19,7 +19,7 @@ from reflect.strategies.reflexion import Reflexion, parse_judgement
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, package_calls
+from . import exercise, offline, package_calls
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -602,7 +602,8 @@ LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what
     ),
 )
 def reflexion_loop(my_reflexion: Callable[..., object]) -> tuple[bool, str]:
-    """Build 2: the learner's loop against the package's Reflexion on seven scripted runs, request by request."""
+    """Build 2: the learner's loop against the package's Reflexion on scripted runs, request by request, then its
+    `learn` and `accept` decisions on two more."""
     task = get_task("factorial")
     for drafts, verdicts, attempts, window, memory, what in LOOP_CASES:
         run, ref = _reference(drafts, verdicts, attempts, window, memory)
@@ -646,10 +647,43 @@ def reflexion_loop(my_reflexion: Callable[..., object]) -> tuple[bool, str]:
                 False,
                 f"on {what}: the reflections this run wrote are {wrote}; you returned {written!r}.",
             )
+    problem = _decisions_problem(my_reflexion, task)
+    if problem:
+        return False, problem
     return (
         True,
-        f"your loop sends the package's requests and stops where it stops on {len(LOOP_CASES)} scripted runs.",
+        f"your loop sends the package's requests and stops where it stops on {len(LOOP_CASES)} scripted runs, "
+        "and its memory entry and its acceptance are the ones it is given.",
     )
+
+
+def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str:
+    """What is wrong with the loop's two handed-in decisions, `learn` and `accept`, or ""."""
+
+    def kept(chat, task, code, evidence, judged):
+        return f"KEPT {len(evidence.failed)} failed, score {judged.score}"
+
+    chat = _script([_bad(1), GOOD], [_verdict(0.2), _verdict(0.9, "pass")])
+    code, reason, written = my_reflexion(chat, task, list(ASSERTS), max_attempts=2, learn=kept)
+    roles = [c.role for c in chat.calls]
+    if "reflector" in roles or list(written) != ["KEPT 2 failed, score 0.2"]:
+        return (
+            f"with learn=... your loop made the calls {roles} and wrote {written!r}: after a failed attempt, the memory "
+            "entry is learn(chat, task, code, evidence, judged), and only learn decides whether a model writes it."
+        )
+    if "KEPT 2 failed, score 0.2" not in chat.calls[2].messages[-1]["content"]:
+        return "with learn=..., the next attempt's prompt does not carry the entry learn returned."
+    chat = _script([GOOD] * 3, [_verdict(0.1)] * 3)  # replies enough for a loop that ignores accept
+    code, reason, written = my_reflexion(
+        chat, task, list(ASSERTS), accept=lambda evidence, judged: evidence.all_passed
+    )
+    if (reason, len(chat.calls)) != ("accepted", 2):
+        return (
+            f"with accept=lambda evidence, judged: evidence.all_passed, a draft that passes every own test but that the "
+            f"evaluator fails stopped {reason!r} after {len(chat.calls)} calls: it is accepted when accept(evidence, "
+            "judged) says so, after its generator and evaluator calls."
+        )
+    return ""
 
 
 @exercise(
@@ -873,4 +907,85 @@ def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
     return (
         True,
         f"your reading agrees with rx.parse_judgement on all {len(VERDICT_REPLIES)} replies: an unusable one is None, never a default.",
+    )
+
+
+# --- Build 2b (05.9): what memory keeps of a failed attempt, graded by what it holds. ------------------
+
+# (task, a failed attempt's code, its failed asserts with what came back, the asserts it passed)
+KEEP_CASES = (
+    (
+        "flatten",
+        "def flatten(nested):\n    result = []\n    for item in nested:\n        if isinstance(item, list):\n"
+        "            result.extend(flatten(item))\n    return result\n",
+        [("assert flatten([1, [2]]) == [1, 2]", "[2]"), ("assert flatten(['ab']) == ['ab']", "[]")],
+        ["assert flatten([]) == []"],
+    ),
+    (
+        "factorial",
+        "def calculate_factorial(n):\n    total = n * (n - 1)\n    return total\n",
+        [("assert calculate_factorial(0) == 1", "0")],
+        ["assert calculate_factorial(2) == 2", "assert calculate_factorial(3) == 6"],
+    ),
+)
+
+
+def _code_lines(code: str) -> list[str]:
+    """The attempt's lines that only its code would hold (not a def line, which the task names too)."""
+    return [
+        ln.strip()
+        for ln in code.splitlines()
+        if len(ln.strip()) > 8 and not ln.strip().startswith("def ")
+    ]
+
+
+def _keep_problem(keep: Callable[..., object], case: tuple) -> str:
+    from reflect.judging.self_tests import SelfTestResult
+
+    task_id, code, failed, passed = case
+    task = get_task(task_id)
+    evidence = SelfTestResult(list(passed), list(failed))
+    judged = parse_judgement(_verdict(0.2))
+    reflector = ScriptedChat(
+        {"reflector": [f"The draft is wrong. Fixed:\n```python\n{code}```"] * 2}
+    )
+    reached, entry = offline(lambda: keep(reflector, task, code, evidence, judged))
+    if reached:
+        return "keep called the real model instead of the `chat` it was given."
+    if not isinstance(entry, str) or not entry.strip():
+        return f"keep returned {entry!r}: return the memory entry, a non-empty text."
+    missing = [a for a, _ in failed if a.removeprefix("assert ") not in entry]
+    if missing:
+        return (
+            f"on {task_id} the entry does not carry the failed check {missing[0]!r}: the next attempt cannot avoid "
+            f"what memory does not say. The entry was: {entry[:160]!r}"
+        )
+    copied = [ln for ln in _code_lines(code) if ln in entry]
+    if copied:
+        return (
+            f"on {task_id} the entry carries the attempt's code ({copied[0]!r}): a fresh attempt shown its old code "
+            "mostly writes it again (lesson 05 section 2). Leave the code out, even when a model wrote it into a reflection."
+        )
+    return ""
+
+
+@exercise(
+    "05.9",
+    hints=(
+        "keep(chat, task, code, evidence, judged) returns a text. evidence.failed is a list of (assert, what came "
+        "back): put each failed assert in it. The attempt's code stays out.",
+        "no model is needed: 'these checks failed: ' + '; '.join(f'{a} (got {out})' for a, out in evidence.failed). "
+        "If you ask the reflector instead, strip every line of code from its reply.",
+    ),
+)
+def memory_entry(keep: Callable[..., object]) -> tuple[bool, str]:
+    """Build 2b: what memory keeps of a failed attempt: every failed check, none of its code; graded on two made-up
+    attempts, with a scripted reflector that pastes the code back."""
+    for case in KEEP_CASES:
+        problem = _keep_problem(keep, case)
+        if problem:
+            return False, problem
+    return (
+        True,
+        "On 2 made-up failed attempts your entry carried every failed check and none of the code.",
     )

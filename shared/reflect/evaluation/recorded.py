@@ -111,13 +111,20 @@ class RecordedCalls:
         return path
 
 
-def verdicts_as_recorded(recorded: Mapping[str, Any], live: Mapping[str, Any]) -> str:
+def verdicts_as_recorded(
+    recorded: Mapping[str, Any], live: Mapping[str, Any], replayed: bool = False
+) -> str:
     """The live sample's verdicts beside the recording's, for the keys both have: "3 of 3 verdicts
-    as recorded", then one line per verdict that moved."""
+    as recorded", then one line per verdict that moved; `replayed` says the sample itself came from
+    the recording (so it agrees by construction)."""
     keys = [k for k in live if k in recorded]
     moved = [
         f"  {k}: recorded {recorded[k]}, this run {live[k]}" for k in keys if recorded[k] != live[k]
     ]
     return "\n".join(
-        [f"the live sample: {len(keys) - len(moved)} of {len(keys)} verdicts as recorded", *moved]
+        [
+            f"the live sample{' (replayed here: run live to compare)' if replayed else ''}: "
+            f"{len(keys) - len(moved)} of {len(keys)} verdicts as recorded",
+            *moved,
+        ]
     )

@@ -31,6 +31,7 @@ class CallRecord:
     cached: bool = False
     # the sampling the call was sent with: (name, value) pairs of temperature, seed, max_tokens
     sampling: tuple[tuple[str, object], ...] = ()
+    replayed: bool = False  # answered from a cassette: its latency is the recording's
 
     @property
     def cost_usd(self) -> float | None:
@@ -73,9 +74,16 @@ class Ledger:
         """One line for the end of a lesson: calls, tokens and seconds spent in the model.
 
         In replay the latencies are the recorded ones, so the line states what the recording
-        cost live; a lesson's "time to run" quotes it."""
+        cost live, and says so: "(replayed)" when every call was, else how many were."""
         secs = sum(r.latency_s for r in self.records if not r.cached)
         about = "under a minute" if secs < 60 else f"about {round(secs / 60)} min"
+        replayed = sum(r.replayed for r in self.records)
+        if replayed:
+            about += (
+                ", replayed: the recording's time"
+                if replayed == len(self.records)
+                else f"; {replayed} of the calls replayed, at the recording's time"
+            )
         hits = [r for r in self.records if r.cached]
         from_cache = (
             f" ({len(hits)} answered from the cache, {sum(r.prompt_tokens + r.completion_tokens for r in hits):,} tokens)"

@@ -72,6 +72,16 @@ def state_dir() -> Path:
     )
 
 
+_REPLAY_MISS = ("stop", "live")
+
+
+def replay_miss_default(env: dict[str, str]) -> str:
+    """ "live" in a notebook a person opened in Jupyter (its kernel has JPY_SESSION_NAME), outside CI; else
+    "stop": nbval, nbclient and scripts run kernels without it, so a miss there still stops with its message."""
+    in_ci = env.get("CI", "").strip().lower() in ("true", "1")
+    return "live" if env.get("JPY_SESSION_NAME") and not in_ci else "stop"
+
+
 def default_workers(backend: str, live: str) -> int:
     """Calls a lesson makes at once unless COURSE_WORKERS says otherwise.
 
@@ -101,6 +111,9 @@ class Settings:
     timeout_s: float = DEFAULT_TIMEOUT_S  # COURSE_TIMEOUT_S: the budget of one chat call
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
+    # COURSE_REPLAY_MISS: what replay does with a request its cassette lacks, "stop" (ReplayMiss: nbval, CI,
+    # scripts) or "live" (the local model answers: a notebook opened in Jupyter); see replay_miss_default
+    replay_miss: str = "stop"
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
     engine: str = (
         "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see course_runtime.manager)
@@ -150,6 +163,11 @@ class Settings:
             raise ConfigError(
                 f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}"
             )
+        miss = (env.get("COURSE_REPLAY_MISS") or replay_miss_default(env)).strip().lower()
+        if miss not in _REPLAY_MISS:
+            raise ConfigError(
+                f"Unknown COURSE_REPLAY_MISS={miss!r}. Use one of: {', '.join(_REPLAY_MISS)}."
+            )
         roles = {
             k.removeprefix("COURSE_MODEL_").lower(): v
             for k, v in env.items()
@@ -174,6 +192,7 @@ class Settings:
             timeout_s=timeout,
             record_keep=env.get("COURSE_RECORD_KEEP", "") == "1",
             replay_prune=env.get("COURSE_REPLAY_PRUNE", "") == "1",
+            replay_miss=miss,
             workers=workers,
             engine=engine,
             local_model=(env.get("COURSE_LOCAL_MODEL") or "qwen2.5-coder-1.5b").strip().lower(),

@@ -19,6 +19,7 @@ many independent items with COURSE_WORKERS threads (the local server has as many
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,9 +35,11 @@ from .parallel import parallel_map
 from .replay import (
     BACKEND_HEADER,
     LATENCY_HEADER,
+    REPLAYED_HEADER,
     ROLE_HEADER,
     CourseTransport,
     Recorder,
+    ReplayMiss,
     recorded_requests,
 )
 
@@ -209,6 +212,7 @@ class Connection:
                 model,
                 cached,
                 tuple(sorted((k, v) for k, v in params.items() if k in _SAMPLED)),
+                replayed=raw.headers.get(REPLAYED_HEADER) == "1",
             )
         )
         return reply
@@ -318,6 +322,55 @@ def response_format_for(schema: dict, name: str = "reply") -> dict:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
+NO_LIVE_MODEL = (
+    "This request is not in the lesson's recording: your code asks the model something the recorded solution "
+    "did not, which is allowed, but replay cannot answer it. Run the lesson on a model: unset COURSE_BACKEND "
+    "for the local one (`python3 course.py setup` fetches it), or set COURSE_BACKEND=openai with your server."
+)
+
+
+class LiveFallback:
+    """In a notebook a person opened in replay, a request the recording lacks goes to the local model: the
+    server starts on the first such request, which prints one line; with no local model it is a short
+    `ReplayMiss` saying what to do. Returns the request rewritten for the live server."""
+
+    def __init__(self, settings: Settings, local: Callable[[Settings], Any], recorded_base: str):
+        self.settings, self.local, self.recorded_base = settings, local, recorded_base.rstrip("/")
+        self.state: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, request: httpx.Request) -> httpx.Request:
+        """The request, sent to the local server instead of the recording's address."""
+        with self._lock:
+            if self.state is None:
+                try:
+                    self.state = self.local(self.settings)
+                except Exception as err:  # noqa: BLE001 - no model file, no engine, a port: all mean "not here"
+                    raise ReplayMiss(f"{NO_LIVE_MODEL} ({type(err).__name__}: {err})") from err
+                print(
+                    "[reflect] a request not in the recording (your own): answered by the local model, live, "
+                    "as is every other the recording lacks"
+                )
+        url = str(request.url)
+        tail = (
+            url[len(self.recorded_base) :]
+            if url.startswith(self.recorded_base)
+            else request.url.path
+        )
+        headers = {
+            k: v
+            for k, v in request.headers.items()
+            if k.lower() not in ("host", "content-length", "authorization")
+        }
+        headers["authorization"] = f"Bearer {self.state.key}"
+        return httpx.Request(
+            request.method,
+            self.state.base_url.rstrip("/") + tail,
+            headers=headers,
+            content=request.content,
+        )
+
+
 def _cassette_facts(path) -> tuple[str, str, str, dict[str, str]]:
     """Base URL, default model, live backend and per-role models of a recording."""
     reqs = [r for r in recorded_requests(path) if isinstance(r["body"], dict)]
@@ -395,7 +448,14 @@ def connect(
         base_url = settings.openai_base_url or "https://api.openai.com/v1"
         model, api_key = settings.model or _DEFAULT_OPENAI_MODEL, settings.openai_api_key
 
-    course_transport = CourseTransport(transport, recorder.open() if recorder else None, cache)
+    fallback = (
+        LiveFallback(settings, local, base_url)
+        if settings.backend == "replay" and settings.replay_miss == "live" and local is not None
+        else None
+    )
+    course_transport = CourseTransport(
+        transport, recorder.open() if recorder else None, cache, fallback
+    )
     timeout = httpx.Timeout(settings.timeout_s, connect=5.0)
     client = openai.OpenAI(  # no retries of its own: Connection.chat retries within one budget
         api_key=api_key,

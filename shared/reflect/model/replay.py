@@ -1,8 +1,10 @@
 """Record and replay model calls, one readable YAML cassette per notebook (vcrpy's format).
 
-A request is matched on its whole body, so a changed prompt is a miss (`ReplayMiss`, never a
-live call). How matching, secrets, latency and re-recording work: docs/replay.md and
-docs/package.md, "The modules in detail".
+A request is matched on its whole body, so a changed prompt is a miss: `ReplayMiss`, or, in a notebook
+a person opened in Jupyter with the local model there, an answer from that model (`LiveFallback`, in
+`reflect.model.llm`; `Settings.replay_miss`). A request asked more often than it was recorded replays
+its last recording again (a re-run cell). How matching, secrets, latency and re-recording work:
+docs/replay.md and docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ import httpx
 from .cache import CACHED_HEADER, deterministic
 
 LATENCY_HEADER = "x-course-latency-ms"
+REPLAYED_HEADER = "x-course-replayed"  # on a response answered from the cassette
 ROLE_HEADER = "x-course-role"
 BACKEND_HEADER = "x-course-backend"
 _KEEP_REQUEST_HEADERS = {"content-type", ROLE_HEADER, BACKEND_HEADER}
@@ -88,6 +92,9 @@ class Recorder:
     interactions: list[dict] = field(default_factory=list)
     played: set[int] = field(default_factory=set)
     _index: dict[str, deque[int]] = field(default_factory=lambda: defaultdict(deque))
+    _last: dict[str, int] = field(
+        default_factory=dict
+    )  # replay: the last interaction played per key
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     closed: bool = False
 
@@ -121,18 +128,23 @@ class Recorder:
         self.interactions.append(item)
 
     def lookup(self, request: httpx.Request) -> httpx.Response | None:
-        """The next unplayed recorded response to this request, or None."""
+        """The next unplayed recorded response to this request; in replay, once every recording of it
+        was played, the last one again (a cell run twice); else None."""
         key = _cassette_key(request.method, str(request.url), request.content)
         with self._lock:
             queue = self._index.get(key)
-            if not queue:
+            if queue:
+                i = queue.popleft()
+            elif self.mode == "replay" and key in self._last:
+                i = self._last[key]
+            else:
                 return None
-            i = queue.popleft()
+            self._last[key] = i
             self.played.add(i)
             if self.prune:
                 self._save()
         resp = self.interactions[i]["response"]
-        headers = [(k, _one(v)) for k, v in resp["headers"].items()]
+        headers = [(k, _one(v)) for k, v in resp["headers"].items()] + [(REPLAYED_HEADER, "1")]
         body = resp["body"]["string"]
         return httpx.Response(
             resp["status"]["code"],
@@ -200,13 +212,6 @@ class Recorder:
     def miss_message(self, request: httpx.Request) -> str:
         """What a replay miss says: the notebook, the closest recorded request's diff, the fix."""
         nb = self.notebook.split("_")[0]
-        key = _cassette_key(request.method, str(request.url), request.content)
-        if key in self._index:
-            return (
-                f"Replay miss in notebook {self.notebook!r}: this request was already played from "
-                f"{self.path.name}; the notebook now asks it more often than when it was recorded. "
-                f"Replay never calls a live model. Re-record with: make record NB={nb}"
-            )
         asked = json.dumps(_body_json(request.content), indent=1, sort_keys=True).splitlines()
         best, best_ratio = None, -1.0
         for item in self.interactions:
@@ -240,10 +245,13 @@ class CourseTransport(httpx.BaseTransport):
         inner: httpx.BaseTransport | None = None,
         recorder: Recorder | None = None,
         cache: Any = None,  # the local model's disk cache (course_runtime.response_cache), if any
+        # replay: what answers a request the cassette lacks (the request rewritten for a live server), if any
+        fallback: Callable[[httpx.Request], httpx.Request] | None = None,
     ):
         self.inner = inner or httpx.HTTPTransport()
         self.recorder = recorder
         self.cache = cache
+        self.fallback = fallback
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Answer from the cassette or the cache, or send the request live (recording it in record mode)."""
@@ -254,7 +262,9 @@ class CourseTransport(httpx.BaseTransport):
             if hit is not None:
                 return hit
             if rec.mode == "replay":
-                raise ReplayMiss(rec.miss_message(request))
+                if self.fallback is None:
+                    raise ReplayMiss(rec.miss_message(request))
+                request, rec = self.fallback(request), None  # answered live, recorded nowhere
         cache = (
             self.cache
             if self.cache is not None and deterministic(_body_json(request.content))

@@ -81,3 +81,55 @@ class DraftLog:
                 ]
             before = d.code
         return "\n".join(out)
+
+
+@dataclass
+class Sweep:
+    """A loop run on many tasks through a `DraftLog` each: the drafts, and whether the code it returned
+    passed the hidden tests."""
+
+    logs: dict[str, DraftLog]
+    final: dict[str, bool]
+
+    @property
+    def rejected(self) -> list[str]:
+        """The tasks whose first draft the loop did not keep: it wrote more than one."""
+        return [tid for tid, log in self.logs.items() if len(log.drafts) > 1]
+
+    @property
+    def repaired(self) -> list[str]:
+        """The tasks whose first draft failed the hidden tests and whose returned code passes them."""
+        return [
+            tid
+            for tid, log in self.logs.items()
+            if log.drafts and log.verdicts()[0] == "FAIL" and self.final[tid]
+        ]
+
+    def report(self) -> str:
+        """One line per rejected task (its drafts' hidden verdicts), then the rates over the tasks."""
+        failed = [
+            tid for tid, log in self.logs.items() if log.drafts and log.verdicts()[0] == "FAIL"
+        ]
+        rejected_failed = [tid for tid in self.rejected if tid in failed]
+        n = len(self.logs)
+        return "\n".join(
+            [
+                *(
+                    f"{self.logs[tid].line()} -> returned: {'pass' if self.final[tid] else 'FAIL'}"
+                    for tid in self.rejected
+                ),
+                f"{len(self.rejected)} of {n} first drafts rejected; a later draft passed the hidden tests on "
+                f"{len(self.repaired)} of the {len(rejected_failed)} rejected that failed them. The loop ends at "
+                f"{sum(self.final.values())} of {n}, its first drafts at {n - len(failed)} of {n}",
+            ]
+        )
+
+
+def sweep(run: Callable, chat: Callable, tasks: list[Task]) -> Sweep:
+    """`run(chat, task)` (a loop, returning the code it keeps) on every task, one at a time, each through
+    its own DraftLog of `chat`; the hidden tests judge the code it returned."""
+    logs, final = {}, {}
+    for task in tasks:
+        logs[task.id] = DraftLog(chat, task)
+        final[task.id] = judge(task, run(logs[task.id], task)).passed
+    return Sweep(logs, final)
