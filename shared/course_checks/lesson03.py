@@ -21,7 +21,7 @@ from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
-from .revisions import repeat_problem, revision_problem
+from .revisions import body, repeat_problem, revision_problem
 
 # (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal
 WEIGHTED_CASES = [
@@ -496,4 +496,78 @@ def fresh_revise(fresh: Callable) -> tuple[bool, str]:
     return True, (
         "On 2 scripted tasks each of your revisions carried the task and the failing checks, no old code, and "
         "was a new sample."
+    )
+
+
+# --- Exercise 6 (03.7): one factor, the old code. --------------------------------------------------
+
+
+def _lines(call) -> set[str]:
+    return {
+        ln for m in call.messages for ln in str(m.get("content", "")).splitlines() if ln.strip()
+    }
+
+
+@exercise(
+    "03.7",
+    hints=(
+        "fresh_with_code makes the call your fresh makes, with the same role and sampling, and one more thing in "
+        "its request: the previous draft, `code`. Keep every line your fresh sends.",
+        "then with_code = sweep(lambda c, t: scored_loop(c, t, tests_critic, revise=fresh_with_code)[0], chat, "
+        "[tasks[tid] for tid in repairs.rejected]).",
+    ),
+)
+def one_factor(
+    fresh: Callable, fresh_with_code: Callable, with_code: object, repairs: object
+) -> tuple[bool, str]:
+    """Exercise 6: fresh_with_code is the learner's fresh plus the old code, nothing else (read from the requests
+    of both on a scripted model), and `with_code` is a sweep of it over the tasks `repairs` rejected."""
+    for task_id, *drafts in FRESH_CASES:
+        task = get_task(task_id)
+        code = extract_code(drafts[0], task.entry_point).code
+        feedback = TestGroundedCritic().evaluate(task, code).feedback
+        calls = []
+        for answer in (fresh, fresh_with_code):
+            chat = ScriptedChat(_AnyRole(task.entry_point))
+            answer(chat, task, code, feedback, 2)
+            if len(chat.calls) != 1:
+                return (
+                    False,
+                    f"{answer.__name__} made {len(chat.calls)} calls for one draft; a revise step makes one.",
+                )
+            calls.append(chat.calls[0])
+        plain, coded = calls
+        if (coded.role, coded.params) != (plain.role, plain.params):
+            return False, (
+                f"fresh_with_code calls as {coded.role!r} with {coded.params}; your fresh as {plain.role!r} with "
+                f"{plain.params}: only the old code may differ."
+            )
+        if body(drafts[0]) not in "\n".join(str(m.get("content", "")) for m in coded.messages):
+            return (
+                False,
+                f"fresh_with_code's request on {task_id} does not show the previous draft, `code`.",
+            )
+        lost = sorted(_lines(plain) - _lines(coded))
+        if lost:
+            return False, (
+                f"fresh_with_code's request on {task_id} drops what your fresh sends, e.g. {lost[0][:80]!r}: keep all "
+                "of it, so that the two differ in the old code only."
+            )
+    logs = getattr(with_code, "logs", None)
+    if not isinstance(logs, dict) or sorted(logs) != sorted(getattr(repairs, "rejected", [])):
+        return False, (
+            "with_code should be a sweep of your loop with revise=fresh_with_code over the tasks repairs.rejected "
+            f"names ({getattr(repairs, 'rejected', '?')}); its tasks are {sorted(logs) if isinstance(logs, dict) else logs!r}."
+        )
+    for tid, log in logs.items():
+        for before, after in zip(log.drafts, log.drafts[1:], strict=False):
+            shown = "\n".join(str(m.get("content", "")) for m in after.messages)
+            if before.code.strip() and before.code.strip() not in shown:
+                return (
+                    False,
+                    f"on {tid} a revision in with_code was not shown the draft before it: was it fresh_with_code?",
+                )
+    return True, (
+        f"fresh_with_code is your fresh plus the old code, and with_code ran it on {len(logs)} rejected tasks: "
+        f"{len(with_code.repaired)} repaired, against {len([t for t in repairs.repaired if t in logs])} by your fresh."
     )
