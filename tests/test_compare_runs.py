@@ -78,18 +78,18 @@ def test_a_progress_bar_drawn_as_a_widget_is_ignored(tmp_path):
 def test_a_replayed_run_and_a_live_one_read_alike_where_only_the_mode_differs(tmp_path):
     committed = notebook(
         tmp_path / "a.ipynb",
-        "This run (replayed: the recording's calls and model times): 8 model calls, 1,678 tokens\n",
+        "This run: 8 model calls, 1,678 tokens, 28 s of model time (under a minute, replayed: the recording's time)\n",
         "results/01_one_shot.json (18 attempts)\n",
     )
     live = notebook(
         tmp_path / "b.ipynb",
-        "This run: 8 model calls, 1,678 tokens\n",
+        "This run: 8 model calls, 1,678 tokens, 3 s of model time (under a minute)\n",
         "build/results/01_one_shot.json (18 attempts)\n",
     )
     assert compare_runs.compare(live, committed) == []
     other = notebook(
         tmp_path / "c.ipynb",
-        "This run: 9 model calls, 1,678 tokens\n",
+        "This run: 9 model calls, 1,678 tokens, 3 s of model time (under a minute)\n",
         "results/01_one_shot.json (18 attempts)\n",
     )
     assert len(compare_runs.compare(other, committed)) == 1

@@ -40,10 +40,6 @@ RIGHT_02 = {
         [m[0], m[1], {"role": "user", "content": m[-1]["content"]}],
         {"temperature": 1.0, "seed": len(m)},
     ),
-    "at temperature 0, the revision number in the words": lambda m, n: (
-        one_user(f"{m[1]['content']}\n\nTry {n}. These failed:\n{m[-1]['content']}"),
-        {},
-    ),
 }
 WRONG_02 = {
     "the old code beside the review": (
@@ -55,11 +51,36 @@ WRONG_02 = {
     ),
     "the same request after the same review": (
         lambda m, n: (one_user(f"{m[1]['content']}\n{m[-1]['content']}"), {}),
-        "same request",
+        "temperature above 0",
     ),
     "a seed at temperature 0": (
         lambda m, n: (one_user(f"{m[1]['content']}\n{m[-1]['content']}"), {"seed": n}),
-        "only in their seed",
+        "temperature above 0",
+    ),
+    "at temperature 0, the revision number in the words": (
+        lambda m, n: (
+            one_user(f"{m[1]['content']}\n\nTry {n}. These failed:\n{m[-1]['content']}"),
+            {},
+        ),
+        "temperature above 0",
+    ),
+    "a temperature given as a string": (
+        lambda m, n: (
+            one_user(f"{m[1]['content']}\n{m[-1]['content']}"),
+            {"temperature": "0.6", "seed": n},
+        ),
+        "temperature above 0",
+    ),
+    "seeds that repeat every other revision": (
+        lambda m, n: (
+            one_user(f"{m[1]['content']}\n{m[-1]['content']}"),
+            {"temperature": 0.6, "seed": n % 2},
+        ),
+        "its own seed",
+    ),
+    "the thread edited in place": (
+        lambda m, n: (m.__setitem__(slice(2, None), []) or m, {"temperature": 0.6, "seed": n}),
+        "changed the messages",
     ),
     "the first review, not the latest": (
         lambda m, n: (
@@ -143,11 +164,11 @@ WRONG_03 = {
     ),
     "one seed for every draft": (
         lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0.6, "seed": 1}),
-        "same request",
+        "its own seed",
     ),
     "temperature 0": (
         lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0, "seed": n}),
-        "only in their seed",
+        "temperature above 0",
     ),
     "blind": (
         lambda t, f, n, c: (one_user(t.prompt()), {"temperature": 0.6, "seed": n}),

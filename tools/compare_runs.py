@@ -48,10 +48,6 @@ TIMING = [
     ),  # the live request cache's count: depends on what ran before
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0xADDRESS"),
     (re.compile(r"\bbuild/results/"), "results/"),  # a live run writes its results under build/
-    (
-        re.compile(r"^This run \(replayed[^)]*\):", re.M),
-        "This run:",
-    ),  # the last cell says it replayed
 ]
 
 

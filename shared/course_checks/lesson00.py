@@ -1,4 +1,4 @@
-"""Lesson 00's exercise checks: a number and nothing else, the bill on a hosted model, a cut-off reply."""
+"""Lesson 00's exercise checks: a number and nothing else, the bill on a hosted model, a cut-off reply, a stop rule."""
 
 from __future__ import annotations
 
@@ -176,4 +176,55 @@ def truncated(
     return (
         True,
         "finish_reason == 'length' is how you detect a truncated reply; the text cannot tell you.",
+    )
+
+
+# --- Exercise 4 (00.4): the stop rule, the third part of every loop. ---------------------------------
+
+
+def _stop_truth(
+    approved: bool, rounds: int, tokens: int, max_rounds: int, budget: int
+) -> str | None:
+    """The statement's rule, written once: acceptance first, then the token budget, then the rounds."""
+    if approved:
+        return "accepted"
+    if tokens >= budget:
+        return "token_budget"
+    if rounds >= max_rounds:
+        return "max_iterations"
+    return None
+
+
+STOP_CASES = [
+    (approved, rounds, tokens, max_rounds, budget)
+    for approved in (False, True)
+    for max_rounds in (1, 3)
+    for rounds in range(0, max_rounds + 2)
+    for budget in (500, 2000)
+    for tokens in (0, budget - 1, budget, budget + 300)
+]
+
+
+@exercise(
+    "00.4",
+    hints=(
+        "three reasons, checked in the order the statement gives them; a budget or a round cap that is reached "
+        "(equal) already stops.",
+        "if approved: 'accepted'; elif tokens >= budget: 'token_budget'; elif rounds >= max_rounds: "
+        "'max_iterations'; else None.",
+    ),
+)
+def stop_rule(stop: Callable[..., object]) -> tuple[bool, str]:
+    """Exercise 4: stop(approved, rounds, tokens, max_rounds, budget) against the rule on every case of a grid."""
+    for case in STOP_CASES:
+        got, want = stop(*case), _stop_truth(*case)
+        if got != want:
+            approved, rounds, tokens, max_rounds, budget = case
+            return False, (
+                f"stop(approved={approved}, rounds={rounds}, tokens={tokens}, max_rounds={max_rounds}, "
+                f"budget={budget}) gave {got!r}; the rule says {want!r}."
+            )
+    return (
+        True,
+        f"Your stop rule agrees with the statement on all {len(STOP_CASES)} cases of the grid.",
     )

@@ -18,7 +18,7 @@ from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, package_calls
-from .revisions import repeat_problem, revision_problem
+from .revisions import revision_problem, sampling_problem
 
 Chat = Callable[..., object]
 REAL_CALL = (
@@ -294,38 +294,60 @@ def budget(budget_loop: Callable[..., object]) -> tuple[bool, str]:
     )
 
 
+NEAR_MERGE = (  # fails 1 of merge_sorted's 5 visible checks: the critic scores it 8.2
+    "```python\ndef merge_sorted_lists(list1, list2):\n    out = list(list1) + list(list2)\n"
+    "    for i in range(1, len(out)):\n        j = i\n        while j > 0 and out[j - 1] > out[j]:\n"
+    "            out[j - 1], out[j] = out[j], out[j - 1]\n            j -= 1\n"
+    "    return out[:-1] if len(out) == 6 else out\n```"
+)
+EVIDENCE_CASES = (  # (task, the generator's drafts, drafts the loop writes before it is approved)
+    (CHECK_TASK, [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT], 3),  # prose after a fence
+    ("merge_sorted", [NEAR_MERGE, MERGE_DRAFT], 2),
+)
+
+
 def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
-    """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on."""
-    task = get_task(CHECK_TASK)
+    """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on unchanged."""
     critic = TestGroundedCritic()
-    inner = ScriptedChat(
-        {"generator": [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT]}
-    )  # prose after a fence
-    reached, run = offline(
-        lambda: maker_checker(
-            evidence_chat(inner, task), task.prompt(), entry_point=task.entry_point
-        )
-    )
-    if reached:
-        return f"evidence_chat {REAL_CALL}"
-    if any(c.role != "generator" for c in inner.calls):
-        return "the reviewer's turn reached the chat you were given: it should run the visible checks instead."
-    for review in run.judgements:
-        draft = run.steps[review.index - 1].code or ""
-        evaluation = critic.evaluate(task, draft)
-        want = "APPROVED" if evaluation.score == 10 else evaluation.feedback
-        if review.reply != want:
-            return (
-                f"on the draft {_short(draft, 40)} the review was {_short(review.reply)}; expected "
-                f"{_short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
+    for task_id, drafts, n_drafts in EVIDENCE_CASES:
+        task, inner, asked = get_task(task_id), ScriptedChat({"generator": list(drafts)}), []
+        evidence = evidence_chat(inner, task)
+
+        def front(messages, role, evidence=evidence, asked=asked, **params):
+            asked.append((role, [dict(m) for m in messages], params))
+            return evidence(messages, role=role, **params)
+
+        reached, run = offline(
+            lambda front=front, task=task: maker_checker(
+                front, task.prompt(), entry_point=task.entry_point
             )
-        if review.prompt_tokens or review.completion_tokens:
-            return "the review is not a model call: reply with 0 prompt and 0 completion tokens."
-    if run.stop is not Stop.ACCEPTED or len(run.drafts) != 3:
-        return (
-            "on a wrong draft, one that fails one visible check, then a right one, the loop should stop "
-            f"accepted after 3 drafts, not {run.stop.value} after {len(run.drafts)}."
         )
+        if reached:
+            return f"evidence_chat {REAL_CALL}"
+        if any(c.role != "generator" for c in inner.calls):
+            return "the reviewer's turn reached the chat you were given: it should run the visible checks instead."
+        if [(c.role, c.messages, c.params) for c in inner.calls] != [
+            a for a in asked if a[0] == "generator"
+        ]:
+            return "a generator call was changed on its way: evidence_chat passes every other role's call on as it comes."
+        for review in run.judgements:
+            draft = run.steps[review.index - 1].code or ""
+            evaluation = critic.evaluate(task, draft)
+            want = "APPROVED" if evaluation.score == 10 else evaluation.feedback
+            if review.reply != want:
+                return (
+                    f"on the draft {_short(draft, 40)} the review was {_short(review.reply)}; expected "
+                    f"{_short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
+                )
+            if review.prompt_tokens or review.completion_tokens:
+                return (
+                    "the review is not a model call: reply with 0 prompt and 0 completion tokens."
+                )
+        if run.stop is not Stop.ACCEPTED or len(run.drafts) != n_drafts:
+            return (
+                f"on {task_id}, drafts that fail visible checks, then a right one, the loop should stop accepted "
+                f"after {n_drafts} drafts, not {run.stop.value} after {len(run.drafts)}."
+            )
     return ""
 
 
@@ -742,18 +764,26 @@ def _checks_reviewer(chat: Chat, task: Task, seen: list) -> Chat:
 def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
     task_id, *wrong, right = case
     task = get_task(task_id)
-    inner, reviews, asked = ScriptedChat({"generator": [*wrong, right]}), [], []
+    inner, reviews, asked, changed = ScriptedChat({"generator": [*wrong, right]}), [], [], []
     fresh = fresh_chat(_checks_reviewer(inner, task, reviews))
 
     def front(messages, role, **params):  # what the loop asks fresh_chat for
         asked.append((role, [dict(m) for m in messages]))
-        return fresh(messages, role=role, **params)
+        reply = fresh(messages, role=role, **params)
+        if messages != asked[-1][1]:
+            changed.append(role)
+        return reply
 
     reached, run = offline(
         lambda: maker_checker(front, task.prompt(), entry_point=task.entry_point)
     )
     if reached:
         return f"fresh_chat {REAL_CALL}"
+    if changed:
+        return (
+            f"fresh_chat changed the messages it was given (a {changed[0]} call): they are your loop's thread, "
+            "which every later call re-sends. Build a new list instead."
+        )
     sent = [c for c in inner.calls if c.role == "generator"]
     turns = [m for role, m in asked if role == "generator"]
     if len(sent) != len(turns) or any(c.role != "generator" for c in inner.calls):
@@ -775,9 +805,7 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
         )
         if problem:
             return problem
-    problem = repeat_problem(
-        sent[2], sent[3], f"on {task_id}"
-    )  # two revisions after the same review
+    problem = sampling_problem(sent[1:], f"on {task_id}")
     if problem:
         return problem
     if (
@@ -795,7 +823,7 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
         "(len(messages) == 2) is the first draft: pass it on unchanged. Every other role: unchanged too.",
         "for a revision, build a new request: the generator's system message, then one user message with the task "
         "(messages[1]['content']) and the latest review (messages[-1]['content']), never the old code; and call "
-        "chat(..., role='generator', temperature=0.6, seed=...) with a seed that changes at each revision.",
+        "chat(..., role='generator', temperature=0.6, seed=...) with a seed of its own for each revision.",
     ),
 )
 def fresh_revision(fresh_chat: Callable[..., object]) -> tuple[bool, str]:

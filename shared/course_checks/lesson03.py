@@ -21,7 +21,7 @@ from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
-from .revisions import body, repeat_problem, revision_problem
+from .revisions import ReviseSpy, body, revision_problem, sampling_problem, spy_problem
 
 # (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal
 WEIGHTED_CASES = [
@@ -404,9 +404,22 @@ def loop(scored_loop: Callable[..., object]) -> tuple[bool, str]:
         if (code or "").strip() != run.final_code.strip():
             chosen = "the last draft" if run.stop is Stop.ACCEPTED else "the best draft so far"
             return False, f"{where}: returned {code!r}; expected {chosen}, {run.final_code!r}."
+    spy, critic = ReviseSpy(task.entry_point), _Critic([(3, "fix A"), (4, "fix B"), (9, "fine")])
+    chat = ScriptedChat(
+        {"generator": [D1], "refiner": [D2, D3]}
+    )  # replies for a loop that ignores revise
+    scored_loop(chat, task, critic, revise=spy, threshold=8, max_iterations=3)
+    problem = spy_problem(
+        spy, extract_code(D1, task.entry_point).code, ["fix A", "fix B"], critic.seen
+    )
+    if problem or len(chat.calls) != 1:
+        return (
+            False,
+            f"With revise=... {problem or 'the loop made model calls of its own besides the first draft'}",
+        )
     return True, (
         f"On {len(LOOP_CASES)} scripted runs your loop made every call the package's scored_reflection makes, "
-        "showed the critic the same drafts, and returned the same draft and reason."
+        "showed the critic the same drafts, and returned the same draft and reason; and it revises with the step it is given."
     )
 
 
@@ -474,7 +487,7 @@ def _fresh_problem(fresh: Callable, case: tuple) -> str:
         )
         if problem:
             return problem
-    return repeat_problem(chat.calls[1], chat.calls[2], f"on {task_id}, for drafts 3 and 4,")
+    return sampling_problem(chat.calls, f"on {task_id}")
 
 
 @exercise(

@@ -20,6 +20,7 @@ from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
+from .revisions import ReviseSpy, spy_problem
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
@@ -495,6 +496,7 @@ LOOP_CASES = (  # (critic scores, threshold, max_iterations, what the run shows)
     ((9, 10), 10, 3, "a threshold of 10"),
     ((3, 3, 9), 8, 3, "accepted on the last draft of the budget"),
     ((None, 3, 3), 8, 3, "an unusable critique counted against the budget"),
+    ((7.8, 8.0), 8, 3, "a score just under the threshold, then one at it"),
 )
 
 
@@ -621,9 +623,24 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                     else "a run that spends its budget without an acceptance leaves by out_of_budget."
                 )
             )
+    spy, critic, chat = ReviseSpy(task.entry_point), _Critic(3, 4, 9), _drafts()
+    builder = loop_builder(
+        chat, critic, task, threshold=8, max_iterations=3, out_of_budget="over", revise=spy
+    )
+    builder.add_node("over", lambda state: {"status": "over budget"})
+    builder.add_edge("over", END)
+    builder.compile().invoke({"scores": []}, {"recursion_limit": 30})
+    feedback = [f"critique {k}: fix the edge cases" for k in (1, 2)]
+    problem = spy_problem(spy, _code(1), feedback, critic.seen)
+    if problem or [c.role for c in chat.calls] != ["generator"]:
+        return (
+            False,
+            f"With revise=...: {problem or 'the graph made model calls of its own besides the first draft'}",
+        )
     return (
         True,
-        f"your graph sends lesson 03's requests, call for call, on {len(LOOP_CASES)} scripted runs, and stops where the loop stops.",
+        f"your graph sends lesson 03's requests, call for call, on {len(LOOP_CASES)} scripted runs, stops where the "
+        "loop stops, and revises with the step it is given.",
     )
 
 

@@ -588,6 +588,22 @@ LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what
         (),
         "a score of exactly four fifths of the best",
     ),
+    (
+        [_bad(1), _bad(2), GOOD],
+        [_verdict(0.3), _verdict(0.35), _verdict(0.9, "pass")],
+        3,
+        3,
+        ("lesson A: an earlier session", "lesson B: an earlier session"),
+        "a memory of 2 lessons, a window of 3",
+    ),
+    (
+        [_bad(1), _bad(2)],
+        ["I cannot judge this.", _verdict(0.0)],
+        2,
+        3,
+        (),
+        "an unusable verdict first, then a score of 0",
+    ),
 )
 
 
@@ -946,9 +962,20 @@ def _keep_problem(keep: Callable[..., object], case: tuple) -> str:
     task = get_task(task_id)
     evidence = SelfTestResult(list(passed), list(failed))
     judged = parse_judgement(_verdict(0.2))
-    reflector = ScriptedChat(
-        {"reflector": [f"The draft is wrong. Fixed:\n```python\n{code}```"] * 2}
-    )
+    for pasted in (
+        f"The draft is wrong. Fixed:\n```python\n{code}```",
+        f"The fix keeps this:\n{code}",
+    ):
+        problem = _entry_problem(keep, task, code, failed, evidence, judged, pasted)
+        if problem:
+            return problem
+    return ""
+
+
+def _entry_problem(keep, task, code, failed, evidence, judged, pasted) -> str:  # noqa: ANN001 - the check's own data
+    """What is wrong with keep's entry when the reflector it may ask pastes the code (`pasted`), or ""."""
+    task_id = task.id
+    reflector = ScriptedChat({"reflector": [pasted] * 2})
     reached, entry = offline(lambda: keep(reflector, task, code, evidence, judged))
     if reached:
         return "keep called the real model instead of the `chat` it was given."

@@ -1,6 +1,6 @@
 """What every check of a revise step reads from its requests (lessons 02 and 03): a revision carries the task
-and the failed checks, not an earlier draft's code, and two revisions after the same feedback are not the
-same request."""
+and the failed checks, not an earlier draft's code, and is a new sample (a temperature above 0, its own
+seed); and, for the loops of 03 and 04, that a loop revises with the step it is handed."""
 
 from __future__ import annotations
 
@@ -43,18 +43,59 @@ def revision_problem(call: Call, task: Task, feedback: str, old: Sequence[str], 
     return ""
 
 
-def repeat_problem(one: Call, two: Call, where: str) -> str:
-    """What is wrong when two revisions after the same feedback are one request again, or ""."""
-    if one.messages != two.messages:
-        return ""
-    if one.params == two.params:
+def sampling_problem(revisions: Sequence[Call], where: str) -> str:
+    """What is wrong with a run's revisions as new samples, or "": each states a temperature above 0 (a number),
+    and no two share a seed (at temperature 0, or with one seed, the same feedback gets the same reply)."""
+    for k, call in enumerate(revisions, 1):
+        t = call.params.get("temperature")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+            return (
+                f"{where} revision {k} was sent with temperature={t!r}: a new sample needs a temperature above 0, "
+                "stated in the call (at 0 the model decodes greedily and the same feedback gets the same reply)."
+            )
+    seeds = [call.params.get("seed") for call in revisions]
+    if None in seeds or len(set(seeds)) != len(seeds):
         return (
-            f"{where} the two revisions sent the same request ({one.params or 'no sampling of their own'}) after "
-            "the same feedback: the model gives the same reply again. Each revision is a new sample."
+            f"{where} the revisions' seeds were {seeds}: give each revision of a run its own seed, or two of them "
+            "can be the same sample."
         )
-    if not one.params.get("temperature", 0) and not two.params.get("temperature", 0):
-        return (
-            f"{where} the two revisions differ only in their seed, at temperature 0: greedy decoding ignores "
-            "the seed, so the reply repeats. Sample (a temperature above 0), with a new seed each time."
+    return ""
+
+
+class ReviseSpy:
+    """A `revise(chat, task, code, feedback, n)` for a loop check: it keeps what the loop handed it and returns a
+    draft of its own per call, so the check can see that the loop revises with the step it is given, passes the
+    draft and feedback it just judged and the next draft's number, and judges what comes back."""
+
+    def __init__(self, entry_point: str):
+        self.entry_point, self.calls, self.returned = entry_point, [], []
+
+    def __call__(self, chat, task, code, feedback, n):  # noqa: ANN001 - the learner's revise signature
+        self.calls.append((code, feedback, n))
+        self.returned.append(
+            f"def {self.entry_point}(*args):\n    return {900 + len(self.calls)}\n"
         )
+        return self.returned[-1]
+
+
+def spy_problem(spy: ReviseSpy, first: str, feedback: Sequence[str], seen: Sequence[str]) -> str:
+    """What is wrong with how a loop used its `revise` (the spy), or "": it judged the first draft, then for each
+    revision handed the spy the draft and the feedback just judged and the number of the draft to make (2, 3,
+    ...), and judged what the spy returned."""
+    drafts = [first, *spy.returned]
+    want = [(drafts[i].strip(), feedback[i], i + 2) for i in range(len(spy.calls))]
+    got = [(str(c).strip(), f, n) for c, f, n in spy.calls]
+    if not spy.calls:
+        return "the loop never called the revise step it was given (revise=...): it revises with its own."
+    if got != want:
+        for (gc, gf, gn), (wc, wf, wn) in zip(got, want, strict=False):
+            if gn != wn:
+                return f"revise got n={gn!r} for draft {wn}: n is the number of the draft to make (2 for the first revision)."
+            if gf != wf:
+                return f"revise got the feedback {gf!r}; the critique of the draft before it was {wf!r}."
+            if gc != wc:
+                return "revise was not handed the draft the critic just judged."
+        return f"the loop called revise {len(got)} times; it should have {len(want)}."
+    if [s.strip() for s in seen[1:]] != [r.strip() for r in spy.returned[: len(seen) - 1]]:
+        return "the critic was not shown the drafts the revise step returned: the next draft is what revise returns."
     return ""
