@@ -64,3 +64,87 @@ def test_the_picture_draws_every_node_and_every_edge_of_the_graph():
     assert {"start", "end", "critique_draft", "handle_failure"} <= labels
     dashed = sum(a.arrow_patch.get_linestyle() != "-" for a in arrows)
     assert dashed == sum(e.conditional for e in drawable.edges)
+
+
+def _log(task_id, codes):
+    from reflect.notebook import DraftLog
+    from reflect.tasks.task import get_task
+    from reflect.testing import ScriptedChat
+
+    log = DraftLog(
+        ScriptedChat({"generator": [f"```python\n{c}```" for c in codes]}), get_task(task_id)
+    )
+    for _ in codes:
+        log([{"role": "user", "content": "write it"}], role="generator")
+    return log
+
+
+FACT_WRONG = "def calculate_factorial(n):\n    return n\n"
+FACT_RIGHT = (
+    'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n'
+    "    out = 1\n    for k in range(2, n + 1):\n        out *= k\n    return out\n"
+)
+
+
+def test_draft_scores_draws_the_critics_score_of_each_revised_draft_filled_where_it_passes():
+    from reflect.judging import TestGroundedCritic
+    from reflect.notebook import draft_scores
+
+    logs = {
+        "factorial": _log("factorial", [FACT_WRONG, FACT_RIGHT]),
+        "fibonacci": _log("fibonacci", ["x = 1\n"]),
+    }
+    fig = draft_scores({"one": logs, "two": {}}, TestGroundedCritic())
+    ax = fig.axes[0]
+    line = [ln for ln in ax.lines if ln.get_label() == "factorial"][
+        0
+    ]  # fibonacci has one draft: not drawn
+    assert (
+        list(line.get_ydata()) == [round(1 + 9 * 1 / 4, 1), 10.0]
+        and len(ax.get_legend().get_texts()) == 1
+    )
+    markers = [ln for ln in ax.lines if ln.get_marker() == "o"]
+    assert [m.get_markerfacecolor() == "none" for m in markers] == [True, False]
+    assert len(fig.axes) == 2
+
+
+def test_calibration_bars_are_the_share_passing_per_score_beside_the_base_rate():
+    from reflect.notebook import calibration_bars
+
+    fig = calibration_bars([(10, True), (10, True), (10, False), (5.5, False), (None, True)])
+    ax = fig.axes[0]
+    assert [round(p.get_height(), 3) for p in ax.patches] == [0.0, 0.667]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["5.5", "10"]
+    assert ax.lines[0].get_ydata()[0] == 0.5  # two of the four scored drafts pass
+
+
+def test_pass_by_attempt_counts_a_right_draft_written_by_each_attempt_and_the_returned_one():
+    from reflect.notebook import pass_by_attempt
+
+    hidden = lambda task_id, code: code == "good"  # noqa: E731
+
+    def mk(tid, drafts, final):  # the fields of a Run the figure reads
+        return type("R", (), {"task_id": tid, "drafts": drafts, "final_code": final})()
+
+    fig = pass_by_attempt(
+        {"m": [mk("a", ["bad", "good"], "bad"), mk("b", ["good"], "good")]}, hidden
+    )
+    ax = fig.axes[0]
+    assert list(ax.lines[0].get_ydata()) == [
+        0.5,
+        1.0,
+    ]  # by attempt 1 one task has it, by attempt 2 both
+    assert list(ax.lines[1].get_ydata()) == [0.5]  # the returned drafts: b's only
+
+
+def test_the_draft_stepper_prints_every_draft_and_shows_the_one_the_slider_picks(capsys):
+    from reflect.notebook import draft_stepper
+
+    log = _log("factorial", [FACT_WRONG, FACT_RIGHT])
+    widget = draft_stepper(log)
+    assert "--- draft 2 (generator), hidden tests: pass" in capsys.readouterr().out
+    slider, view = widget.children
+    assert "draft 1" in view.value and "draft 2" not in view.value
+    slider.value = 2
+    assert "draft 2 (generator), hidden tests: pass" in view.value
+    assert repr(widget).startswith("[interactive: a slider over the 2 drafts of factorial")

@@ -1,15 +1,26 @@
 """The notebook layer: widgets with plain-text twins, and plots."""
 
 from .drafts import DraftLog, Sweep, sweep
-from .plots import context_growth, feedback_curves, graph_picture
-from .widgets import threshold_explorer
+from .plots import (
+    calibration_bars,
+    context_growth,
+    draft_scores,
+    feedback_curves,
+    graph_picture,
+    pass_by_attempt,
+)
+from .widgets import draft_stepper, threshold_explorer
 
 __all__ = [
     "DraftLog",
     "Sweep",
     "sweep",
+    "calibration_bars",
     "context_growth",
+    "draft_scores",
+    "draft_stepper",
     "feedback_curves",
     "graph_picture",
+    "pass_by_attempt",
     "threshold_explorer",
 ]

@@ -60,27 +60,30 @@ class DraftLog:
             f"{self.unchanged()} sent back unchanged"
         )
 
+    def section(self, k: int, width: int = 300) -> str:
+        """Draft k (1 for the first): what its request's last message said, the hidden verdict, and the
+        code (the first draft) or the diff to the draft before."""
+        d, verdict = self.drafts[k - 1], self.verdicts()[k - 1]
+        asked = " ".join(str(d.messages[-1].get("content", "")).split())
+        out = [
+            f"--- draft {k} ({d.role}), hidden tests: {verdict}",
+            f"    asked: {asked[:width]}{'...' if len(asked) > width else ''}",
+        ]
+        if k == 1:
+            return "\n".join(out + ["    " + line for line in d.code.strip().splitlines()])
+        before = self.drafts[k - 2].code
+        diff = list(
+            difflib.unified_diff(
+                before.strip().splitlines(), d.code.strip().splitlines(), lineterm="", n=0
+            )
+        )[2:]
+        return "\n".join(
+            out + (["    " + line for line in diff] or ["    (the same code as the draft before)"])
+        )
+
     def show(self, width: int = 300) -> str:
-        """Every draft in turn: what the request's last message said, the hidden verdict, and
-        the diff to the draft before it."""
-        out, before = [], None
-        for n, (d, verdict) in enumerate(zip(self.drafts, self.verdicts(), strict=True), 1):
-            asked = " ".join(str(self.drafts[n - 1].messages[-1].get("content", "")).split())
-            out.append(f"--- draft {n} ({d.role}), hidden tests: {verdict}")
-            out.append(f"    asked: {asked[:width]}{'...' if len(asked) > width else ''}")
-            if before is None:
-                out += ["    " + line for line in d.code.strip().splitlines()]
-            else:
-                diff = list(
-                    difflib.unified_diff(
-                        before.strip().splitlines(), d.code.strip().splitlines(), lineterm="", n=0
-                    )
-                )[2:]
-                out += ["    " + line for line in diff] or [
-                    "    (the same code as the draft before)"
-                ]
-            before = d.code
-        return "\n".join(out)
+        """Every draft in turn (`section`)."""
+        return "\n".join(self.section(k, width) for k in range(1, len(self.drafts) + 1))
 
 
 @dataclass

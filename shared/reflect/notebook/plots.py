@@ -228,3 +228,103 @@ def feedback_curves(
     ax.minorticks_off()
     ax.grid(alpha=0.3)
     return ax
+
+
+_STYLES = ("-", "--", ":", "-.")  # one per line, so lines that coincide stay visible
+
+
+def draft_scores(runs: dict, critic, title: str = "The critic's score of each draft"):
+    """One panel per revise step: for every task its loop revised (a `DraftLog` with more than one draft), the
+    critic's score of each draft in turn; a filled marker is a draft that passes the hidden tests."""
+    fig, axes = plt.subplots(
+        1, len(runs), figsize=(4.2 * len(runs), 3.2), dpi=80, sharey=True, squeeze=False
+    )
+    for ax, (label, logs) in zip(axes[0], runs.items(), strict=True):
+        for i, (tid, log) in enumerate((t, lg) for t, lg in logs.items() if len(lg.drafts) > 1):
+            scores = [critic.evaluate(log.task, d.code).score for d in log.drafts]
+            xs = list(range(1, len(scores) + 1))
+            ax.plot(
+                xs, scores, _STYLES[i % 4], color=f"C{i}", label=tid
+            )  # a style each: equal scores overlap
+            for x, y, v in zip(xs, scores, log.verdicts(), strict=True):
+                ax.plot(
+                    x,
+                    y,
+                    "o",
+                    color=f"C{i}",
+                    mfc=f"C{i}" if v == "pass" else "none",
+                    ms=10 - 2 * (i % 3),
+                )
+        ax.set(title=label, xlabel="draft", ylim=(0, 10.5))
+        ax.set_xticks([1, 2, 3, 4])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    axes[0][0].set_ylabel("critic score (filled: passes hidden)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def calibration_bars(
+    pairs: list, title: str = "What a score says: the share of its drafts that pass"
+):
+    """Per score, the share of the drafts given it that pass the hidden tests (with how many), beside the base
+    rate over every scored draft: a score says something only where its bar is far from the line."""
+    from ..judging.calibration import base_rate
+
+    groups: dict = {}
+    for score, passed in pairs:
+        if score is not None:
+            groups.setdefault(score, []).append(bool(passed))
+    scores = sorted(groups)
+    shares = [sum(groups[s]) / len(groups[s]) for s in scores]
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=80)
+    bars = ax.bar([f"{s:g}" for s in scores], shares, color="C0")
+    for bar, s in zip(bars, scores, strict=True):
+        ax.annotate(
+            f"n={len(groups[s])}",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+        )
+    ax.axhline(base_rate(pairs), ls="--", color="k", label="base rate (every scored draft)")
+    ax.set(xlabel="score", ylabel="share passing the hidden tests", ylim=(0, 1.15), title=title)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def pass_by_attempt(runs_by_mode: dict, hidden, title: str = "A right draft written, by attempt"):
+    """Per memory mode, the share of tasks with a draft that passes the hidden tests among their first k
+    attempts, k = 1, 2, ... (a run that stopped keeps what it wrote), and, at the right, the share whose
+    returned draft passes."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=80)
+    most = max((len(r.drafts) for runs in runs_by_mode.values() for r in runs), default=1)
+    for i, (mode, runs) in enumerate(runs_by_mode.items()):
+        written = [
+            sum(any(hidden(r.task_id, d) for d in r.drafts[:k]) for r in runs) / len(runs)
+            for k in range(1, most + 1)
+        ]
+        returned = sum(hidden(r.task_id, r.final_code) for r in runs) / len(runs)
+        ax.plot(
+            range(1, most + 1),
+            written,
+            _STYLES[i % 4],
+            marker="o",
+            ms=9 - 2 * i,
+            color=f"C{i}",
+            label=mode,
+        )
+        ax.plot(
+            most + 0.5, returned, "s", color=f"C{i}", mfc="none", ms=12 - 2 * i
+        )  # equal shares overlap
+    ax.set_xticks([*range(1, most + 1), most + 0.5], [*map(str, range(1, most + 1)), "returned"])
+    ax.set(
+        xlabel="attempts (a line under another has the same shares)",
+        ylabel="share of tasks",
+        title=title,
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

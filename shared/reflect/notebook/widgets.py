@@ -58,3 +58,22 @@ def threshold_explorer(histories):
     its.observe(show, names="value")
     show()
     return _interactive([thr, its, out], "sliders for the threshold and the iteration budget")
+
+
+def draft_stepper(log, width: int = 240):
+    """A slider over the drafts of one run (a `DraftLog`): what each request said, the hidden verdict, the diff to
+    the draft before. Prints every draft first: what a reader without a kernel sees."""
+    import ipywidgets as widgets
+
+    print(log.show(width))
+    step = widgets.IntSlider(value=1, min=1, max=max(len(log.drafts), 1), description="draft")
+    out = widgets.HTML()
+
+    def show(change=None) -> None:
+        out.value = (
+            f"<pre>{html.escape(log.section(step.value, width)) if log.drafts else ''}</pre>"
+        )
+
+    step.observe(show, names="value")
+    show()
+    return _interactive([step, out], f"a slider over the {len(log.drafts)} drafts of {log.task.id}")
