@@ -80,16 +80,19 @@ def test_a_replayed_run_and_a_live_one_read_alike_where_only_the_mode_differs(tm
         tmp_path / "a.ipynb",
         "This run: 8 model calls, 1,678 tokens, 28 s of model time (under a minute, replayed: the recording's time)\n",
         "results/01_one_shot.json (18 attempts)\n",
+        "the live sample (replayed here: run live to compare): 7 of 7 verdicts as recorded\n",
     )
     live = notebook(
         tmp_path / "b.ipynb",
         "This run: 8 model calls, 1,678 tokens, 3 s of model time (under a minute)\n",
         "build/results/01_one_shot.json (18 attempts)\n",
+        "the live sample: 7 of 7 verdicts as recorded\n",
     )
     assert compare_runs.compare(live, committed) == []
     other = notebook(
         tmp_path / "c.ipynb",
         "This run: 9 model calls, 1,678 tokens, 3 s of model time (under a minute)\n",
         "results/01_one_shot.json (18 attempts)\n",
+        "the live sample: 7 of 7 verdicts as recorded\n",
     )
     assert len(compare_runs.compare(other, committed)) == 1

@@ -31,6 +31,7 @@ TIMING = [
         ),
         "",
     ),  # a replayed run's model time says it is the recording's
+    (re.compile(r" \(replayed here: run live to compare\)"), ""),  # and so does its live sample
     (
         re.compile(r"\((?:about \d+ min|under a minute)\)"),
         "(<time>)",
