@@ -79,3 +79,17 @@ def test_a_sweep_counts_rejections_repairs_and_what_the_loop_returned():
         "2 of 4 first drafts rejected; a later draft passed the hidden tests on 1 of the 1 rejected that failed them. "
         "The loop ends at 3 of 4, its first drafts at 2 of 4"
     )
+
+
+def test_each_draft_is_judged_once_however_often_the_verdicts_are_read(monkeypatch):
+    import reflect.notebook.drafts as drafts
+
+    judged = []
+    real = drafts.judge
+    monkeypatch.setattr(drafts, "judge", lambda task, code: judged.append(code) or real(task, code))
+    log = DraftLog(ScriptedChat({"generator": [WRONG, RIGHT]}), get_task("factorial"))
+    log([{"role": "user", "content": "write it"}], role="generator")
+    assert log.verdicts() == ["FAIL"]
+    log([{"role": "user", "content": "again"}], role="generator")
+    log.line(), log.show(), log.verdicts()
+    assert len(judged) == 2  # one sandbox run per draft, the new one judged when it came

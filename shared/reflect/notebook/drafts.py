@@ -36,6 +36,7 @@ class DraftLog:
     chat: Callable
     task: Task
     drafts: list[Draft] = field(default_factory=list)
+    _verdicts: list[str] = field(default_factory=list, repr=False)  # the drafts judged so far
 
     def __call__(self, messages: list[dict], role: str = "generator", **params):
         reply = self.chat(messages, role=role, **params)
@@ -45,8 +46,10 @@ class DraftLog:
         return reply
 
     def verdicts(self) -> list[str]:
-        """The hidden tests on each draft, in order: 'pass' or 'FAIL'."""
-        return ["pass" if judge(self.task, d.code).passed else "FAIL" for d in self.drafts]
+        """The hidden tests on each draft, in order: 'pass' or 'FAIL' (each draft judged once)."""
+        for d in self.drafts[len(self._verdicts) :]:
+            self._verdicts.append("pass" if judge(self.task, d.code).passed else "FAIL")
+        return list(self._verdicts)
 
     def unchanged(self) -> int:
         """How many drafts repeat the draft before them, code for code."""
