@@ -185,3 +185,19 @@ def exercise(key: str, hints: tuple[str, ...]) -> Callable[[Callable[..., tuple]
 def reset_hints() -> None:
     """Start every exercise's hints at the first one again."""
     _tiers.clear()
+
+
+def _guard_unfinished_builds() -> None:
+    """Inside IPython, a cell that fails on an unfinished build says so in one line (`unfinished`)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        from .unfinished import install
+
+        install(shell)
+
+
+_guard_unfinished_builds()
