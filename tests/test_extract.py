@@ -2,6 +2,7 @@
 
 import ast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,24 @@ def test_prose_without_code_gives_no_code(text):
         .replace("from ", "fr om")
     )
     assert not res.found
+
+
+def test_a_parse_overlapped_by_another_threads_is_tried_again(monkeypatch):
+    """CPython 3.11's AST converter counts recursion in one process-wide state: a parse that code outside the
+    package overlapped fails with 'recursion depth mismatch', and parse_python tries it once more."""
+    import ast
+
+    from reflect.records import parse_python
+
+    real, failures = ast.parse, ["AST constructor recursion depth mismatch (before=63, after=54)"]
+
+    def flaky(source, *args, **kwargs):
+        if failures:
+            raise SystemError(failures.pop())
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", flaky)
+    assert isinstance(parse_python("x = 1\n"), ast.Module)
+    failures.append("another SystemError")
+    with pytest.raises(SystemError, match="another"):
+        parse_python("x = 1\n")

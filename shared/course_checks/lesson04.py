@@ -821,3 +821,74 @@ def your_review(
         True,
         "your review pauses on a spent budget, survives a new connection to the same file, and carries out approve, edit and reject with no model call.",
     )
+
+
+# --- Build 1b (04.8): a graph that stops when a revision comes back unchanged. -------------------------
+
+
+def _copying(chat, task, code, feedback, n):  # noqa: ANN001 - the revise signature
+    """A revise step that hands back the draft it was given, reindented: the textbook refiner's habit."""
+    return "\n" + code.strip() + "\n\n"
+
+
+REPEAT_CASES = (  # (what, revise, critic scores, threshold, budget, stopped as repeated?, critiques, revisions)
+    ("a reviser that copies", "copy", (3, 3, 3), 8, 3, True, 1, 1),
+    ("a reviser that writes new drafts, accepted", "new", (3, 4, 9), 8, 3, False, 3, 2),
+    ("a reviser that writes new drafts, the budget spent", "new", (3, 3, 3), 8, 3, False, 3, 2),
+    ("a new draft, then a copy", "new-then-copy", (3, 4, 4), 8, 4, True, 2, 2),
+    ("a copy under a budget of 1", "copy", (3,), 8, 1, False, 1, 0),
+)
+
+
+@exercise(
+    "04.8",
+    hints=(
+        "the refine node knows both drafts: the one in the state and the one revise returns. Mark the state "
+        "when they are the same once stripped (status 'repeated'), and let a router after refine go to END then, "
+        "to critique otherwise.",
+        "build it like loop_builder, but replace the edge refine -> critique with "
+        "add_conditional_edges('refine', after_refine, ['critique', END]), after_refine returning END on 'repeated', else 'critique'.",
+    ),
+)
+def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
+    """Build 1b: the learner's graph ends at once when a revision returns the draft it was given, and otherwise
+    makes the calls and critiques its loop makes; graded on scripted runs by what it calls and how it ends."""
+    from langgraph.graph import StateGraph
+
+    task = get_task("factorial")
+    for what, kind, scores, threshold, budget, repeated, critiques, revisions in REPEAT_CASES:
+        spy = ReviseSpy(task.entry_point)
+
+        def revise(chat, task, code, feedback, n, spy=spy, kind=kind):  # noqa: ANN001
+            spy(chat, task, code, feedback, n)
+            if kind == "copy" or (kind == "new-then-copy" and n > 2):
+                return _copying(chat, task, code, feedback, n)
+            return spy.returned[-1]
+
+        critic, chat = _Critic(*scores), _drafts()
+        builder = repeat_builder(
+            chat, critic, task, revise=revise, threshold=threshold, max_iterations=budget
+        )
+        if not isinstance(builder, StateGraph):
+            return (
+                False,
+                f"repeat_builder returned {type(builder).__name__}: return the StateGraph builder.",
+            )
+        out = builder.compile().invoke({"scores": []}, {"recursion_limit": 40})
+        got = ((out or {}).get("status") == "repeated", len(critic.seen), len(spy.calls))
+        if got != (repeated, critiques, revisions):
+            return False, (
+                f"on {what} (scores {list(scores)}, budget {budget}): your graph ended "
+                f"{'as repeated' if got[0] else 'not as repeated'} after {got[1]} critique(s) and {got[2]} "
+                f"revision(s); expected {'repeated' if repeated else 'not repeated'}, {critiques} and {revisions}. "
+                "A revision that returns the draft it was given (once stripped) ends the run before another critique."
+            )
+        if [c.role for c in chat.calls] != ["generator"]:
+            return (
+                False,
+                f"on {what}: your graph made model calls of its own ({[c.role for c in chat.calls]}).",
+            )
+    return True, (
+        f"On {len(REPEAT_CASES)} scripted runs your graph stopped at a repeated draft before judging it again, "
+        "and ran as your loop does otherwise."
+    )

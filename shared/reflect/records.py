@@ -29,9 +29,16 @@ _AST_LOCK = threading.Lock()
 
 
 def parse_python(source: str) -> ast.Module:
-    """`ast.parse(source)`, safe to call from several threads at once."""
+    """`ast.parse(source)`, safe to call from several threads at once. Code outside the package parses without
+    the lock (langchain_core reads a lambda's source with `ast.parse` inside LangGraph's worker threads), so a
+    conversion it overlapped fails with that SystemError: the parse is tried once more, the overlap over."""
     with _AST_LOCK:
-        return ast.parse(source)
+        try:
+            return ast.parse(source)
+        except SystemError as err:
+            if "recursion depth mismatch" not in str(err):
+                raise
+            return ast.parse(source)
 
 
 def compile_tree(tree: ast.AST, filename: str, mode: str):
