@@ -293,3 +293,30 @@ def test_nbval_runs_a_lesson_in_replay_and_fails_a_planted_answer_its_check_pass
         tmp_path / "second", "def f(x):\n    return 1 + x"
     )  # right: not failed
     assert "1 failed, 3 passed" in out and "is not failed" in out, out[-2000:]
+
+
+def test_a_stop_rule_with_caps_of_its_own_is_failed():
+    from course_checks import lesson00
+
+    def right(approved, rounds, tokens, max_rounds, budget):
+        if approved:
+            return "accepted"
+        if tokens >= budget:
+            return "token_budget"
+        return "max_iterations" if rounds >= max_rounds else None
+
+    assert lesson00.stop_rule.evaluate(right)[0]
+    for wrong in (
+        lambda a, r, t, m, b: (
+            right(a, r, t, m, b) or ("max_iterations" if r >= 4 else None)
+        ),  # a cap of its own
+        lambda a, r, t, m, b: (
+            right(a, r, t, m, b) or ("token_budget" if t >= 2000 else None)
+        ),  # a budget of its own
+        lambda a, r, t, m, b: (
+            "accepted"
+            if a
+            else ("token_budget" if b <= t <= b + 300 else ("max_iterations" if r >= m else None))
+        ),
+    ):
+        assert not lesson00.stop_rule.evaluate(wrong)[0]

@@ -197,3 +197,111 @@ def test_each_broken_rule_of_fresh_is_failed_and_named():
 
     passed, message, _ = lesson03.fresh_revise.evaluate(reply_text)
     assert not passed and "code extracted from the reply" in message
+
+
+def test_sampling_that_is_greedy_in_effect_or_not_a_number_is_failed():
+    for params in (
+        {"temperature": 1e-12, "seed": 1},
+        {"temperature": float("nan"), "seed": 1},
+        {"temperature": 50},
+    ):
+        passed, message, _ = lesson03.fresh_revise.evaluate(
+            revise(
+                lambda t, f, n, c, p=params: (
+                    one_user(f"{t.prompt()}\n{f}"),
+                    {**p, "seed": p.get("seed", n) + n},
+                )
+            )
+        )
+        assert not passed and "temperature above 0" in message, params
+    passed, message, _ = lesson03.fresh_revise.evaluate(
+        revise(
+            lambda t, f, n, c: (
+                one_user(f"{t.prompt()}\n{f}"),
+                {"temperature": 0.6, "seed": 0.1 * n},
+            )
+        )
+    )
+    assert not passed and "a whole number" in message
+
+
+def test_a_reviewer_that_approves_whatever_has_no_fail_line_is_failed():
+    from reflect.judging import TestGroundedCritic
+    from reflect.testing import FakeReply
+
+    def evidence_chat(chat, task):
+        def wrapped(messages, role, **params):
+            if role != "reviewer":
+                return chat(messages, role=role, **params)
+            code = extract_code(
+                messages[-1]["content"].removeprefix("[Generator]: "), task.entry_point
+            ).code
+            feedback = TestGroundedCritic().evaluate(task, code).feedback
+            return FakeReply("APPROVED" if "FAIL" not in feedback else feedback, 0, 0)
+
+        return wrapped
+
+    passed, message, _ = lesson02.evidence.evaluate(evidence_chat)
+    assert not passed and "did not load" in message  # the draft that does not load was approved
+
+
+def test_a_memory_entry_in_its_own_words_passes_and_one_with_the_hidden_tests_fails():
+    from course_checks import lesson05
+
+    def reworded(chat, task, code, evidence, judged):
+        return "\n".join(
+            f"{a.removeprefix('assert ').partition(' == ')[0]} should return {a.partition(' == ')[2]}, got {got}"
+            for a, got in evidence.failed
+        )
+
+    assert lesson05.memory_entry.evaluate(reworded)[0]
+
+    def leaks(chat, task, code, evidence, judged):  # the task's hidden tests in memory
+        return reworded(chat, task, code, evidence, judged) + task.tests
+
+    passed, message, _ = lesson05.memory_entry.evaluate(leaks)
+    assert not passed and "hidden test the agent never ran" in message
+
+
+def test_one_factor_needs_the_loop_run_with_fresh_with_code_and_a_revision():
+    from reflect.notebook import DraftLog, Sweep
+    from reflect.notebook.drafts import Draft
+    from reflect.tasks.task import get_task
+
+    fresh = revise(
+        lambda t, f, n, c: (one_user(f"{t.prompt()}\n{f}"), {"temperature": 0.6, "seed": 41 + n})
+    )
+    with_code = revise(
+        lambda t, f, n, c: (
+            one_user(f"{t.prompt()}\n```python\n{c}```\n{f}"),
+            {"temperature": 0.6, "seed": 41 + n},
+        )
+    )
+    task = get_task("flatten")
+
+    def swept(*drafts):
+        log = DraftLog(print, task)
+        log.drafts.extend(drafts)
+        return Sweep({"flatten": log}, {"flatten": False})
+
+    first = Draft("generator", one_user(task.prompt()), "", "def flatten(x):\n    return x\n")
+    by_fresh = Draft(
+        "generator",
+        one_user(f"{task.prompt()}\n```python\n{first.code}```\nfailed"),
+        "",
+        "def flatten(x):\n    return []\n",
+    )
+    textbook = Draft(
+        "refiner",
+        [{"role": "system", "content": "You improve"}, {"role": "user", "content": first.code}],
+        "",
+        "y",
+    )
+    repairs = swept(first, by_fresh)  # fresh's run rejected flatten's first draft
+    assert lesson03.one_factor.evaluate(fresh, with_code, swept(first, by_fresh), repairs)[0]
+    passed, message, _ = lesson03.one_factor.evaluate(
+        fresh, with_code, swept(first, textbook), repairs
+    )
+    assert not passed and "revise=fresh_with_code" in message
+    passed, message, _ = lesson03.one_factor.evaluate(fresh, with_code, swept(first), repairs)
+    assert not passed and "no revision" in message

@@ -198,10 +198,10 @@ def _stop_truth(
 STOP_CASES = [
     (approved, rounds, tokens, max_rounds, budget)
     for approved in (False, True)
-    for max_rounds in (1, 3)
-    for rounds in range(0, max_rounds + 2)
-    for budget in (500, 2000)
-    for tokens in (0, budget - 1, budget, budget + 300)
+    for max_rounds in (1, 3, 6)
+    for rounds in range(0, max_rounds + 4)
+    for budget in (500, 2000, 7777)
+    for tokens in (0, budget - 1, budget, budget + 300, 3 * budget)
 ]
 
 

@@ -303,6 +303,11 @@ NEAR_MERGE = (  # fails 1 of merge_sorted's 5 visible checks: the critic scores 
 EVIDENCE_CASES = (  # (task, the generator's drafts, drafts the loop writes before it is approved)
     (CHECK_TASK, [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT], 3),  # prose after a fence
     ("merge_sorted", [NEAR_MERGE, MERGE_DRAFT], 2),
+    (
+        CHECK_TASK,
+        ["```python\ndef fibonacci(n)\n    return n\n```", RIGHT],
+        2,
+    ),  # a draft that does not load
 )
 
 

@@ -336,6 +336,8 @@ LOOP_CASES: tuple[tuple[str, list[str], list[tuple[float | None, str]], int, int
     ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
     ("an unusable critique, then a score", [D1, D2], [(None, "unusable"), (9, "Fine.")], 8, 3),
     ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
+    ("a threshold of 6", [D1, D2], [(6, "Good enough."), (9, "Fine.")], 6, 3),
+    ("a threshold of 10", [D1, D2, D3], [(9, "Close."), (9, "Close."), (10, "Perfect.")], 10, 4),
 )
 
 
@@ -543,13 +545,19 @@ def one_factor(
         for answer in (fresh, fresh_with_code):
             chat = ScriptedChat(_AnyRole(task.entry_point))
             answer(chat, task, code, feedback, 2)
-            if len(chat.calls) != 1:
+            answer(chat, task, code, feedback, 3)
+            if len(chat.calls) != 2:
                 return (
                     False,
-                    f"{answer.__name__} made {len(chat.calls)} calls for one draft; a revise step makes one.",
+                    f"{answer.__name__} made {len(chat.calls)} calls for two drafts; a revise step makes one each.",
                 )
-            calls.append(chat.calls[0])
-        plain, coded = calls
+            calls.append(chat.calls)
+        (plain, plain3), (coded, coded3) = calls
+        if coded3.params != plain3.params:
+            return False, (
+                f"for draft 3 fresh_with_code samples with {coded3.params}, your fresh with {plain3.params}: "
+                "only the old code may differ."
+            )
         if (coded.role, coded.params) != (plain.role, plain.params):
             return False, (
                 f"fresh_with_code calls as {coded.role!r} with {coded.params}; your fresh as {plain.role!r} with "
@@ -572,14 +580,29 @@ def one_factor(
             "with_code should be a sweep of your loop with revise=fresh_with_code over the tasks repairs.rejected "
             f"names ({getattr(repairs, 'rejected', '?')}); its tasks are {sorted(logs) if isinstance(logs, dict) else logs!r}."
         )
-    for tid, log in logs.items():
-        for before, after in zip(log.drafts, log.drafts[1:], strict=False):
-            shown = "\n".join(str(m.get("content", "")) for m in after.messages)
-            if before.code.strip() and before.code.strip() not in shown:
-                return (
-                    False,
-                    f"on {tid} a revision in with_code was not shown the draft before it: was it fresh_with_code?",
-                )
+    revisions = [
+        (tid, b, a)
+        for tid, log in logs.items()
+        for b, a in zip(log.drafts, log.drafts[1:], strict=False)
+    ]
+    if not revisions:
+        return (
+            False,
+            "with_code holds no revision: run your loop with its budget, so that rejected drafts are revised.",
+        )
+    for tid, before, after in revisions:
+        shown = "\n".join(str(m.get("content", "")) for m in after.messages)
+        if before.code.strip() and before.code.strip() not in shown:
+            return (
+                False,
+                f"on {tid} a revision in with_code was not shown the draft before it: was it fresh_with_code?",
+            )
+        if after.role != coded.role or after.messages[0] != coded.messages[0]:
+            return False, (
+                f"on {tid} a revision in with_code went as {after.role!r} with the first message "
+                f"{str(after.messages[0].get('content', ''))[:60]!r}...; fresh_with_code sends {coded.role!r} and "
+                f"{str(coded.messages[0].get('content', ''))[:60]!r}...: was the loop run with revise=fresh_with_code?"
+            )
     return True, (
         f"fresh_with_code is your fresh plus the old code, and with_code ran it on {len(logs)} rejected tasks: "
         f"{len(with_code.repaired)} repaired, against {len([t for t in repairs.repaired if t in logs])} by your fresh."

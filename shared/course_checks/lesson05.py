@@ -946,6 +946,12 @@ KEEP_CASES = (
 )
 
 
+def _call_and_expected(assertion: str) -> tuple[str, ...]:
+    """What an entry must hold of a failed assert, however it words it: the call and the expected value."""
+    left, _, right = assertion.removeprefix("assert ").partition(" == ")
+    return (left.strip(), right.strip()) if right else (left.strip(),)
+
+
 def _code_lines(code: str) -> list[str]:
     """The attempt's lines that only its code would hold (not a def line, which the task names too)."""
     return [
@@ -981,11 +987,25 @@ def _entry_problem(keep, task, code, failed, evidence, judged, pasted) -> str:  
         return "keep called the real model instead of the `chat` it was given."
     if not isinstance(entry, str) or not entry.strip():
         return f"keep returned {entry!r}: return the memory entry, a non-empty text."
-    missing = [a for a, _ in failed if a.removeprefix("assert ") not in entry]
+    missing = [a for a, _ in failed if any(part not in entry for part in _call_and_expected(a))]
     if missing:
         return (
-            f"on {task_id} the entry does not carry the failed check {missing[0]!r}: the next attempt cannot avoid "
+            f"on {task_id} the entry does not carry the failed check {missing[0]!r} (its call and expected value, in any "
+            "words): the next attempt cannot avoid "
             f"what memory does not say. The entry was: {entry[:160]!r}"
+        )
+    ran = {a for a, _ in failed} | set(evidence.passed)
+    hidden = [
+        ln.strip()
+        for ln in task.tests.splitlines()
+        if ln.strip().startswith("assert ")
+        and ln.strip() not in ran
+        and ln.strip().removeprefix("assert ") in entry
+    ]
+    if hidden:
+        return (
+            f"on {task_id} the entry carries a hidden test the agent never ran ({hidden[0]!r}): the hidden tests only "
+            "judge the result; memory keeps what the attempt's own evidence said."
         )
     copied = [ln for ln in _code_lines(code) if ln in entry]
     if copied:

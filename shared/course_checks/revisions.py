@@ -48,16 +48,19 @@ def sampling_problem(revisions: Sequence[Call], where: str) -> str:
     and no two share a seed (at temperature 0, or with one seed, the same feedback gets the same reply)."""
     for k, call in enumerate(revisions, 1):
         t = call.params.get("temperature")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.05 <= t <= 2:
             return (
-                f"{where} revision {k} was sent with temperature={t!r}: a new sample needs a temperature above 0, "
-                "stated in the call (at 0 the model decodes greedily and the same feedback gets the same reply)."
+                f"{where} revision {k} was sent with temperature={t!r}: a new sample needs a temperature above 0 "
+                "(say 0.3 to 1.0; the server takes 0 to 2), stated in the call: at 0, or next to it, the model decodes "
+                "greedily and the same feedback gets the same reply."
             )
     seeds = [call.params.get("seed") for call in revisions]
-    if None in seeds or len(set(seeds)) != len(seeds):
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in seeds) or len(set(seeds)) != len(
+        seeds
+    ):
         return (
-            f"{where} the revisions' seeds were {seeds}: give each revision of a run its own seed, or two of them "
-            "can be the same sample."
+            f"{where} the revisions' seeds were {seeds}: give each revision of a run its own seed, a whole number, "
+            "or two of them can be the same sample."
         )
     return ""
 
