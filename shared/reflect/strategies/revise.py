@@ -12,19 +12,14 @@ from collections.abc import Callable
 
 from ..model.roles import SAMPLING, SEED, sampling
 from ..tasks.extract import extract_code
-from ..tasks.prompts import REFINER_SYSTEM, fresh_request, generator_messages, refine_request
+from ..tasks.prompts import fresh_request, generator_messages, refine_messages
 from ..tasks.task import Task
 
 
 def refine(chat: Callable, task: Task, code: str, feedback: str, n: int) -> str:
     """Draft n from the refiner, shown the task, the previous draft and the feedback (`n` unused)."""
-    messages = [
-        {"role": "system", "content": REFINER_SYSTEM},
-        {"role": "user", "content": refine_request(task, code, feedback)},
-    ]
-    return extract_code(
-        chat(messages, role="refiner", **sampling("refiner")).text, task.entry_point
-    ).code
+    reply = chat(refine_messages(task, code, feedback), role="refiner", **sampling("refiner"))
+    return extract_code(reply.text, task.entry_point).code
 
 
 def fresh(chat: Callable, task: Task, code: str, feedback: str, n: int) -> str:

@@ -20,7 +20,7 @@ from ..model.roles import SAMPLING, SEED
 from ..records import ChatFn, Critic, Run, Step, Stop, Verdict, model_step
 from ..tasks import prompts
 from ..tasks.extract import extract_code
-from ..tasks.prompts import GENERATOR_PROMPT, generator_messages, refine_request
+from ..tasks.prompts import GENERATOR_PROMPT, generator_messages, refine_messages
 from ..tasks.task import Task
 from .base import Configured, execute
 
@@ -58,11 +58,9 @@ def refine_step(
     sampling: Mapping[str, dict] = SAMPLING,
 ) -> Step:
     """A revision: the refiner sees the task, the previous draft and the critic's feedback."""
-    messages = [
-        {"role": "system", "content": prompts.REFINER_SYSTEM},
-        {"role": "user", "content": refine_request(task, previous, feedback)},
-    ]
-    return _draft_call(chat, task, "refiner", messages, seed, sampling)
+    return _draft_call(
+        chat, task, "refiner", refine_messages(task, previous, feedback), seed, sampling
+    )
 
 
 def critique_step(critic, task: Task, code: str):

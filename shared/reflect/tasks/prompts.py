@@ -172,6 +172,15 @@ def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None =
     )
 
 
+def refine_messages(task: Task, previous: str, feedback: str) -> list[dict]:
+    """A refiner's request (lesson 03's textbook revision): its system prompt, then the task, the previous draft
+    and the critic's feedback. The one place `scored_reflection`'s refiner and the revise step `refine` build it."""
+    return [
+        {"role": "system", "content": REFINER_SYSTEM},
+        {"role": "user", "content": refine_request(task, previous, feedback)},
+    ]
+
+
 def fresh_request(task: Task, feedback: str) -> str:
     """A fresh revision's user message (lesson 03's `fresh`): the task and the checks' feedback on an earlier
     draft, never the draft."""
