@@ -94,6 +94,12 @@ def package_calls(call: Callable[[], object], *modules: object) -> tuple[set[str
     return reached, result
 
 
+def short(value: object, width: int = 70) -> str:
+    """`value` on one line, cut to `width` characters, quoted: what a check's message shows of a learner's text."""
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
 def numbers_off(got: dict, want: dict, keys) -> list[str]:
     """The keys whose value in `got` is not a number within 1e-9 of `want`'s (a check's table row)."""
     return [k for k in keys if not isinstance(got[k], (int, float)) or abs(got[k] - want[k]) > 1e-9]

@@ -17,7 +17,7 @@ from reflect.tasks.prompts import REVIEWER_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
-from . import exercise, offline, package_calls
+from . import exercise, offline, package_calls, short
 from .revisions import revision_problem, sampling_problem
 
 Chat = Callable[..., object]
@@ -122,11 +122,6 @@ LOOP_CASES: tuple[tuple[str, dict, int], ...] = (
 )
 
 
-def _short(value: object, width: int = 70) -> str:
-    text = " ".join(str(value).split())
-    return repr(text if len(text) <= width else text[: width - 3] + "...")
-
-
 def _first_difference(ours: Sequence, theirs: Sequence) -> str:
     """ "" when the learner's loop sent exactly what the package's sent; else the first difference."""
     for n, (want, got) in enumerate(zip(ours, theirs, strict=False), 1):
@@ -143,8 +138,8 @@ def _first_difference(ours: Sequence, theirs: Sequence) -> str:
             if g != w:
                 return (
                     f"call {n} ({want.role}), message {i}: expected {{'role': {w['role']!r}, 'content': "
-                    f"{_short(w['content'])}}}, got {{'role': {g.get('role')!r}, 'content': "
-                    f"{_short(g.get('content'))}}}."
+                    f"{short(w['content'])}}}, got {{'role': {g.get('role')!r}, 'content': "
+                    f"{short(g.get('content'))}}}."
                 )
     if len(theirs) != len(ours):
         roles = [c.role for c in ours]
@@ -158,7 +153,7 @@ REASONS = {"accepted": "approved", "token_budget": "budget"}
 def _outcome(got: object, run: Run, entry_point: str) -> str:
     """ "" when (draft, approved, reason) matches the package's Run; else what differs."""
     if not isinstance(got, (tuple, list)) or len(got) != 3:
-        return f"returned {_short(got)}: return a tuple (draft, approved, reason)."
+        return f"returned {short(got)}: return a tuple (draft, approved, reason)."
     draft, approved, reason = got
     want_reason = REASONS.get(run.stop.value, run.stop.value)
     reason = REASONS.get(
@@ -171,8 +166,8 @@ def _outcome(got: object, run: Run, entry_point: str) -> str:
     code = extract_code(str(draft or ""), entry_point).code
     if code.strip() != run.final_code.strip():
         return (
-            f"returned the draft {_short(draft, 50)}; expected the last draft that holds code, "
-            f"{_short(run.final_code, 50)}."
+            f"returned the draft {short(draft, 50)}; expected the last draft that holds code, "
+            f"{short(run.final_code, 50)}."
         )
     return ""
 
@@ -294,6 +289,11 @@ def budget(budget_loop: Callable[..., object]) -> tuple[bool, str]:
     )
 
 
+def _visible_review(evaluation) -> str:  # noqa: ANN001 - the test critic's Evaluation
+    """Build 4's review of a draft: APPROVED when every visible check passes (score 10), else the failures."""
+    return "APPROVED" if evaluation.score == 10 else evaluation.feedback
+
+
 NEAR_MERGE = (  # fails 1 of merge_sorted's 5 visible checks: the critic scores it 8.2
     "```python\ndef merge_sorted_lists(list1, list2):\n    out = list(list1) + list(list2)\n"
     "    for i in range(1, len(out)):\n        j = i\n        while j > 0 and out[j - 1] > out[j]:\n"
@@ -338,11 +338,11 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
         for review in run.judgements:
             draft = run.steps[review.index - 1].code or ""
             evaluation = critic.evaluate(task, draft)
-            want = "APPROVED" if evaluation.score == 10 else evaluation.feedback
+            want = _visible_review(evaluation)
             if review.reply != want:
                 return (
-                    f"on the draft {_short(draft, 40)} the review was {_short(review.reply)}; expected "
-                    f"{_short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
+                    f"on the draft {short(draft, 40)} the review was {short(review.reply)}; expected "
+                    f"{short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
                 )
             if review.prompt_tokens or review.completion_tokens:
                 return (
@@ -761,7 +761,7 @@ def _checks_reviewer(chat: Chat, task: Task, seen: list) -> Chat:
         evaluation = critic.evaluate(
             task, extract_code(messages[-1]["content"], task.entry_point).code
         )
-        return FakeReply("APPROVED" if evaluation.score == 10 else evaluation.feedback, 0, 0)
+        return FakeReply(_visible_review(evaluation), 0, 0)
 
     return review
 
@@ -801,7 +801,7 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
         return "a reviewer's request was changed on its way: fresh_chat passes every other role's call unchanged."
     if sent[0].messages != turns[0] or sent[0].params:
         return (
-            f"on {task_id}, the first draft's request was changed ({_short(sent[0].messages[-1]['content'])}, "
+            f"on {task_id}, the first draft's request was changed ({short(sent[0].messages[-1]['content'])}, "
             f"{sent[0].params}): pass it on as it comes, so the first draft stays lesson 01's one-shot draft."
         )
     for n, call in enumerate(sent[1:], 1):

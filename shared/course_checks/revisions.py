@@ -9,10 +9,7 @@ from collections.abc import Sequence
 from reflect.tasks.task import Task
 from reflect.testing import Call
 
-
-def _short(value: object, width: int = 70) -> str:
-    text = " ".join(str(value).split())
-    return repr(text if len(text) <= width else text[: width - 3] + "...")
+from . import short
 
 
 def body(code_block: str) -> str:
@@ -25,19 +22,19 @@ def revision_problem(call: Call, task: Task, feedback: str, old: Sequence[str], 
     (its lines after the first, without "- FAIL ") in it, none of the `old` drafts' code."""
     text = "\n".join(str(m.get("content", "")) for m in call.messages)
     if task.prompt() not in text:
-        return f"{where} does not carry the task (task.prompt()): {_short(text, 120)}"
+        return f"{where} does not carry the task (task.prompt()): {short(text, 120)}"
     missing = [
         line for line in feedback.splitlines()[1:] if line.removeprefix("- FAIL ") not in text
     ]
     if missing:
         return (
-            f"{where} does not carry the failed checks of the latest feedback, e.g. {_short(missing[0])}: "
+            f"{where} does not carry the failed checks of the latest feedback, e.g. {short(missing[0])}: "
             "the model cannot fix what it is not shown."
         )
     shown = [d for d in old if body(d) in text]
     if shown:
         return (
-            f"{where} still shows an earlier draft's code ({_short(body(shown[0]))}): the course measured that "
+            f"{where} still shows an earlier draft's code ({short(body(shown[0]))}): the course measured that "
             "a revision shown its old code mostly sends it back; leave it out."
         )
     return ""
