@@ -104,3 +104,45 @@ def test_the_controller_check_passes_a_right_rule_and_fails_wrong_convergence():
     for wrong in (two_rounds, last_only, unusable_dropped):
         passed, message, _ = ex.stop_rule.evaluate(stop_reason_with(wrong))
         assert not passed and "the controller says" in message, wrong.__name__
+
+
+def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses():
+    """Build 6: a word list or a regular expression for the referral, a set or a list back, words counted by split or as
+    \\w+ runs all pass; a dose read only with a space, a limit of 120 that flags 120, a referral that needs a doctor, and
+    any number as a dose fail, each named."""
+    import re
+
+    def by_split(answer):
+        broken = []
+        if not any(w in answer.lower() for w in ("doctor", "pharmacist")):
+            broken.append("referral")
+        if re.search(r"\d\s?mg\b", answer):
+            broken.append("dose")
+        if len(answer.split()) > 120:
+            broken.append("length")
+        return broken
+
+    def by_regex(answer):
+        return {
+            name
+            for name, broken in (
+                ("referral", not re.search(r"\b(doctor|pharmacist|physician|GP|nurse)s?\b", answer, re.I)),
+                ("dose", bool(re.search(r"[0-9][0-9,.]*\s*mg", answer, re.I))),
+                ("length", len(re.findall(r"\w+", answer)) > 120),
+            )
+            if broken
+        }
+
+    for right in (by_split, by_regex):
+        assert ex.criteria_as_code.evaluate(right)[0], right.__name__
+    wrong = {
+        "400mg": lambda a: [r for r in by_split(a) if r != "dose"] + (["dose"] if re.search(r"\d mg", a) else []),
+        "120 words long": lambda a: by_split(a) + (["length"] if len(a.split()) == 120 else []),
+        "your pharmacist": lambda a: by_split(a) + (["referral"] if "doctor" not in a.lower() and "referral" not in by_split(a) else []),
+        "8 hours tonight": lambda a: [r for r in by_split(a) if r != "dose"] + (["dose"] if re.search(r"\d", a) else []),
+        "as a list": lambda a: " ".join(by_split(a)),
+        "'safety'": lambda a: by_split(a) + ["safety"],
+    }
+    for named, answer in wrong.items():
+        passed, message, _ = ex.criteria_as_code.evaluate(answer)
+        assert not passed and named in message, (named, message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
@@ -60,7 +61,7 @@ def _accepted_totals(
 def weighted(
     weighted_total: Callable[[dict[str, int], dict[str, float]], float],
 ) -> tuple[bool, str]:
-    """Exercise 5: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
+    """Exercise 7: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
     tie = None
     for scores, weights in WEIGHTED_CASES:
         exact, accepted = _accepted_totals(scores, weights)
@@ -514,7 +515,7 @@ def fresh_revise(fresh: Callable) -> tuple[bool, str]:
     )
 
 
-# --- Exercise 6 (03.7): one factor, the old code. --------------------------------------------------
+# --- Exercise 8 (03.7): one factor, the old code. --------------------------------------------------
 
 
 def _lines(call) -> set[str]:
@@ -535,7 +536,7 @@ def _lines(call) -> set[str]:
 def one_factor(
     fresh: Callable, fresh_with_code: Callable, with_code: object, repairs: object
 ) -> tuple[bool, str]:
-    """Exercise 6: fresh_with_code is the learner's fresh plus the old code, nothing else (read from the requests
+    """Exercise 8: fresh_with_code is the learner's fresh plus the old code, nothing else (read from the requests
     of both on a scripted model), and `with_code` is a sweep of it over the tasks `repairs` rejected."""
     for task_id, *drafts in FRESH_CASES:
         task = get_task(task_id)
@@ -606,4 +607,83 @@ def one_factor(
     return True, (
         f"fresh_with_code is your fresh plus the old code, and with_code ran it on {len(logs)} rejected tasks: "
         f"{len(with_code.repaired)} repaired, against {len([t for t in repairs.repaired if t in logs])} by your fresh."
+    )
+
+
+# --- Build 6 (03.8): the medical criteria as code. -------------------------------------------------
+
+# Sentences the generated answers are made of: every word counts the same split on spaces or as \w+ runs
+# (no apostrophes, hyphens or thousands commas), so a length of 120 is 120 whichever way a learner counts.
+_REFERRAL = ("Please see a doctor if it lasts.", "Ask your pharmacist which one suits you.",
+             "A doctor or pharmacist can find the cause.")
+_DOSE = ("Take 500 mg with food.", "Try 400mg after a meal.", "Adults take 200 mg every six hours.")
+_NO_DOSE = ("Rest for 3 days in a dark room.", "Drink water every 2 hours.", "Sleep at least 8 hours tonight.")
+_NO_REFERRAL = ("Most headaches pass with rest.", "Stress and screens often play a part.")
+_FILLER = "rest water sleep quiet dark room helps many people feel better soon after".split()
+
+
+def _answer(referral: bool, dose: bool, words: int, rng: random.Random) -> tuple[str, str, str]:
+    """An answer of exactly `words` words with or without a referral and a dose in mg; also the sentences
+    that carry the two, for the diagnosis."""
+    first = rng.choice(_REFERRAL if referral else _NO_REFERRAL)
+    second = rng.choice(_DOSE if dose else _NO_DOSE)
+    head = f"{first} {second}"
+    pad = words - len(head.split())
+    filler = " ".join(rng.choice(_FILLER) for _ in range(pad))
+    text = f"{head} {filler.capitalize()}." if pad > 0 else head
+    return text, first, second
+
+
+def _criteria_cases(seed: int = 3) -> list[tuple[str, set[str], dict[str, str]]]:
+    rng = random.Random(seed)
+    cases = []
+    for words in (30, 119, 120, 121, 175):
+        for referral in (True, False):
+            for dose in (True, False):
+                text, first, second = _answer(referral, dose, words, rng)
+                broken = {"referral"} - ({"referral"} if referral else set())
+                broken |= {"dose"} if dose else set()
+                broken |= {"length"} if words > 120 else set()
+                why = {
+                    "referral": f"it says {first.rstrip('.')!r}",
+                    "dose": f"it says {second.rstrip('.')!r}",
+                    "length": f"it is {words} words long",
+                }
+                cases.append((text, broken, why))
+    # a thousands comma and a dose at the very end, in a short answer where the count cannot matter
+    cases.append(("See a doctor. Never take more than 4,000 mg", {"dose"}, {
+        "referral": "it says 'See a doctor'", "dose": "it says 'Never take more than 4,000 mg'",
+        "length": "it is 9 words long"}))
+    return cases
+
+
+@exercise(
+    "03.8",
+    hints=(
+        "one test per rule, each adding its name to a list: the referral is a word such as 'doctor' or 'pharmacist' "
+        "in answer.lower(); a dose is a number followed by mg, with or without a space (500 mg, 400mg, 4,000 mg); "
+        "the length is len(answer.split()) > 120.",
+        "for the dose, a regular expression: re.search(r\"\\d\\s?mg\\b\", answer). For the length, more than 120: "
+        "120 words is within the limit.",
+    ),
+)
+def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
+    """Build 6: the learner's rules on answers made up from sentences with and without a referral or a dose in mg,
+    at lengths around the 120-word limit; any way of detecting them that gets every case right passes."""
+    cases = _criteria_cases()
+    for text, want, why in cases:
+        got = broken_rules(text)
+        if isinstance(got, str) or not isinstance(got, (list, tuple, set, frozenset)):
+            return False, f"broken_rules returned {got!r}: return the names of the broken rules, as a list."
+        unknown = sorted(set(got) - {"referral", "dose", "length"})
+        if unknown:
+            return False, f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'."
+        for rule in ("referral", "dose", "length"):
+            if rule in want and rule not in got:
+                return False, f"an answer breaks {rule!r} and your rules did not say so: {why[rule]}."
+            if rule in got and rule not in want:
+                return False, f"your rules flag {rule!r} on an answer that keeps it: {why[rule]}."
+    return True, (
+        f"Your rules agree on all {len(cases)} made-up answers: a doctor or pharmacist named or not, doses in mg "
+        "written three ways or none, and lengths of 119, 120 and 121 words."
     )
