@@ -440,7 +440,7 @@ def requirement(
     on_merge: object,
     rule_obeyed: object,
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 7: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
+    """Exercise 8: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
     measured it. The hints are about probe; a failure after it is explained in full by its message."""
     problem = _probe_problem(probe)
     if problem:
@@ -558,7 +558,7 @@ def _trimmed_problem(trimmed: Run) -> str:
 def trim_thread(
     trim: Callable[[list[dict]], list[dict]], trimmed: object
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 6: trim on made-up threads, and the four-round run of section 4 whose prompt tokens show the trim.
+    """Exercise 7: trim on made-up threads, and the four-round run of section 4 whose prompt tokens show the trim.
     The hints are about trim; a failure after it is explained in full by its message."""
     sample = [{"role": "user", "content": "task"}] + [
         {"role": "assistant", "content": str(i)} for i in range(6)
@@ -702,7 +702,7 @@ def count_false_approvals(
     runs: Mapping[str, Run],
     own_runs: Mapping[str, Run],
 ) -> tuple[bool, str]:
-    """Exercise 5: count_false on section 3's runs, section 4's own_runs and made-up runs, against the hidden tests'
+    """Exercise 6: count_false on section 3's runs, section 4's own_runs and made-up runs, against the hidden tests'
     verdicts computed here."""
     ids = {t.id for t in course_tasks()}
     for name, rs in (("runs", runs), ("own_runs", own_runs)):
