@@ -108,15 +108,15 @@ def test_the_controller_check_passes_a_right_rule_and_fails_wrong_convergence():
 
 def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses():
     """Build 6: a word list or a regular expression for the referral, a set or a list back, words counted by split or as
-    \\w+ runs all pass; a dose read only with a space, a limit of 120 that flags 120, a referral that needs a doctor, and
-    any number as a dose fail, each named."""
+    \\w+ runs all pass; a dose read only with a space or only in lower case, mg without a number, a limit that flags
+    120 words, words split on spaces only, a referral that needs a doctor, and any number as a dose fail, each named."""
     import re
 
     def by_split(answer):
         broken = []
-        if not any(w in answer.lower() for w in ("doctor", "pharmacist")):
+        if not any(w in answer.lower() for w in ("doctor", "pharmacist", "healthcare professional")):
             broken.append("referral")
-        if re.search(r"\d\s?mg\b", answer):
+        if re.search(r"\d\s*mg\b", answer, re.I):
             broken.append("dose")
         if len(answer.split()) > 120:
             broken.append("length")
@@ -126,7 +126,7 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
         return {
             name
             for name, broken in (
-                ("referral", not re.search(r"\b(doctor|pharmacist|physician|GP|nurse)s?\b", answer, re.I)),
+                ("referral", not re.search(r"\b(doctor|pharmacist|physician|nurse|healthcare professional)s?\b", answer, re.I)),
                 ("dose", bool(re.search(r"[0-9][0-9,.]*\s*mg", answer, re.I))),
                 ("length", len(re.findall(r"\w+", answer)) > 120),
             )
@@ -135,12 +135,17 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
 
     for right in (by_split, by_regex):
         assert ex.criteria_as_code.evaluate(right)[0], right.__name__
+    without = lambda a, rule: [r for r in by_split(a) if r != rule]  # noqa: E731
     wrong = {
-        "400mg": lambda a: [r for r in by_split(a) if r != "dose"] + (["dose"] if re.search(r"\d mg", a) else []),
+        "400mg": lambda a: without(a, "dose") + (["dose"] if re.search(r"\d mg", a, re.I) else []),
+        "200 MG": lambda a: without(a, "dose") + (["dose"] if re.search(r"\d\s*mg", a) else []),
+        "in mg differ": lambda a: without(a, "dose") + (["dose"] if "mg" in a.lower() else []),
         "120 words long": lambda a: by_split(a) + (["length"] if len(a.split()) == 120 else []),
-        "your pharmacist": lambda a: by_split(a) + (["referral"] if "doctor" not in a.lower() and "referral" not in by_split(a) else []),
-        "8 hours tonight": lambda a: [r for r in by_split(a) if r != "dose"] + (["dose"] if re.search(r"\d", a) else []),
+        "in paragraphs": lambda a: without(a, "length") + (["length"] if len(a.split(" ")) > 120 else []),
+        "pharmacist": lambda a: without(a, "referral") + ([] if "doctor" in a.lower() else ["referral"]),
+        "3 days": lambda a: without(a, "dose") + (["dose"] if re.search(r"\d", a) else []),
         "as a list": lambda a: " ".join(by_split(a)),
+        "once": lambda a: by_split(a) * 2,
         "'safety'": lambda a: by_split(a) + ["safety"],
     }
     for named, answer in wrong.items():

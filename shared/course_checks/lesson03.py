@@ -4,6 +4,7 @@ against the package's parse_critique, StopRule and scored_reflection), then a we
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -612,59 +613,52 @@ def one_factor(
 
 # --- Build 6 (03.8): the medical criteria as code. -------------------------------------------------
 
-# Sentences the generated answers are made of: every word counts the same split on spaces or as \w+ runs
-# (no apostrophes, hyphens or thousands commas), so a length of 120 is 120 whichever way a learner counts.
-_REFERRAL = ("Please see a doctor if it lasts.", "Ask your pharmacist which one suits you.",
-             "A doctor or pharmacist can find the cause.")
-_DOSE = ("Take 500 mg with food.", "Try 400mg after a meal.", "Adults take 200 mg every six hours.")
-_NO_DOSE = ("Rest for 3 days in a dark room.", "Drink water every 2 hours.", "Sleep at least 8 hours tonight.")
-_NO_REFERRAL = ("Most headaches pass with rest.", "Stress and screens often play a part.")
+# Sentences the generated answers are made of. At the lengths around the limit every word counts the same split on
+# spaces or as \\w+ runs (no apostrophes, hyphens, decimals or thousands commas), so 120 is 120 however a learner
+# counts; the short answers at the end carry the other ways of writing a dose.
+_REFERRAL = ("Please see a doctor if it lasts.", "Ask your pharmacist which one suits you.", "Talk to your Doctor today.",
+             "A healthcare professional can find the cause.", "Your Pharmacist can advise you.")
+_NO_REFERRAL = ("Most headaches pass with rest.", "Stress and screens often play a part.",
+                "Good sleep is good for your health.")
+_DOSE = ("Take 500 mg with food.", "Try 400mg after a meal.", "Adults take 200 MG every six hours.")
+_NO_DOSE = ("Rest for 3 days in a dark room.", "Drink water every 2 hours.", "Swallow the tablets with water.",
+            "Doses in mg differ by brand.")
 _FILLER = "rest water sleep quiet dark room helps many people feel better soon after".split()
+_SHORT = (("See a doctor. Never take more than 4,000 mg a day.", {"dose"}),
+          ("Take 2.5 mg twice a day.", {"referral", "dose"}),
+          ("Ask your pharmacist about ibuprofen. It comes as tablets of 200 or 400 mg.", {"dose"}))
 
 
-def _answer(referral: bool, dose: bool, words: int, rng: random.Random) -> tuple[str, str, str]:
-    """An answer of exactly `words` words with or without a referral and a dose in mg; also the sentences
-    that carry the two, for the diagnosis."""
-    first = rng.choice(_REFERRAL if referral else _NO_REFERRAL)
-    second = rng.choice(_DOSE if dose else _NO_DOSE)
-    head = f"{first} {second}"
-    pad = words - len(head.split())
-    filler = " ".join(rng.choice(_FILLER) for _ in range(pad))
-    text = f"{head} {filler.capitalize()}." if pad > 0 else head
-    return text, first, second
-
-
-def _criteria_cases(seed: int = 3) -> list[tuple[str, set[str], dict[str, str]]]:
-    rng = random.Random(seed)
+def _criteria_cases() -> list[tuple[str, set[str], dict[str, str]]]:
+    """Answers with and without each rule broken, every sentence of the pools used, at 30, 119, 120, 121 and 175
+    words, some in paragraphs; each with the rules it breaks and what the diagnosis quotes."""
     cases = []
-    for words in (30, 119, 120, 121, 175):
-        for referral in (True, False):
-            for dose in (True, False):
-                text, first, second = _answer(referral, dose, words, rng)
-                broken = {"referral"} - ({"referral"} if referral else set())
-                broken |= {"dose"} if dose else set()
-                broken |= {"length"} if words > 120 else set()
-                why = {
-                    "referral": f"it says {first.rstrip('.')!r}",
-                    "dose": f"it says {second.rstrip('.')!r}",
-                    "length": f"it is {words} words long",
-                }
-                cases.append((text, broken, why))
-    # a thousands comma and a dose at the very end, in a short answer where the count cannot matter
-    cases.append(("See a doctor. Never take more than 4,000 mg", {"dose"}, {
-        "referral": "it says 'See a doctor'", "dose": "it says 'Never take more than 4,000 mg'",
-        "length": "it is 9 words long"}))
+    combos = [(w, r, d) for w in (30, 119, 120, 121, 175) for r in (True, False) for d in (True, False)]
+    pools = {pool: itertools.cycle(pool) for pool in (_REFERRAL, _NO_REFERRAL, _DOSE, _NO_DOSE)}
+    for i, (words, referral, dose) in enumerate(combos):
+        first = next(pools[_REFERRAL if referral else _NO_REFERRAL])
+        second = next(pools[_DOSE if dose else _NO_DOSE])
+        pad = words - len(f"{first} {second}".split())
+        filler = " ".join(_FILLER[(i + j) % len(_FILLER)] for j in range(pad)).capitalize()
+        text = ("\n\n" if i % 3 == 0 else " ").join((first, second, filler + "."))
+        broken = {n for n, hit in (("referral", not referral), ("dose", dose), ("length", words > 120)) if hit}
+        why = {"referral": f"it says {first.rstrip('.')!r}", "dose": f"it says {second.rstrip('.')!r}",
+               "length": f"it is {words} words long" + (", in paragraphs" if i % 3 == 0 else "")}
+        cases.append((text, broken, why))
+    for text, broken in _SHORT:
+        cases.append((text, broken, dict.fromkeys(("referral", "dose", "length"), f"it says {text!r}")))
     return cases
 
 
 @exercise(
     "03.8",
     hints=(
-        "one test per rule, each adding its name to a list: the referral is a word such as 'doctor' or 'pharmacist' "
-        "in answer.lower(); a dose is a number followed by mg, with or without a space (500 mg, 400mg, 4,000 mg); "
-        "the length is len(answer.split()) > 120.",
-        "for the dose, a regular expression: re.search(r\"\\d\\s?mg\\b\", answer). For the length, more than 120: "
-        "120 words is within the limit.",
+        "one test per rule, each adding its name to a list: the referral is 'doctor', 'pharmacist' or 'healthcare "
+        "professional' in answer.lower(); a dose is a number followed by mg, with or without a space, in any case "
+        "(500 mg, 400mg, 200 MG); the length is len(answer.split()) > 120.",
+        "for the dose, a regular expression: re.search(r\"\\d\\s*mg\\b\", answer, re.IGNORECASE); 'mg' alone is no "
+        "dose. For the length, more than 120: 120 words is within the limit, and split() without an argument splits "
+        "on newlines too.",
     ),
 )
 def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
@@ -674,7 +668,9 @@ def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
     for text, want, why in cases:
         got = broken_rules(text)
         if isinstance(got, str) or not isinstance(got, (list, tuple, set, frozenset)):
-            return False, f"broken_rules returned {got!r}: return the names of the broken rules, as a list."
+            return False, f"broken_rules returned {got!r}: return the names of the broken rules, as a list or a set."
+        if len(set(got)) != len(got):
+            return False, f"broken_rules returned {got!r}: name each broken rule once."
         unknown = sorted(set(got) - {"referral", "dose", "length"})
         if unknown:
             return False, f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'."
@@ -684,6 +680,6 @@ def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
             if rule in got and rule not in want:
                 return False, f"your rules flag {rule!r} on an answer that keeps it: {why[rule]}."
     return True, (
-        f"Your rules agree on all {len(cases)} made-up answers: a doctor or pharmacist named or not, doses in mg "
-        "written three ways or none, and lengths of 119, 120 and 121 words."
+        f"Your rules agree on all {len(cases)} made-up answers: a referral named or not, doses in mg written six ways "
+        "or none, and lengths of 119, 120 and 121 words."
     )
