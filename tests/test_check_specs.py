@@ -5,11 +5,13 @@ sentence, so that every diagnosis can be reached."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 
 import pytest
 
 from course_checks import spec
+from reflect.testing import ScriptedChat
 
 for _lesson in ("00", "01", "02", "03", "03b", "04", "05", "06"):
     importlib.import_module(f"course_checks.lesson{_lesson}")
@@ -21,35 +23,78 @@ SPECS = [
 ]
 
 
+def trusted(s):
+    """The spec without its refusal: a right answer and its mutants may call the package the learner may not."""
+    return dataclasses.replace(s, forbid=None)
+
+
+def arguments(s, case):
+    """The learner's arguments of a case (a Calls case starts with its script; the chat comes first)."""
+    return case.args[1:] if isinstance(s, spec.Calls) else case.args
+
+
+def answer(s, *args, chat=None):
+    return s.reference(chat, *args) if isinstance(s, spec.Calls) else s.reference(*args)
+
+
+def learner(s, body):
+    """`body(chat, args)` as a function with the learner's signature."""
+    if isinstance(s, spec.Calls):
+        return lambda chat, *args: body(chat, args)
+    return lambda *args: body(None, args)
+
+
 def test_specs_are_registered():
-    assert len(SPECS) >= 6
+    assert len(SPECS) >= 10
 
 
 @pytest.mark.parametrize("s", SPECS)
 def test_the_right_answer_passes(s):
-    assert s.problem(s.reference) is None
+    assert trusted(s).problem(s.reference) is None
 
 
 @pytest.mark.parametrize("s", SPECS)
 def test_a_typed_in_constant_fails(s):
-    value = s.reference(*copy.deepcopy(s.cases[0].args))
-    assert s.problem(lambda *_: copy.deepcopy(value)) is not None
+    case = s.cases[0]
+    chat = ScriptedChat(copy.deepcopy(case.args[0])) if isinstance(s, spec.Calls) else None
+    value = answer(s, *copy.deepcopy(arguments(s, case)), chat=chat)
+    assert trusted(s).problem(learner(s, lambda chat, args: copy.deepcopy(value))) is not None
 
 
 @pytest.mark.parametrize("s", SPECS)
 def test_an_ignored_argument_fails(s):
-    for i, fixed in enumerate(s.cases[0].args):
+    for i, fixed in enumerate(arguments(s, s.cases[0])):
 
-        def ignoring(*args, i=i, fixed=fixed):
-            return s.reference(*args[:i], copy.deepcopy(fixed), *args[i + 1 :])
+        def ignoring(chat, args, i=i, fixed=fixed):
+            return answer(s, *args[:i], copy.deepcopy(fixed), *args[i + 1 :], chat=chat)
 
-        assert s.problem(ignoring) is not None, f"{s.name} passes with argument {i} ignored"
+        assert trusted(s).problem(learner(s, ignoring)) is not None, (
+            f"{s.name} passes with argument {i} ignored"
+        )
+
+
+class _OneWordOff:
+    """A chat that adds one word to the last message of every request it passes on."""
+
+    def __init__(self, chat):
+        self.chat = chat
+
+    def __call__(self, messages, role="generator", **params):
+        messages = [dict(m) for m in messages]
+        messages[-1]["content"] = f"{messages[-1].get('content', '')} Briefly."
+        return self.chat(messages, role=role, **params)
+
+
+@pytest.mark.parametrize("s", [p for p in SPECS if isinstance(p.values[0], spec.Calls)])
+def test_a_request_one_word_off_fails(s):
+    problem = trusted(s).problem(lambda chat, *args: s.reference(_OneWordOff(chat), *args))
+    assert problem is not None and "message" in problem, problem
 
 
 @pytest.mark.parametrize("s", [p for p in SPECS if getattr(p.values[0], "misreadings", ())])
 def test_each_misreading_fails_and_is_named(s):
     for m in s.misreadings:
-        problem = s.problem(m.value)
+        problem = trusted(s).problem(m.value)
         assert problem is not None and m.why in problem, (m.why, problem)
 
 

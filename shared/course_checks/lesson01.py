@@ -21,7 +21,8 @@ from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, offline, package_calls
+from . import exercise, offline
+from .spec import Calls, Case, Misreading, Values, same, show
 
 # the package modules whose functions the builds must not call (course_checks.package_calls)
 one_shot_module = importlib.import_module(
@@ -113,6 +114,35 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
 )
 
 
+def _code_and_verdict(got: object, want: tuple[str, bool]) -> str | None:
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return f"my_one_shot returned {show(got)}: return (code, passed)."
+    code, passed = got
+    if not isinstance(code, str) or code.strip() != want[0].strip():
+        return f"the code returned was {show(code)}; extract_code gives {show(want[0])}."
+    if passed is not want[1]:
+        return f"passed={passed!r}; the hidden tests say {want[1]} (the result's .passed, a bool)."
+    return None
+
+
+def _one_shot_key(chat: Any, task: Task) -> tuple[str, bool]:
+    run = one_shot(chat, task)
+    return run.final_code, run.passed
+
+
+ONE_SHOT = Calls(
+    "my_one_shot",
+    [Case(({"generator": [reply]}, get_task(tid)), tid) for tid, reply in ONE_SHOT_CASES],
+    key=_one_shot_key,
+    result=_code_and_verdict,
+    forbid=(
+        (one_shot_module,),
+        {"one_shot"},
+        "my_one_shot called the package's one_shot: the call is yours to write.",
+    ),
+).register("01.1")
+
+
 @exercise(
     "01.1",
     hints=(
@@ -124,56 +154,9 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
 )
 def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, str]:
     """Build 1: the learner's one-shot against the package's one_shot on scripted replies."""
-    for tid, reply in ONE_SHOT_CASES:
-        task = get_task(tid)
-        ours, theirs = ScriptedChat({"generator": [reply]}), ScriptedChat({"generator": [reply]})
-        run = one_shot(ours, task)
-        try:
-            used, (reached, got) = package_calls(
-                lambda theirs=theirs, task=task: offline(lambda: my_one_shot(theirs, task)),
-                one_shot_module,
-            )
-        except IndexError as err:
-            if "no more replies" not in str(err):
-                raise
-            return False, f"on {tid}, my_one_shot called chat more than once: one-shot is one call."
-        if reached:
-            return False, f"my_one_shot {REAL_CALL}"
-        if used:
-            return False, "my_one_shot called the package's one_shot: the call is yours to write."
-        sent = [(c.role, c.messages, c.params) for c in theirs.calls]
-        want = [(c.role, c.messages, c.params) for c in ours.calls]
-        if sent != want:
-            if len(sent) != len(want):
-                return (
-                    False,
-                    f"on {tid}, my_one_shot made {len(sent)} call(s): one-shot is one call.",
-                )
-            return False, (
-                f"on {tid}, my_one_shot sent role={sent[0][0]!r}, messages {[m.get('role') for m in sent[0][1]]} "
-                f"and {sent[0][2] or 'no extra parameters'}; the one-shot request is role='generator', the "
-                "system prompt GENERATOR_PROMPT then the task's prompt, and nothing else (the chat carries the sampling)."
-            )
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return False, f"on {tid}, my_one_shot returned {got!r}: return (code, passed)."
-        code, passed = got
-        if not isinstance(code, str):
-            return False, (
-                f"on {tid}, the code returned is a {type(code).__name__}: return the code as a string "
-                "(extract_code(...).code)."
-            )
-        if not isinstance(passed, bool):
-            return (
-                False,
-                f"on {tid}, passed is a {type(passed).__name__}: return the result's .passed.",
-            )
-        if (code or "").strip() != run.final_code.strip():
-            return False, (
-                f"on {tid} with the reply {reply[:50]!r}..., the code was {str(code)[:60]!r}; extract_code gives "
-                f"{run.final_code[:60]!r}."
-            )
-        if passed is not run.passed:
-            return False, f"on {tid}, passed={passed!r}; the hidden tests say {run.passed}."
+    problem = ONE_SHOT.problem(my_one_shot)
+    if problem:
+        return False, problem
     return True, (
         f"On {len(ONE_SHOT_CASES)} scripted replies your one-shot sent the package's request and returned its "
         "code and the hidden tests' verdict."
@@ -181,19 +164,54 @@ def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, st
 
 
 # The drafts the verdict build is graded on (01.2): (task id, code); the truth is the package's judge.
-VERDICT_CASES: tuple[tuple[str, str], ...] = (
-    ("factorial", ONE_SHOT_CASES[0][1].split("```python\n")[1].split("```")[0]),
-    ("fibonacci", "def fibonacci(n):\n    return n\n"),
-    ("fibonacci", ""),
-    ("palindrome", "def is_palindrome(text):\n    return text ==\n"),
-    (
-        "factorial",
-        "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n",
+VERDICT = Values(
+    "verdict_of",
+    [
+        Case((get_task(tid), code))
+        for tid, code in (
+            ("factorial", ONE_SHOT_CASES[0][1].split("```python\n")[1].split("```")[0]),
+            ("fibonacci", "def fibonacci(n):\n    return n\n"),
+            ("fibonacci", ""),
+            ("palindrome", "def is_palindrome(text):\n    return text ==\n"),
+            (
+                "factorial",
+                "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n",
+            ),
+            ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
+            (
+                "merge_sorted",
+                "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n",
+            ),
+            ("fibonacci", "   \n"),
+        )
+    ],
+    oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
+        judge(task, code)
     ),
-    ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
-    ("merge_sorted", "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n"),
-    ("fibonacci", "   \n"),
-)
+    misreadings=[
+        Misreading(
+            lambda task, code: (
+                lambda v: (
+                    v.passed,
+                    "FAIL " + v.first_failure if v.first_failure else "",
+                    v.static_failures,
+                )
+            )(judge(task, code)),
+            "first_failure is the failure's describe() without its leading 'FAIL '.",
+        ),
+        Misreading(
+            lambda task, code: (
+                lambda v: (v.passed, v.first_failure, [c.reason for c in task.static_checks(code)])
+            )(judge(task, code)),
+            "missed holds the reasons of the static checks that did not pass, not of all of them.",
+        ),
+    ],
+    forbid=(
+        (hidden_module,),
+        {"judge"},
+        "verdict_of called the package's judge: reading the run is yours to write.",
+    ),
+).register("01.2")
 
 
 @exercise(
@@ -207,36 +225,41 @@ VERDICT_CASES: tuple[tuple[str, str], ...] = (
     ),
 )
 def verdict(verdict_of: Callable[[Task, str], object]) -> tuple[bool, str]:
-    """Build 2: the learner's reading of a sandbox run against the package's judge, on six drafts."""
-    for tid, code in VERDICT_CASES:
-        task = get_task(tid)
-        want = judge(task, code)
-        used, got = package_calls(
-            lambda task=task, code=code: verdict_of(task, code), hidden_module
-        )
-        if used:
-            return (
-                False,
-                "verdict_of called the package's judge: reading the run is yours to write.",
-            )
-        if not isinstance(got, (tuple, list)) or len(got) != 3:
-            return False, f"verdict_of returned {got!r}: return (passed, first_failure, missed)."
-        passed, first, missed = got
-        label = f"on {tid} with {'no code' if not code else repr(code.splitlines()[-1].strip())}"
-        if passed is not want.passed:
-            return False, f"{label}, passed={passed!r}; the hidden tests say {want.passed}."
-        if first != want.first_failure:
-            return False, f"{label}, first_failure={first!r}; expected {want.first_failure!r}."
-        if list(missed) != want.static_failures:
-            return False, f"{label}, missed={list(missed)!r}; expected {want.static_failures!r}."
+    """Build 2: the learner's reading of a sandbox run against the package's judge, on eight drafts."""
+    problem = VERDICT.problem(verdict_of)
+    if problem:
+        return False, problem
     return True, (
-        f"On {len(VERDICT_CASES)} drafts your verdict reads the run as the package's judge does: passed, the first "
+        f"On {len(VERDICT.cases)} drafts your verdict reads the run as the package's judge does: passed, the first "
         "failure, the requirements missed."
     )
 
 
 BASELINE_TASKS = ("factorial", "fibonacci", "palindrome")
 BASELINE_REPLIES = ONE_SHOT_CASES[0][1], ONE_SHOT_CASES[1][1], ONE_SHOT_CASES[4][1]
+BASELINE = Calls(
+    "my_baseline",
+    [
+        Case(
+            ({"generator": list(BASELINE_REPLIES)}, [get_task(t) for t in BASELINE_TASKS]),
+            "three tasks",
+        ),
+        Case(
+            (
+                {"generator": [BASELINE_REPLIES[2], BASELINE_REPLIES[0]]},
+                [get_task("palindrome"), get_task("factorial")],
+            ),
+            "two tasks",
+        ),
+        Case(({"generator": []}, []), "no task"),
+    ],
+    key=lambda chat, tasks: {t.id: one_shot(chat, t).passed for t in tasks},
+    forbid=(
+        (one_shot_module,),
+        {"one_shot"},
+        "my_baseline called the package's one_shot: use your my_one_shot.",
+    ),
+).register("01.3")
 
 
 @exercise(
@@ -248,36 +271,13 @@ BASELINE_REPLIES = ONE_SHOT_CASES[0][1], ONE_SHOT_CASES[1][1], ONE_SHOT_CASES[4]
 )
 def baseline(my_baseline: Callable[[Any, Sequence[Task]], object]) -> tuple[bool, str]:
     """Build 3: the learner's baseline over tasks, against the package's one_shot on the same scripted replies."""
-
-    tasks = [get_task(t) for t in BASELINE_TASKS]
-    ours = ScriptedChat({"generator": list(BASELINE_REPLIES)})
-    theirs = ScriptedChat({"generator": list(BASELINE_REPLIES)})
-    want = {t.id: one_shot(ours, t).passed for t in tasks}
-    used, (reached, got) = package_calls(
-        lambda: offline(lambda: my_baseline(theirs, list(tasks))),
-        one_shot_module,
+    problem = BASELINE.problem(my_baseline)
+    if problem:
+        return False, problem
+    want = BASELINE.key(
+        ScriptedChat({"generator": list(BASELINE_REPLIES)}), [get_task(t) for t in BASELINE_TASKS]
     )
-    if reached:
-        return False, f"my_baseline {REAL_CALL}"
-    if used:
-        return False, "my_baseline called the package's one_shot: use your my_one_shot."
-    if [(c.messages, c.params) for c in theirs.calls] != [
-        (c.messages, c.params) for c in ours.calls
-    ]:
-        return False, (
-            f"on {len(tasks)} tasks my_baseline made {len(theirs.calls)} call(s), not one one-shot request per "
-            "task in order: call my_one_shot(chat, task) for each task."
-        )
-    if not isinstance(got, dict) or got != want:
-        return (
-            False,
-            f"on scripted replies for {list(BASELINE_TASKS)} my_baseline returned {got!r}; expected {want!r}.",
-        )
     return True, f"One call per task, in order, and the hidden tests' verdict for each: {want}."
-
-
-def _misses_truth(attempts: Sequence[Attempt]) -> list[tuple]:
-    return [(a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed]
 
 
 MADE_UP_ATTEMPTS = [
@@ -285,7 +285,24 @@ MADE_UP_ATTEMPTS = [
     Attempt("b", "medium", False, 1, 4, "f(2): expected 1, got 2"),
     Attempt("c", "hard", False, 0, 0, "no code in the reply"),  # judge's 0/0 for an empty draft
     Attempt("d", "easy", True, 2, 2, "", ["no docstring"]),
+    Attempt("e", "hard", False, 2, 5, "f([]): raised IndexError"),
 ]
+MISSES = Values(
+    "misses_of",
+    [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 5), (1, 3), (0, 1), (2, 5), (0, 0))],
+    oracle=lambda attempts: [
+        (a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed
+    ],
+    equal=lambda got, want: isinstance(got, (list, tuple)) and same([tuple(r) for r in got], want),
+    misreadings=[
+        Misreading(
+            lambda attempts: [
+                (a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts
+            ],
+            "Passing attempts have no row: only the misses.",
+        )
+    ],
+).register("01.5")
 
 
 @exercise(
@@ -299,23 +316,16 @@ def misses(
     misses_of: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
 ) -> tuple[bool, str]:
     """Build 5: the table of what one-shot misses, on made-up attempts and on the baseline's."""
-    for name, case in (
-        ("made-up attempts", MADE_UP_ATTEMPTS),
-        ("the baseline's attempts", attempts),
-    ):
-        got = misses_of(list(case))
-        if not isinstance(got, (list, tuple)):
-            return (
-                False,
-                f"on {name}, misses_of returned a {type(got).__name__}: return a list of rows.",
-            )
-        rows = [tuple(r) for r in got]
-        want = _misses_truth(case)
-        if rows != want:
-            return False, f"on {name}, misses_of returned {got!r}; expected {want!r}."
+    problem = MISSES.problem(misses_of) or (
+        None
+        if MISSES.equal(misses_of(list(attempts)), MISSES.oracle(attempts))
+        else "misses_of differs on the baseline's attempts."
+    )
+    if problem:
+        return False, problem
     return (
         True,
-        f"One row per failure: {len(_misses_truth(attempts))} of the baseline's {len(attempts)} tasks fail.",
+        f"One row per failure: {len(MISSES.oracle(attempts))} of the baseline's {len(attempts)} tasks fail.",
     )
 
 

@@ -1,14 +1,17 @@
-"""A check is a short spec of one of two kinds, each graded on cases the spec makes:
+"""A check is a short spec of one of three kinds, each graded on cases the spec makes:
 
 - `Values`: the learner's function gives the oracle's value on every case. Where it does not, the first
   `Misreading` (a wrong reading a learner may take) whose value it gives names the mistake; otherwise the
   message says what was expected and what came back.
 - `Properties`: every rule holds of what the learner's function returns on every case (the cases are made up
   where many answers are right, such as what a request may say).
+- `Calls`: on scripted runs (a `ScriptedChat` script per case), the learner's function sends the answer key's
+  requests, in order (role, messages, sampling), and returns the answer key's result.
 
 Either may forbid calling the package's own version (`forbid`). A spec also carries a right answer
-(`reference`; for `Values` the oracle), from which tests/test_check_specs.py makes the wrong answers every
-check must fail: a typed-in constant, and the right answer with any one argument ignored.
+(`reference`; for `Values` the oracle, for `Calls` the answer key), from which tests/test_check_specs.py makes the
+wrong answers every check must fail: a typed-in constant, the right answer with any one argument ignored, and for
+`Calls` the right answer sending a request one word off.
 
     SPEC = Values("my_holm", [Case(([0.01, 0.04],)), ...], oracle=holm_by_statsmodels,
                   misreadings=[Misreading(bonferroni, "That is Bonferroni's correction ...")])
@@ -22,7 +25,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from . import package_calls
+from . import offline, package_calls
 
 SPECS: dict[str, list[Values | Properties]] = {}  # by exercise key; the generic tests read them
 
@@ -82,9 +85,11 @@ def show(value: object) -> str:
     """A value as a message shows it: a float to 6 significant digits, anything else on one short line."""
     if isinstance(value, float):
         return f"{value:.6g}"
+    if hasattr(value, "entry_point") and hasattr(value, "id"):  # a course task
+        return f"<task {value.id}>"
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, float) for v in value):
         return "[" + ", ".join(f"{v:.6g}" for v in value) + "]"
-    text = " ".join(repr(value).split())
+    text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -195,3 +200,82 @@ def _gives(reading: Callable, args: tuple, value: object, equal: Callable) -> bo
         return equal(value, reading(*args))
     except Exception:  # noqa: BLE001 - a misreading that cannot run on this case names nothing
         return False
+
+
+REAL_CALL = (
+    "reached the real model (conn.chat, or a chat made from it) instead of the `chat` it was given; the check stopped "
+    "that call before it was sent."
+)
+
+
+def first_difference(want: Sequence, got: Sequence) -> str | None:
+    """The first way the requests `got` (a ScriptedChat's calls) differ from `want`, or None."""
+    for n, (w, g) in enumerate(zip(want, got, strict=False), 1):
+        if g.role != w.role:
+            return f"call {n} went to the {g.role!r} role, where the answer key calls {w.role!r}."
+        if len(g.messages) != len(w.messages):
+            return (
+                f"call {n} ({w.role}) sent {len(g.messages)} message(s), the answer key "
+                f"{len(w.messages)}: {[m.get('role') for m in w.messages]}."
+            )
+        for i, (wm, gm) in enumerate(zip(w.messages, g.messages, strict=True)):
+            if gm != wm:
+                return (
+                    f"call {n} ({w.role}), message {i}: expected {{'role': {wm.get('role')!r}, 'content': "
+                    f"{show(wm.get('content'))}}}, got {{'role': {gm.get('role')!r}, 'content': "
+                    f"{show(gm.get('content'))}}}."
+                )
+        if g.params != w.params:
+            return f"call {n} ({w.role}) sampled with {g.params or 'nothing'}; the answer key with {w.params or 'nothing'}."
+    if len(got) != len(want):
+        return f"it made {len(got)} call(s); the answer key makes {len(want)}: {[c.role for c in want]}."
+    return None
+
+
+@dataclass
+class Calls(_Spec):
+    """Case.args is (script, *arguments after the chat). The learner's function and `key` each get a ScriptedChat of
+    the script; the requests must be the key's, and `result(got, want)` (a message or None) compares what they
+    return. `key` is a right answer in the learner's shape (it may call the package the learner must not)."""
+
+    key: Callable = print
+    result: Callable[[object, object], str | None] = field(
+        default=lambda got, want: (
+            None if same(got, want) else f"returned {show(got)}; expected {show(want)}."
+        )
+    )
+
+    @property
+    def reference(self) -> Callable:
+        return self.key
+
+    def call(self, case: Case) -> str:
+        return f"{self.name}(chat, {', '.join(self.show(a) for a in case.args[1:])})"
+
+    def problem(self, fn: Callable) -> str | None:
+        from reflect.testing import ScriptedChat
+
+        for case in self.cases:
+            script, *args = case.args
+            ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
+            want = self.key(ours, *copy.deepcopy(args))
+            where = f"On scripted replies ({case.note})" if case.note else f"On {self.call(case)}"
+            modules, names, refusal = self.forbid or ((), set(), "")
+            try:
+                used, (reached, got) = package_calls(
+                    lambda t=theirs, a=args: offline(lambda: fn(t, *copy.deepcopy(a))), *modules
+                )
+            except IndexError as err:
+                if "no more replies" not in str(err):
+                    raise
+                return f"{where}: {self.name} asked for more replies than the answer key, which calls {[c.role for c in ours.calls]}."
+            except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
+                return f"{where}: {self.name} raised {type(err).__name__}: {err}"
+            if reached:
+                return f"{self.name} {REAL_CALL}"
+            if used & names:
+                return refusal
+            problem = first_difference(ours.calls, theirs.calls) or self.result(got, want)
+            if problem:
+                return f"{where}: {problem}"
+        return None
