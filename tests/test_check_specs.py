@@ -29,19 +29,23 @@ def trusted(s):
 
 
 def arguments(s, case):
-    """The learner's arguments of a case (a Calls case starts with its script; the chat comes first)."""
+    """The learner's positional arguments of a case (a Calls case starts with its script; the chat comes first)."""
     return case.args[1:] if isinstance(s, spec.Calls) else case.args
 
 
-def answer(s, *args, chat=None):
-    return s.reference(chat, *args) if isinstance(s, spec.Calls) else s.reference(*args)
+def answer(s, chat, args, kwargs):
+    return (
+        s.reference(chat, *args, **kwargs)
+        if isinstance(s, spec.Calls)
+        else s.reference(*args, **kwargs)
+    )
 
 
 def learner(s, body):
-    """`body(chat, args)` as a function with the learner's signature."""
+    """`body(chat, args, kwargs)` as a function with the learner's signature."""
     if isinstance(s, spec.Calls):
-        return lambda chat, *args: body(chat, args)
-    return lambda *args: body(None, args)
+        return lambda chat, *args, **kwargs: body(chat, args, kwargs)
+    return lambda *args, **kwargs: body(None, args, kwargs)
 
 
 def test_specs_are_registered():
@@ -57,19 +61,30 @@ def test_the_right_answer_passes(s):
 def test_a_typed_in_constant_fails(s):
     case = s.cases[0]
     chat = ScriptedChat(copy.deepcopy(case.args[0])) if isinstance(s, spec.Calls) else None
-    value = answer(s, *copy.deepcopy(arguments(s, case)), chat=chat)
-    assert trusted(s).problem(learner(s, lambda chat, args: copy.deepcopy(value))) is not None
+    value = answer(s, chat, *copy.deepcopy((arguments(s, case), case.kwargs)))
+    assert (
+        trusted(s).problem(learner(s, lambda chat, args, kwargs: copy.deepcopy(value))) is not None
+    )
 
 
 @pytest.mark.parametrize("s", SPECS)
 def test_an_ignored_argument_fails(s):
-    for i, fixed in enumerate(arguments(s, s.cases[0])):
+    first = s.cases[0]
+    for i, fixed in enumerate(arguments(s, first)):
 
-        def ignoring(chat, args, i=i, fixed=fixed):
-            return answer(s, *args[:i], copy.deepcopy(fixed), *args[i + 1 :], chat=chat)
+        def ignoring(chat, args, kwargs, i=i, fixed=fixed):
+            return answer(s, chat, (*args[:i], copy.deepcopy(fixed), *args[i + 1 :]), kwargs)
 
         assert trusted(s).problem(learner(s, ignoring)) is not None, (
             f"{s.name} passes with argument {i} ignored"
+        )
+    for name in first.kwargs:
+
+        def ignoring_named(chat, args, kwargs, name=name):
+            return answer(s, chat, args, {**kwargs, name: copy.deepcopy(first.kwargs[name])})
+
+        assert trusted(s).problem(learner(s, ignoring_named)) is not None, (
+            f"{s.name} passes with {name} ignored"
         )
 
 
@@ -87,7 +102,9 @@ class _OneWordOff:
 
 @pytest.mark.parametrize("s", [p for p in SPECS if isinstance(p.values[0], spec.Calls)])
 def test_a_request_one_word_off_fails(s):
-    problem = trusted(s).problem(lambda chat, *args: s.reference(_OneWordOff(chat), *args))
+    problem = trusted(s).problem(
+        lambda chat, *args, **kw: s.reference(_OneWordOff(chat), *args, **kw)
+    )
     assert problem is not None and "message" in problem, problem
 
 
@@ -106,8 +123,18 @@ def test_a_forbidden_package_call_is_refused():
     assert problem and "already has" in problem
 
 
-def test_an_exception_names_the_case():
+def test_an_exception_names_the_case_and_an_expected_raise_is_graded():
     from course_checks import lesson06
 
-    problem = lesson06.HOLM.problem(lambda f: [1 / (len(f) - 1)] * len(f))
-    assert "my_holm([0.2]) raised ZeroDivisionError" in problem
+    problem = lesson06.HOLM.problem(
+        lambda f: [min(1.0, p * len(f)) for p in f] if len(f) > 3 else 1 / 0
+    )
+    assert (
+        "my_holm([0.01, 0.04, 0.03]) raised ZeroDivisionError: division by zero; expected [0.03, 0.06, 0.06]"
+        in problem
+    )
+    must_raise = spec.Values("f", [spec.Case((0,)), spec.Case((2,))], oracle=lambda x: 1 / x)
+    assert must_raise.problem(lambda x: 1 / x) is None
+    assert "f(0) returned 0; it should raise ZeroDivisionError" in must_raise.problem(
+        lambda x: 1 / x if x else 0
+    )

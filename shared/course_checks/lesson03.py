@@ -3,10 +3,10 @@ against the package's parse_critique, StopRule and scored_reflection), then a we
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import random
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from reflect.judging import controller as controller_module
@@ -14,7 +14,6 @@ from reflect.judging import critique as critique_module
 from reflect.judging.controller import Draft, StopRule
 from reflect.judging.critics import Evaluation, TestGroundedCritic
 from reflect.judging.critique import ParseFailure, parse_critique
-from reflect.records import Stop
 from reflect.strategies import scored as scored_module
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.extract import extract_code
@@ -23,30 +22,86 @@ from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
 from .revisions import ReviseSpy, body, revision_problem, sampling_problem, spy_problem
+from .spec import Calls, Case, Misreading, Properties, Values, same, show
 
-# (scores, weights): the first one's weighted mean is 5.25, a tie at one decimal
-WEIGHTED_CASES = [
-    ({"correctness": 4, "readability": 9}, {"correctness": 3, "readability": 1}),
-    ({"correctness": 8, "security": 2, "style": 10}, {"correctness": 1, "security": 1}),
-    ({"correctness": 7}, {"correctness": 2, "tests": 1}),
-    ({"a": 9, "b": 6, "c": 1}, {"a": 1, "b": 2, "c": 0.5}),
-    ({"a": 10, "b": 3}, {"a": 2, "b": 1}),  # 23/3 = 7.67: rounds to 7.7, truncates to 7.6
-]
-NO_WEIGHT_CASES = [({"style": 9}, {"correctness": 1}), ({}, {"correctness": 1})]
+# --- Exercise 7 (03.5): a weighted total ---------------------------------------------------------------
 
 
-def _accepted_totals(
-    scores: Mapping[str, int], weights: Mapping[str, float]
-) -> tuple[Fraction, list[Fraction]]:
-    """The exact weighted mean and the one-decimal values a right answer may give: on an exact tie
-    both neighbours (half to even, as Python's round does, and half up), else the nearest."""
+def _weighted(scores: dict[str, int], weights: dict[str, float]) -> Fraction:
+    """The exact weighted mean of the scored criteria that have a weight (ValueError if none has)."""
     used = {k: Fraction(w) for k, w in weights.items() if k in scores}
-    exact = sum(Fraction(scores[k]) * w for k, w in used.items()) / sum(used.values())
+    if not used:
+        raise ValueError("no criterion has a weight")
+    return sum(Fraction(scores[k]) * w for k, w in used.items()) / sum(used.values())
+
+
+def _rounds(got: object, exact: Fraction) -> bool:
+    """`got` is `exact` to one decimal: the nearest, or on an exact tie either neighbour (half to even, as Python's
+    round does, or half up)."""
     tenths = exact * 10
     low = Fraction(math.floor(tenths), 10)
-    if tenths - math.floor(tenths) == Fraction(1, 2):
-        return exact, [low, low + Fraction(1, 10)]
-    return exact, [Fraction(round(tenths), 10)]
+    accepted = (
+        [low, low + Fraction(1, 10)]
+        if tenths - math.floor(tenths) == Fraction(1, 2)
+        else [Fraction(round(tenths), 10)]
+    )
+    return any(same(got, float(a)) for a in accepted)
+
+
+_rng = random.Random(5)
+WEIGHTED = Values(
+    "weighted_total",
+    [
+        Case(c)
+        for c in (
+            (
+                {"correctness": 4, "readability": 9},
+                {"correctness": 3, "readability": 1},
+            ),  # 5.25: a tie
+            ({"correctness": 8, "security": 2, "style": 10}, {"correctness": 1, "security": 1}),
+            ({"correctness": 7}, {"correctness": 2, "tests": 1}),
+            ({"a": 9, "b": 6, "c": 1}, {"a": 1, "b": 2, "c": 0.5}),
+            ({"a": 10, "b": 3}, {"a": 2, "b": 1}),  # 23/3: rounds to 7.7, truncates to 7.6
+            ({"style": 9}, {"correctness": 1}),
+            ({}, {"correctness": 1}),
+        )
+    ]
+    + [
+        Case(
+            (
+                {k: _rng.randint(1, 10) for k in "abcde" if _rng.random() < 0.7} | {"a": 5},
+                {k: _rng.choice((0.5, 1, 2, 3)) for k in "abcdef" if _rng.random() < 0.6}
+                | {"f": 1},
+            )
+        )
+        for _ in range(10)
+    ],
+    oracle=_weighted,
+    show=lambda v: (
+        f"{float(round(v, 1))} (the weighted mean {float(v):.4g}, to one decimal)"
+        if isinstance(v, Fraction)
+        else show(v)
+    ),
+    equal=lambda got, want: _rounds(got, want),
+    misreadings=[
+        Misreading(
+            lambda s, w: round(
+                float(sum(s[k] * v for k, v in w.items() if k in s) / sum(w.values())), 1
+            ),
+            "That divides by every weight: only the weights of criteria that were scored count.",
+        ),
+        Misreading(
+            lambda s, w: round(sum(s[k] for k in w if k in s) / len([k for k in w if k in s]), 1),
+            "That is the plain mean of the weighted criteria: multiply each score by its weight.",
+        ),
+        Misreading(
+            lambda s, w: math.floor(10 * _weighted(s, w)) / 10,
+            "That is the mean with its decimals cut off: round it instead.",
+        ),
+        Misreading(lambda s, w: float(_weighted(s, w)), "Round it to one decimal."),
+    ],
+    answer=lambda s, w: round(float(_weighted(s, w)), 1),
+).register("03.5")
 
 
 @exercise(
@@ -61,72 +116,61 @@ def _accepted_totals(
 def weighted(
     weighted_total: Callable[[dict[str, int], dict[str, float]], float],
 ) -> tuple[bool, str]:
-    """Exercise 7: weighted_total on five cases (one an exact tie, where 5.2 and 5.3 are both right) and two without a weight."""
-    tie = None
-    for scores, weights in WEIGHTED_CASES:
-        exact, accepted = _accepted_totals(scores, weights)
-        got = weighted_total(dict(scores), dict(weights))
-        if isinstance(got, bool) or not isinstance(got, (int, float)):
-            return False, f"weighted_total({scores}, {weights}) returned {got!r}, not a number."
-        if not any(abs(got - float(a)) < 1e-9 for a in accepted):
-            want = " or ".join(f"{float(a):.1f}" for a in accepted)
-            cut = abs(got - math.floor(exact * 10) / 10) < 1e-9 and len(accepted) == 1
-            why = (
-                " That is the mean with its decimals cut off: round it instead."
-                if cut
-                else " Only criteria that have a weight count, and only weights whose criterion was scored."
-            )
-            return False, (
-                f"weighted_total({scores}, {weights}) returned {got!r}; expected {want} (the weighted mean "
-                f"{float(exact):.4g}, rounded to one decimal).{why}"
-            )
-        if len(accepted) == 2:
-            tie = (float(exact), got)
-    for scores, weights in NO_WEIGHT_CASES:
-        try:
-            got = weighted_total(dict(scores), dict(weights))
-        except ValueError:
-            continue
-        return (
-            False,
-            f"weighted_total({scores}, {weights}) returned {got!r}: no criterion has a weight, so raise ValueError.",
-        )
+    """Exercise 7: weighted_total on 17 cases (one an exact tie, where 5.2 and 5.3 are both right; two without a
+    weight, which raise ValueError)."""
+    problem = WEIGHTED.problem(weighted_total)
+    if problem:
+        return False, problem
+    tie = weighted_total({"correctness": 4, "readability": 9}, {"correctness": 3, "readability": 1})
     return True, (
-        f"Weighted total right, unweighted criteria ignored. On the tie {tie[0]} you gave {tie[1]}: Python's "
+        f"Weighted total right, unweighted criteria ignored. On the tie 5.25 you gave {tie}: Python's "
         "round gives 5.2 (half to even), rounding half up gives 5.3, and the check accepts either."
     )
 
 
-# --- The builds: the critic's contract, the controller, the best attempt, the loop. -------------
-
-# Critic replies (03.1); the truth is the package's parse_critique: its score, or None.
-REPLIES: tuple[str, ...] = (
-    '{"score": 7, "issues": ["no type hints"], "strengths": ["correct"], "suggestion": "add hints"}',
-    '```json\n{"score": 3, "issues": ["wrong on []"], "strengths": [], "suggestion": "handle []"}\n```',
-    'Here you go: {"score": 4, "issues": [], "strengths": [], "suggestion": "x"} Thanks!',
-    '{"score": 10, "issues": [], "strengths": ["all good"], "suggestion": "none"}',
-    '{"score": 1, "issues": ["does not run"], "strengths": [], "suggestion": "start over"}',
-    '{"score": 11, "issues": [], "strengths": [], "suggestion": "none"}',
-    '{"score": 0, "issues": ["x"], "strengths": [], "suggestion": "y"}',
-    '{"score": 7.5, "issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": "eight", "issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": 8, "issues": []}',
-    '{"issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": 6, "issues": ["the loop',
-    "Looks great to me, 9/10!",
-    "",
-    '{"score": 8, "issues": "none", "strengths": [], "suggestion": "y"}',
-    '{"score": 7.0, "issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": true, "issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": "8", "issues": [], "strengths": [], "suggestion": "y"}',
-    '{"score": 6, "issues": [], "strengths": [], "suggestion": 3}',
-    '{"score": 6, "issues": [1], "strengths": [], "suggestion": "y"}',
-)
+# --- Build 1 (03.1): the critic's contract; the truth is the package's parse_critique ------------------
 
 
 def _truth_score(reply: str) -> int | None:
     parsed = parse_critique(reply)
     return None if isinstance(parsed, ParseFailure) else parsed.score
+
+
+READ = Values(
+    "read_score",
+    [
+        Case((r,))
+        for r in (
+            '{"score": 7, "issues": ["no type hints"], "strengths": ["correct"], "suggestion": "add hints"}',
+            '```json\n{"score": 3, "issues": ["wrong on []"], "strengths": [], "suggestion": "handle []"}\n```',
+            'Here you go: {"score": 4, "issues": [], "strengths": [], "suggestion": "x"} Thanks!',
+            '{"score": 10, "issues": [], "strengths": ["all good"], "suggestion": "none"}',
+            '{"score": 1, "issues": ["does not run"], "strengths": [], "suggestion": "start over"}',
+            '{"score": 11, "issues": [], "strengths": [], "suggestion": "none"}',
+            '{"score": 0, "issues": ["x"], "strengths": [], "suggestion": "y"}',
+            '{"score": 7.5, "issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": "eight", "issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": 8, "issues": []}',
+            '{"issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": 6, "issues": ["the loop',
+            "Looks great to me, 9/10!",
+            "",
+            '{"score": 8, "issues": "none", "strengths": [], "suggestion": "y"}',
+            '{"score": 7.0, "issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": true, "issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": "8", "issues": [], "strengths": [], "suggestion": "y"}',
+            '{"score": 6, "issues": [], "strengths": [], "suggestion": 3}',
+            '{"score": 6, "issues": [1], "strengths": [], "suggestion": "y"}',
+        )
+    ],
+    oracle=_truth_score,
+    equal=lambda got, want: type(got) is type(want) and got == want,
+    forbid=(
+        (critique_module,),
+        None,
+        "read_score called the package's parser (parse_critique): the contract is yours to write.",
+    ),
+).register("03.1")
 
 
 @exercise(
@@ -140,61 +184,20 @@ def _truth_score(reply: str) -> int | None:
     ),
 )
 def read(read_score: Callable[[str], object]) -> tuple[bool, str]:
-    """Exercise 1: the learner's reading of critic replies against the package's parse_critique."""
-    reached, got = package_calls(lambda: [read_score(r) for r in REPLIES], critique_module)
-    if reached:
-        return (
-            False,
-            "read_score called the package's parser (parse_critique): the contract is yours to write.",
-        )
-    for reply, score in zip(REPLIES, got, strict=True):
-        want = _truth_score(reply)
-        if (
-            isinstance(score, bool)
-            or score != want
-            or (score is not None and not isinstance(score, int))
-        ):
-            return False, f"read_score({reply!r}) returned {score!r}; the contract gives {want!r}."
+    """Build 1: the learner's reading of critic replies against the package's parse_critique."""
+    problem = READ.problem(read_score)
+    if problem:
+        return False, problem
     return (
         True,
-        f"Your reading of the contract agrees with the package's parser on all {len(REPLIES)} replies.",
+        f"Your reading of the contract agrees with the package's parser on all {len(READ.cases)} replies.",
     )
 
 
-# The controller (03.2): (scores, codes or None, threshold, max_iterations, patience); the truth is
-# StopRule's decision. No history is longer than four attempts with a cap of three, and none swings.
-STOP_CASES: tuple[tuple[list, list | None, int, int, int], ...] = (
-    ([9], None, 8, 3, 2),
-    ([5, 6, 8], None, 8, 3, 2),
-    ([7], None, 8, 3, 2),
-    ([5, 7], None, 8, 3, 2),
-    ([7, 4], None, 8, 3, 2),
-    ([7, 6], None, 8, 3, 2),
-    ([5, 6, 5], ["a", "b", "a"], 8, 3, 2),
-    ([5, 5], ["a", "a"], 8, 3, 2),
-    ([6, 6, 6], None, 8, 5, 2),
-    ([6, 7, 7], None, 8, 5, 2),
-    ([6, 6], None, 8, 5, 1),
-    ([5, 6, 7], None, 8, 3, 2),
-    ([5, 6], None, 6, 3, 2),
-    ([None], None, 8, 3, 2),
-    ([None, None, None], None, 8, 3, 2),
-    ([None, 6], None, 8, 3, 2),
-    ([8, None], None, 9, 3, 2),
-    ([10, 7, 7], None, 11, 3, 2),
-    ([4, None, 5], None, 8, 3, 2),
-    ([3, 5], None, 8, 2, 2),
-    ([5, 4], None, 8, 3, 2),
-    ([10, 8], None, 11, 3, 2),
-    ([6, 7, 6], None, 8, 3, 2),
-    ([4, 5], ["", ""], 8, 3, 2),
-    ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
-    ([None, 5, 6], None, 8, 5, 2),
-    ([8, 6, None], None, 9, 5, 2),
-)
+# --- Builds 2 and 3 (03.2, 03.3): the controller and the best attempt, on histories ---------------------
 
 
-def _history(scores: list, codes: list | None) -> list[Draft]:
+def _history(scores: list, codes: list | None = None) -> list[Draft]:
     codes = codes or [f"def f():\n    return {i}" for i in range(len(scores))]
     return [
         Draft(i + 1, c, s, f"feedback {i + 1}")
@@ -202,12 +205,69 @@ def _history(scores: list, codes: list | None) -> list[Draft]:
     ]
 
 
-def _truth_stop(
-    scores: list, codes: list | None, threshold: int, cap: int, patience: int
-) -> str | None:
-    rule = StopRule(threshold=threshold, max_iterations=cap, patience=patience)
-    stop = rule.decide_drafts(_history(scores, codes))
-    return None if stop is None else stop.value
+def _show_history(value: object) -> str:
+    if isinstance(value, list) and value and all(isinstance(d, Draft) for d in value):
+        codes = [d.code for d in value]
+        return (
+            f"<scores {[d.score for d in value]}"
+            + ("" if codes == [c.code for c in _history(codes)] else f", drafts {codes}")
+            + ">"
+        )
+    if isinstance(value, Draft):
+        return f"<draft {value.iteration}, score {value.score}>"
+    return show(value)
+
+
+# (scores, codes or None, threshold, max_iterations, patience): no history swings
+STOP = Values(
+    "stop_reason",
+    [
+        Case((_history(s, c),), kwargs={"threshold": t, "max_iterations": m, "patience": p})
+        for s, c, t, m, p in (
+            ([9], None, 8, 3, 2),
+            ([5, 6, 8], None, 8, 3, 2),
+            ([7], None, 8, 3, 2),
+            ([5, 7], None, 8, 3, 2),
+            ([7, 4], None, 8, 3, 2),
+            ([7, 6], None, 8, 3, 2),
+            ([5, 6, 5], ["a", "b", "a"], 8, 3, 2),
+            ([5, 5], ["a", "a"], 8, 3, 2),
+            ([6, 6, 6], None, 8, 5, 2),
+            ([6, 7, 7], None, 8, 5, 2),
+            ([6, 6], None, 8, 5, 1),
+            ([5, 6, 7], None, 8, 3, 2),
+            ([5, 6], None, 6, 3, 2),
+            ([None], None, 8, 3, 2),
+            ([None, None, None], None, 8, 3, 2),
+            ([None, 6], None, 8, 3, 2),
+            ([8, None], None, 9, 3, 2),
+            ([10, 7, 7], None, 11, 3, 2),
+            ([4, None, 5], None, 8, 3, 2),
+            ([3, 5], None, 8, 2, 2),
+            ([5, 4], None, 8, 3, 2),
+            ([10, 8], None, 11, 3, 2),
+            ([6, 7, 6], None, 8, 3, 2),
+            ([4, 5], ["", ""], 8, 3, 2),
+            ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
+            ([None, 5, 6], None, 8, 5, 2),
+            ([8, 6, None], None, 9, 5, 2),
+        )
+    ],
+    oracle=lambda history, threshold, max_iterations, patience: getattr(
+        StopRule(
+            threshold=threshold, max_iterations=max_iterations, patience=patience
+        ).decide_drafts(history),
+        "value",
+        None,
+    ),
+    equal=lambda got, want: getattr(got, "value", got) == want,
+    forbid=(
+        (controller_module,),
+        None,
+        "stop_reason called the package's controller: the rule is yours to write.",
+    ),
+    show=_show_history,
+).register("03.2")
 
 
 @exercise(
@@ -221,45 +281,71 @@ def _truth_stop(
     ),
 )
 def stop_rule(stop_reason: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 2: the learner's controller against StopRule on twenty histories."""
-    calls = [
-        (
-            lambda s=s, c=c, t=t, m=m, p=p: stop_reason(
-                _history(s, c), threshold=t, max_iterations=m, patience=p
-            )
-        )
-        for s, c, t, m, p in STOP_CASES
-    ]
-    reached, got = package_calls(lambda: [call() for call in calls], controller_module)
-    reached = {name for name in reached if not name.startswith(("<", "_"))}
-    if reached:
-        return (
-            False,
-            f"stop_reason called the package's controller ({', '.join(sorted(reached))}): the rule is yours to write.",
-        )
-    for (scores, codes, threshold, cap, patience), reason in zip(STOP_CASES, got, strict=True):
-        reason = getattr(reason, "value", reason)
-        want = _truth_stop(scores, codes, threshold, cap, patience)
-        if reason != want:
-            drafts = f", drafts {codes}" if codes else ""
-            return False, (
-                f"on scores {scores}{drafts} (threshold={threshold}, max_iterations={cap}, patience={patience}) "
-                f"stop_reason returned {reason!r}; the controller says {want!r}."
-            )
+    """Build 2: the learner's controller against StopRule on 27 histories."""
+    problem = STOP.problem(stop_reason)
+    if problem:
+        return False, problem
     return (
         True,
-        f"stop_reason agrees with the package's StopRule on all {len(STOP_CASES)} histories.",
+        f"stop_reason agrees with the package's StopRule on all {len(STOP.cases)} histories.",
     )
 
 
-BEST_CASES = [
-    ([7, 4, 9, 9], 3),
-    ([8, None, 6], 1),
-    ([None, None], 2),
-    ([], None),
-    ([5, 5, 5], 1),
-    ([3, 10, 2], 2),
-]
+def _best(history: list[Draft]) -> Draft | None:
+    scored = [d for d in history if d.score is not None]
+    return (
+        max(scored, key=lambda d: (d.score, -d.iteration))
+        if scored
+        else (history[-1] if history else None)
+    )
+
+
+def _same_draft(got: object, want: Draft | None) -> bool:
+    if want is None:
+        return got is None
+    return isinstance(got, Draft) and (got.iteration, got.code, got.score) == (
+        want.iteration,
+        want.code,
+        want.score,
+    )
+
+
+BEST = Values(
+    "best_attempt",
+    [
+        Case((_history(s),))
+        for s in (
+            [8, None, 6],
+            [9, 9, 4],
+            [7, 4, 9, 9],
+            [None, None],
+            [],
+            [5, 5, 5],
+            [3, 10, 2],
+            [None, 3, 3],
+            [2],
+        )
+    ],
+    oracle=_best,
+    equal=_same_draft,
+    misreadings=[
+        Misreading(
+            lambda h: (
+                max((d for d in h if d.score is not None), key=lambda d: (d.score, d.iteration))
+                if any(d.score is not None for d in h)
+                else (h[-1] if h else None)
+            ),
+            "Among equal scores the earliest attempt wins.",
+        ),
+        Misreading(lambda h: h[-1] if h else None, "That is the last attempt: return the best."),
+    ],
+    forbid=(
+        (controller_module,),
+        None,
+        "best_attempt called the package's controller (best_so_far): the choice is yours to write.",
+    ),
+    show=_show_history,
+).register("03.3")
 
 
 @exercise(
@@ -271,31 +357,17 @@ BEST_CASES = [
     ),
 )
 def best(best_attempt: Callable[[list[Draft]], Draft | None]) -> tuple[bool, str]:
-    """Exercise 3: best_attempt on six histories; it must return one of the attempts it was given."""
-    got, want = [], [w for _, w in BEST_CASES]
-    for scores, _ in BEST_CASES:
-        history = [Draft(i + 1, f"def f():\n    return {i}", s) for i, s in enumerate(scores)]
-        reached, chosen = package_calls(lambda h=history: best_attempt(list(h)), controller_module)
-        if reached:
-            return (
-                False,
-                "best_attempt called the package's controller (best_so_far): the choice is yours to write.",
-            )
-        if chosen is not None and not any(chosen is a for a in history):
-            return (
-                False,
-                f"on scores {scores} best_attempt returned {chosen!r}, not one of the attempts in the history.",
-            )
-        got.append(None if chosen is None else chosen.iteration)
-    if got != want:
-        return False, (
-            f"for scores {[s for s, _ in BEST_CASES]} expected the iterations {want}, got {got}. "
-            "Skip the attempts whose score is None; what if none is left, or the history is empty?"
-        )
+    """Build 3: best_attempt on eight histories."""
+    problem = BEST.problem(best_attempt)
+    if problem:
+        return False, problem
     return (
         True,
         "The best attempt, earliest among equals, unscored ones skipped: what StopRule's revert needs.",
     )
+
+
+# --- Build 4 (03.4): the loop, against scored_reflection on scripted agents -------------------------------
 
 
 class _Critic:
@@ -309,42 +381,112 @@ class _Critic:
         score, feedback = self.verdicts.pop(0)
         return Evaluation(score, feedback)
 
+    def __repr__(self) -> str:
+        return f"<critic scoring {[v[0] for v in self.verdicts]}>"
+
 
 D1 = "```python\ndef flatten(nested):\n    return nested\n```"
 D2 = "```python\ndef flatten(nested):\n    out = []\n    for x in nested:\n        out.extend(flatten(x) if isinstance(x, list) else [x])\n    return out\n```"
+P1 = "```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```"
+P2 = "```python\ndef is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n```"
 D3 = "```python\ndef flatten(nested):\n    return sum(([x] for x in nested), [])\n```"
 
-# The loop (03.4): (what, drafts the generator then the refiner write, the critic's verdicts, threshold, cap)
-LOOP_TASK = "flatten"  # the scripted runs of the loop check
-LOOP_CASES: tuple[tuple[str, list[str], list[tuple[float | None, str]], int, int], ...] = (
-    ("a first draft the critic accepts", [D1], [(9, "Fine.")], 8, 3),
-    (
-        "a revision that reaches the threshold",
-        [D1, D2],
-        [(4, "Nested lists stay nested."), (9, "Fine.")],
-        8,
-        3,
-    ),
-    (
-        "a revision that gets worse",
-        [D2, D1],
-        [(7, "Add a docstring."), (3, "Nested lists stay nested.")],
-        8,
-        3,
-    ),
-    ("the cap", [D1, D2, D3], [(4, "Nested."), (5, "Better."), (6, "Closer.")], 8, 3),
-    ("the same draft back", [D1, D1], [(5, "Nested."), (5, "Nested.")], 8, 3),
-    ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
-    ("an unusable critique, then a score", [D1, D2], [(None, "unusable"), (9, "Fine.")], 8, 3),
-    ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
-    ("a threshold of 6", [D1, D2], [(6, "Good enough."), (9, "Fine.")], 6, 3),
-    ("a threshold of 10", [D1, D2, D3], [(9, "Close."), (9, "Close."), (10, "Perfect.")], 10, 4),
-)
+
+def _scored_key(chat, task, critic, revise=None, threshold=8, max_iterations=3):  # noqa: ANN001
+    run = scored_reflection(
+        chat, task, critic, StopRule(threshold=threshold, max_iterations=max_iterations)
+    )
+    return run.final_code, run.stop.value
 
 
-def _package_scored(chat: ScriptedChat, critic: _Critic, threshold: int, cap: int):
-    task = get_task(LOOP_TASK)
-    return scored_reflection(chat, task, critic, StopRule(threshold=threshold, max_iterations=cap))
+def _code_and_reason(got: object, want: tuple[str, str]) -> str | None:
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return f"returned {show(got)}: return (code, reason)."
+    if getattr(got[1], "value", got[1]) != want[1]:
+        return f"returned the reason {got[1]!r}; the loop stops with {want[1]!r}."
+    if str(got[0] or "").strip() != want[0].strip():
+        return f"returned {show(got[0])}; expected {'the last draft' if want[1] == 'accepted' else 'the best draft so far'}, {show(want[0])}."
+    return None
+
+
+LOOP = Calls(
+    "scored_loop",
+    [
+        Case(
+            (
+                {"generator": d[:1], "refiner": d[1:]},
+                get_task(what.split(":")[0] if ":" in what else "flatten"),
+                _Critic(v),
+            ),
+            what,
+            {"threshold": t, "max_iterations": m},
+        )
+        for what, d, v, t, m in (
+            ("a first draft the critic accepts", [D1], [(9, "Fine.")], 8, 3),
+            (
+                "a revision that reaches the threshold",
+                [D1, D2],
+                [(4, "Nested lists stay nested."), (9, "Fine.")],
+                8,
+                3,
+            ),
+            (
+                "a revision that gets worse",
+                [D2, D1],
+                [(7, "Add a docstring."), (3, "Nested lists stay nested.")],
+                8,
+                3,
+            ),
+            ("the cap", [D1, D2, D3], [(4, "Nested."), (5, "Better."), (6, "Closer.")], 8, 3),
+            ("the same draft back", [D1, D1], [(5, "Nested."), (5, "Nested.")], 8, 3),
+            ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
+            (
+                "an unusable critique, then a score",
+                [D1, D2],
+                [(None, "unusable"), (9, "Fine.")],
+                8,
+                3,
+            ),
+            ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
+            (
+                "palindrome: a revision that reaches the threshold",
+                [P1, P2],
+                [(4, "Ignore case."), (9, "Fine.")],
+                8,
+                3,
+            ),
+            (
+                "palindrome: the same draft back",
+                [P1, P1],
+                [(5, "Ignore case."), (5, "Ignore case.")],
+                8,
+                3,
+            ),
+            ("a threshold of 6", [D1, D2], [(6, "Good enough."), (9, "Fine.")], 6, 3),
+            (
+                "a threshold of 10",
+                [D1, D2, D3],
+                [(9, "Close."), (9, "Close."), (10, "Perfect.")],
+                10,
+                4,
+            ),
+        )
+    ],
+    key=_scored_key,
+    result=_code_and_reason,
+    after=lambda key_args, my_args: (
+        None
+        if my_args[1].seen == key_args[1].seen
+        else (
+            f"the critic was shown {len(my_args[1].seen)} draft(s); the answer key shows it {key_args[1].seen!r}."
+        )
+    ),
+    forbid=(
+        (scored_module,),
+        {"scored_reflection"},
+        "scored_loop called the package's scored_reflection: the loop is yours to write.",
+    ),
+).register("03.4")
 
 
 @exercise(
@@ -359,54 +501,12 @@ def _package_scored(chat: ScriptedChat, critic: _Critic, threshold: int, cap: in
     ),
 )
 def loop(scored_loop: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 4: the learner's loop against the package's scored_reflection on scripted agents."""
-    task = get_task(LOOP_TASK)
-    for what, drafts, verdicts, threshold, cap in LOOP_CASES:
-        script = {"generator": drafts[:1], "refiner": list(drafts[1:])}
-        ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
-        our_critic, their_critic = _Critic(verdicts), _Critic(verdicts)
-        run = _package_scored(ours, our_critic, threshold, cap)
-        reached, got = package_calls(
-            lambda theirs=theirs, c=their_critic, t=threshold, m=cap: scored_loop(
-                theirs, task, c, threshold=t, max_iterations=m
-            ),
-            scored_module,
-        )
-        if reached:
-            return (
-                False,
-                "scored_loop called the package's scored_reflection: the loop is yours to write.",
-            )
-        sent, want = (
-            [(c.role, c.messages, c.params) for c in theirs.calls],
-            [(c.role, c.messages, c.params) for c in ours.calls],
-        )
-        where = f"On scripted agents ({what})"
-        for n, (g, w) in enumerate(zip(sent, want, strict=False), 1):
-            if g != w:
-                return False, f"{where}: call {n} differs: expected {_call(w)}, got {_call(g)}."
-        if len(sent) != len(want):
-            return (
-                False,
-                f"{where}: your loop made {len(sent)} call(s); the loop makes {len(want)}: {[w[0] for w in want]}.",
-            )
-        if their_critic.seen != our_critic.seen:
-            return (
-                False,
-                f"{where}: the critic was shown {len(their_critic.seen)} draft(s); expected {our_critic.seen!r}.",
-            )
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return False, f"{where}: returned {got!r}: return (code, reason)."
-        code, reason = got
-        reason = getattr(reason, "value", reason)
-        if reason != run.stop.value:
-            return (
-                False,
-                f"{where}: returned the reason {reason!r}; the loop stops with {run.stop.value!r}.",
-            )
-        if (code or "").strip() != run.final_code.strip():
-            chosen = "the last draft" if run.stop is Stop.ACCEPTED else "the best draft so far"
-            return False, f"{where}: returned {code!r}; expected {chosen}, {run.final_code!r}."
+    """Build 4: the learner's loop against the package's scored_reflection on scripted agents, then with a spy as
+    its revise step."""
+    problem = LOOP.problem(scored_loop)
+    if problem:
+        return False, problem
+    task = get_task("flatten")
     spy, critic = ReviseSpy(task.entry_point), _Critic([(3, "fix A"), (4, "fix B"), (9, "fine")])
     chat = ScriptedChat(
         {"generator": [D1], "refiner": [D2, D3]}
@@ -421,7 +521,7 @@ def loop(scored_loop: Callable[..., object]) -> tuple[bool, str]:
             f"With revise=... {problem or 'the loop made model calls of its own besides the first draft'}",
         )
     return True, (
-        f"On {len(LOOP_CASES)} scripted runs your loop made every call the package's scored_reflection makes, "
+        f"On {len(LOOP.cases)} scripted runs your loop made every call the package's scored_reflection makes, "
         "showed the critic the same drafts, and returned the same draft and reason; and it revises with the step it is given."
     )
 
@@ -674,6 +774,32 @@ def _criteria_cases() -> list[tuple[str, set[str], dict[str, str]]]:
     return cases
 
 
+def _broken_names(case: Case, got: object) -> str | None:
+    if isinstance(got, str) or not isinstance(got, (list, tuple, set, frozenset)):
+        return f"broken_rules returned {got!r}: return the names of the broken rules, as a list or a set."
+    if len(set(got)) != len(got):
+        return f"broken_rules returned {got!r}: name each broken rule once."
+    unknown = sorted(set(got) - {"referral", "dose", "length"})
+    if unknown:
+        return f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'."
+    want, why = _CRITERIA_TRUTH[case.args[0]]
+    for rule in ("referral", "dose", "length"):
+        if rule in want and rule not in got:
+            return f"an answer breaks {rule!r} and your rules did not say so: {why[rule]}."
+        if rule in got and rule not in want:
+            return f"your rules flag {rule!r} on an answer that keeps it: {why[rule]}."
+    return None
+
+
+_CRITERIA_TRUTH = {text: (broken, why) for text, broken, why in _criteria_cases()}
+CRITERIA = Properties(
+    "broken_rules",
+    [Case((text,)) for text in _CRITERIA_TRUTH],
+    rules=[_broken_names],
+    reference=lambda text: sorted(_CRITERIA_TRUTH[text][0]),
+).register("03.8")
+
+
 @exercise(
     "03.8",
     hints=(
@@ -688,31 +814,10 @@ def _criteria_cases() -> list[tuple[str, set[str], dict[str, str]]]:
 def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
     """Build 6: the learner's rules on answers made up from sentences with and without a referral or a dose in mg,
     at lengths around the 120-word limit; any way of detecting them that gets every case right passes."""
-    cases = _criteria_cases()
-    for text, want, why in cases:
-        got = broken_rules(text)
-        if isinstance(got, str) or not isinstance(got, (list, tuple, set, frozenset)):
-            return (
-                False,
-                f"broken_rules returned {got!r}: return the names of the broken rules, as a list or a set.",
-            )
-        if len(set(got)) != len(got):
-            return False, f"broken_rules returned {got!r}: name each broken rule once."
-        unknown = sorted(set(got) - {"referral", "dose", "length"})
-        if unknown:
-            return (
-                False,
-                f"broken_rules returned {unknown[0]!r}: the rules are named 'referral', 'dose' and 'length'.",
-            )
-        for rule in ("referral", "dose", "length"):
-            if rule in want and rule not in got:
-                return (
-                    False,
-                    f"an answer breaks {rule!r} and your rules did not say so: {why[rule]}.",
-                )
-            if rule in got and rule not in want:
-                return False, f"your rules flag {rule!r} on an answer that keeps it: {why[rule]}."
+    problem = CRITERIA.problem(broken_rules)
+    if problem:
+        return False, problem
     return True, (
-        f"Your rules agree on all {len(cases)} made-up answers: a referral named or not, doses in mg written six ways "
-        "or none, and lengths of 119, 120 and 121 words."
+        f"Your rules agree on all {len(CRITERIA.cases)} made-up answers: a referral named or not, doses in mg written "
+        "six ways or none, and lengths of 119, 120 and 121 words."
     )

@@ -21,9 +21,11 @@ wrong answers every check must fail: a typed-in constant, the right answer with 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from . import offline, package_calls
 
@@ -32,10 +34,35 @@ SPECS: dict[str, list[Values | Properties]] = {}  # by exercise key; the generic
 
 @dataclass(frozen=True)
 class Case:
-    """The arguments of one call, and what the message adds when this case fails."""
+    """The arguments of one call (`kwargs` passed by name), and what the message adds when this case fails."""
 
     args: tuple
     note: str = ""
+    kwargs: dict = field(default_factory=dict)
+
+    def copies(self) -> tuple[tuple, dict]:
+        """Fresh copies of the arguments: a function that changes its input changes no case."""
+        return copy.deepcopy((self.args, self.kwargs))
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What a call raised, in place of a value: an oracle that raises says the learner's function must raise the
+    same kind."""
+
+    error: BaseException
+
+    def __repr__(self) -> str:
+        return f"<raised {type(self.error).__name__}: {self.error}>"
+
+
+def outcome(fn: Callable, case: Case) -> object:
+    """`fn` on a copy of the case's arguments: its value, or `Raised`."""
+    args, kwargs = case.copies()
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - a raise is an outcome the spec compares
+        return Raised(err)
 
 
 @dataclass(frozen=True)
@@ -85,6 +112,8 @@ def show(value: object) -> str:
     """A value as a message shows it: a float to 6 significant digits, anything else on one short line."""
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, Fraction):
+        return f"{float(value):.6g}"
     if hasattr(value, "entry_point") and hasattr(value, "id"):  # a course task
         return f"<task {value.id}>"
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, float) for v in value):
@@ -97,15 +126,27 @@ def show(value: object) -> str:
 class _Spec:
     name: str  # the learner's function, as messages name it
     cases: Sequence[Case]
-    forbid: tuple[tuple, set[str], str] | None = None  # (package modules, function names, message)
+    forbid: tuple[tuple, set[str] | None, str] | None = (
+        None  # (package modules, function names or None: all, message)
+    )
     show: Callable[[object], str] = field(default=lambda v: show(v))
+
+    def _refuses(self, used: set[str]) -> bool:
+        """Did the function reach a forbidden one? Names None forbid every public function of the modules."""
+        names = self.forbid[1] if self.forbid else set()
+        if names is None:
+            return any(not n.startswith(("<", "_")) for n in used)
+        return bool(used & names)
 
     def register(self, key: str) -> _Spec:
         SPECS.setdefault(key, []).append(self)
         return self
 
-    def call(self, case: Case) -> str:
-        return f"{self.name}({', '.join(self.show(a) for a in case.args)})"
+    def call(self, case: Case, skip: int = 0) -> str:
+        shown = [self.show(a) for a in case.args[skip:]] + [
+            f"{k}={self.show(v)}" for k, v in case.kwargs.items()
+        ]
+        return f"{self.name}({', '.join((['chat'] if skip else []) + shown)})"
 
     def _results(self, fn: Callable) -> tuple[str | None, list]:
         """What `fn` returns on every case, or the message for a forbidden call or an exception."""
@@ -113,14 +154,13 @@ class _Spec:
 
         def run_all() -> None:
             for case in self.cases:
-                out.append(
-                    fn(*copy.deepcopy(case.args))
-                )  # a function that changes its input changes no case
+                args, kwargs = case.copies()
+                out.append(fn(*args, **kwargs))
 
         try:
             if self.forbid:
                 used, _ = package_calls(run_all, *self.forbid[0])
-                if used & self.forbid[1]:
+                if self._refuses(used):
                     return self.forbid[2], out
             else:
                 run_all()
@@ -147,33 +187,63 @@ class Values(_Spec):
     def wants(self) -> list:
         """The oracle's value on every case, computed once (the cases are data; an oracle may be slow)."""
         if self._wants is None:
-            self._wants = [self.oracle(*copy.deepcopy(c.args)) for c in self.cases]
+            self._wants = [outcome(self.oracle, c) for c in self.cases]
         return self._wants
 
     def problem(self, fn: Callable) -> str | None:
-        refused, got = self._results(fn)
-        if refused:
-            return refused
+        got: list = []
+
+        def run_all() -> None:
+            got.extend(outcome(fn, c) for c in self.cases)
+
+        if self.forbid:
+            used, _ = package_calls(run_all, *self.forbid[0])
+            if self._refuses(used):
+                return self.forbid[2]
+        else:
+            run_all()
         wrong = [
             (c, g, w)
             for c, g, w in zip(self.cases, got, self.wants(), strict=True)
-            if not self.equal(g, w)
+            if not self._agree(g, w)
         ]
         if not wrong:
             return None
-        case, got_value, want = wrong[0]
+        case, value, want = wrong[0]
         why = next(
-            (m.why for m in self.misreadings if _gives(m.value, case.args, got_value, self.equal)),
-            "",
+            (m.why for m in self.misreadings if self._misreads(value, outcome(m.value, case))), ""
         )
         count = (
             f"{len(wrong)} of {len(self.cases)} cases differ; the first: " if len(wrong) > 1 else ""
         )
         note = f" ({case.note})" if case.note else ""
-        return (
-            f"{count}{self.call(case)}{note} returned {self.show(got_value)}; expected {self.show(want)}."
-            + (f" {why}" if why else "")
+        did = (
+            f"raised {value!r}"[8:-1]
+            if isinstance(value, Raised)
+            else f"returned {self.show(value)}"
         )
+        wanted = (
+            f"it should raise {type(want.error).__name__}"
+            if isinstance(want, Raised)
+            else f"expected {self.show(want)}"
+        )
+        return f"{count}{self.call(case)}{note} {did}; {wanted}." + (f" {why}" if why else "")
+
+    def _misreads(self, got: object, misread: object) -> bool:
+        """`got` is the misreading's value: the same (`same`), or what the spec's `equal` accepts as it."""
+        try:
+            return same(got, misread) or self._agree(got, misread)
+        except Exception:  # noqa: BLE001 - an `equal` made for the oracle's values may not take a misreading's
+            return False
+
+    def _agree(self, got: object, want: object) -> bool:
+        if isinstance(want, Raised) or isinstance(got, Raised):
+            return (
+                isinstance(got, Raised)
+                and isinstance(want, Raised)
+                and isinstance(got.error, type(want.error))
+            )
+        return self.equal(got, want)
 
 
 @dataclass
@@ -193,13 +263,6 @@ class Properties(_Spec):
                 if message:
                     return message
         return None
-
-
-def _gives(reading: Callable, args: tuple, value: object, equal: Callable) -> bool:
-    try:
-        return equal(value, reading(*args))
-    except Exception:  # noqa: BLE001 - a misreading that cannot run on this case names nothing
-        return False
 
 
 REAL_CALL = (
@@ -235,8 +298,9 @@ def first_difference(want: Sequence, got: Sequence) -> str | None:
 @dataclass
 class Calls(_Spec):
     """Case.args is (script, *arguments after the chat). The learner's function and `key` each get a ScriptedChat of
-    the script; the requests must be the key's, and `result(got, want)` (a message or None) compares what they
-    return. `key` is a right answer in the learner's shape (it may call the package the learner must not)."""
+    the script and their own copies of the arguments; the requests must be the key's, `result(got, want)` compares
+    what they return and `after(key_args, my_args)` what became of the arguments (each a message or None). `key` is a
+    right answer in the learner's shape (it may call the package the learner must not)."""
 
     key: Callable = print
     result: Callable[[object, object], str | None] = field(
@@ -244,27 +308,29 @@ class Calls(_Spec):
             None if same(got, want) else f"returned {show(got)}; expected {show(want)}."
         )
     )
+    after: Callable[[tuple, tuple], str | None] = field(default=lambda key_args, my_args: None)
 
     @property
     def reference(self) -> Callable:
         return self.key
 
-    def call(self, case: Case) -> str:
-        return f"{self.name}(chat, {', '.join(self.show(a) for a in case.args[1:])})"
-
     def problem(self, fn: Callable) -> str | None:
         from reflect.testing import ScriptedChat
 
+        modules, names, refusal = self.forbid or ((), set(), "")
         for case in self.cases:
-            script, *args = case.args
+            (script, *key_args), key_kwargs = case.copies()
+            (_, *my_args), my_kwargs = case.copies()
             ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
-            want = self.key(ours, *copy.deepcopy(args))
-            where = f"On scripted replies ({case.note})" if case.note else f"On {self.call(case)}"
-            modules, names, refusal = self.forbid or ((), set(), "")
+            want = self.key(ours, *key_args, **key_kwargs)
+            where = (
+                f"On scripted replies ({case.note})"
+                if case.note
+                else f"On {self.call(case, skip=1)}"
+            )
             try:
-                used, (reached, got) = package_calls(
-                    lambda t=theirs, a=args: offline(lambda: fn(t, *copy.deepcopy(a))), *modules
-                )
+                run = functools.partial(fn, theirs, *my_args, **my_kwargs)
+                used, (reached, got) = package_calls(lambda: offline(run), *modules)  # noqa: B023
             except IndexError as err:
                 if "no more replies" not in str(err):
                     raise
@@ -273,9 +339,13 @@ class Calls(_Spec):
                 return f"{where}: {self.name} raised {type(err).__name__}: {err}"
             if reached:
                 return f"{self.name} {REAL_CALL}"
-            if used & names:
+            if self._refuses(used):
                 return refusal
-            problem = first_difference(ours.calls, theirs.calls) or self.result(got, want)
+            problem = (
+                first_difference(ours.calls, theirs.calls)
+                or self.result(got, want)
+                or self.after(tuple(key_args), tuple(my_args))
+            )
             if problem:
                 return f"{where}: {problem}"
         return None
