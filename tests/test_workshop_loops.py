@@ -131,7 +131,7 @@ def test_the_learners_scored_loop_and_the_packages_give_the_same_run_on_every_sc
     from reflect.strategies import scored_reflection
 
     loop = solved("03.2", "03.3", "03.4", lesson=LESSON03, imports=IMPORTS03)["scored_loop"]
-    task = get_task(lesson03.LOOP_TASK)
+    task = get_task("flatten")
     drafts = (lesson03.D1, lesson03.D2, lesson03.D3)
     n = 0
     for cap in (1, 2, 3):
@@ -188,7 +188,7 @@ def test_the_learners_revise_steps_send_the_packages_requests():
         return inner(messages, role=role, **params)
 
     mine = solved("03.2", "03.3", "03.4", "03.6", lesson=LESSON03, imports=IMPORTS03)
-    task = get_task(lesson03.LOOP_TASK)
+    task = get_task("flatten")
     for theirs, ours in ((mine["refine"], refine), (mine["fresh"], fresh)):
         calls = []
         for answer in (theirs, ours):

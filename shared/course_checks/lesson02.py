@@ -4,9 +4,9 @@ and a rule in the reviewer's prompt."""
 
 from __future__ import annotations
 
-import copy
 import importlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import judge_the_judge
@@ -17,8 +17,9 @@ from reflect.tasks.prompts import REVIEWER_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
-from . import exercise, offline, package_calls, short
+from . import exercise, offline, short
 from .revisions import revision_problem, sampling_problem
+from .spec import Calls, Case, Misreading, Values, same
 
 Chat = Callable[..., object]
 REAL_CALL = (
@@ -74,6 +75,27 @@ READINGS: tuple[tuple[str, bool], ...] = (
 )
 
 
+APPROVED = Values(
+    "approved",
+    [Case((text,)) for text, _ in READINGS],
+    oracle=dict(READINGS).__getitem__,
+    misreadings=[
+        Misreading(
+            lambda text: "APPROVED" in text,
+            "That finds APPROVED anywhere in the review: it must be the whole first line.",
+        ),
+        Misreading(
+            lambda text: text.strip().startswith("APPROVED"),
+            "That reads only how the review starts: the first line must be APPROVED and nothing else, apart from marks and a final . or !.",
+        ),
+        Misreading(
+            lambda text: "APPROVED" in text.upper(),
+            "The reading is case-sensitive: 'Approved' is not APPROVED.",
+        ),
+    ],
+).register("02.1")
+
+
 @exercise(
     "02.1",
     hints=(
@@ -85,17 +107,9 @@ READINGS: tuple[tuple[str, bool], ...] = (
 )
 def approved_reading(approved: Callable[[str], object]) -> tuple[bool, str]:
     """Exercise 1: the learner's reading on a table of reviews, against the statement's rule."""
-    wrong = []
-    for text, truth in READINGS:
-        got = approved(text)
-        if not isinstance(got, bool):
-            return False, f"approved({text!r}) returned {got!r}: return True or False."
-        if got != truth:
-            wrong.append((text, truth))
-    if wrong:
-        text, truth = wrong[0]
-        more = f" ({len(wrong) - 1} more review(s) read wrongly)" if len(wrong) > 1 else ""
-        return False, f"approved({text!r}) should be {truth}{more}."
+    problem = APPROVED.problem(approved)
+    if problem:
+        return False, problem
     return True, f"Your reading agrees with the rule on all {len(READINGS)} reviews of the table."
 
 
@@ -105,109 +119,94 @@ def _script(reviews: Sequence[object], drafts: Sequence[object] = ()) -> dict[st
     return {"generator": list(drafts), "reviewer": list(reviews)}
 
 
-# The loop (02.2): (what the case is, script, max_iterations); the truth is the package's loop.
-LOOP_CASES: tuple[tuple[str, dict, int], ...] = (
-    ("a reviewer who approves at once", _script(["APPROVED"]), 4),
-    ("a rejection, then APPROVED", _script(["Handle n = 1.", "APPROVED"]), 4),
-    ("a reviewer who never approves", _script(["Wrong for n = 2."] * 4), 4),
-    (
-        "reviews that only look like approvals, then **APPROVED**",
-        _script(
-            ["APPROVED? Not yet: n = 2 is wrong.", "Not APPROVED: use a loop.", "**APPROVED**"]
-        ),
-        4,
-    ),
-    ("a generator turn with no code", _script(["Fix n = 2.", "Still wrong."], [RIGHT, ECHO]), 2),
-    ("max_iterations=1", _script(["Wrong."]), 1),
-)
-
-
-def _first_difference(ours: Sequence, theirs: Sequence) -> str:
-    """ "" when the learner's loop sent exactly what the package's sent; else the first difference."""
-    for n, (want, got) in enumerate(zip(ours, theirs, strict=False), 1):
-        if got.role != want.role:
-            return f"call {n} went to the {got.role!r} role, where the loop calls the {want.role!r} here."
-        if got.messages == want.messages:
-            continue
-        if len(got.messages) != len(want.messages):
-            return (
-                f"call {n} ({want.role}) sent {len(got.messages)} message(s), expected {len(want.messages)}: "
-                f"{[m.get('role') for m in want.messages]} (the role's system prompt, then the whole thread)."
-            )
-        for i, (w, g) in enumerate(zip(want.messages, got.messages, strict=True)):
-            if g != w:
-                return (
-                    f"call {n} ({want.role}), message {i}: expected {{'role': {w['role']!r}, 'content': "
-                    f"{short(w['content'])}}}, got {{'role': {g.get('role')!r}, 'content': "
-                    f"{short(g.get('content'))}}}."
-                )
-    if len(theirs) != len(ours):
-        roles = [c.role for c in ours]
-        return f"your loop made {len(theirs)} call(s); the loop makes {len(ours)}: {roles}."
-    return ""
-
-
 REASONS = {"accepted": "approved", "token_budget": "budget"}
 
 
-def _outcome(got: object, run: Run, entry_point: str) -> str:
-    """ "" when (draft, approved, reason) matches the package's Run; else what differs."""
+def _loop_key(
+    chat: Chat, task: Task, *, max_iterations: int = 4, budget: int | None = None
+) -> tuple:
+    """The answer key in the learner's shape: the package's maker_checker, as (draft, approved, reason)."""
+    run = maker_checker(
+        chat,
+        task.prompt(),
+        entry_point=task.entry_point,
+        max_iterations=max_iterations,
+        token_budget=budget,
+    )
+    return run.final_code, run.accepted, REASONS.get(run.stop.value, run.stop.value)
+
+
+def _outcome(got: object, want: tuple) -> str | None:
+    """What differs between the learner's (draft, approved, reason) and the key's, or None."""
     if not isinstance(got, (tuple, list)) or len(got) != 3:
         return f"returned {short(got)}: return a tuple (draft, approved, reason)."
     draft, approved, reason = got
-    want_reason = REASONS.get(run.stop.value, run.stop.value)
-    reason = REASONS.get(
-        str(getattr(reason, "value", reason)), str(getattr(reason, "value", reason))
-    )
-    if reason != want_reason:
-        return f"returned the reason {reason!r}; the loop stopped with {want_reason!r}."
-    if approved not in (True, False) or bool(approved) != run.accepted:
-        return f"returned approved={approved!r}; the loop's last review says {run.accepted}."
-    code = extract_code(str(draft or ""), entry_point).code
-    if code.strip() != run.final_code.strip():
+    reason = str(getattr(reason, "value", reason))
+    if REASONS.get(reason, reason) != want[2]:
+        return f"returned the reason {reason!r}; the loop stopped with {want[2]!r}."
+    if approved not in (True, False) or bool(approved) != want[1]:
+        return f"returned approved={approved!r}; the loop's last review says {want[1]}."
+    if not isinstance(draft, str) or draft.strip() != want[0].strip():
+        fenced = (
+            isinstance(draft, str)
+            and extract_code(draft, "f").code.strip() == want[0].strip() != draft.strip()
+        )
         return (
-            f"returned the draft {short(draft, 50)}; expected the last draft that holds code, "
-            f"{short(run.final_code, 50)}."
-        )
-    return ""
-
-
-def _compare(
-    loop: Callable[..., object], cases: Sequence, package: Callable[..., Run], call
-) -> str:
-    """Run the learner's loop and the package's on the same scripts; "" or the first difference."""
-    task = get_task(CHECK_TASK)
-    for what, script, arg in cases:
-        ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
-        run = package(ours, task, arg)
-        try:
-            used, (reached, got) = package_calls(
-                lambda theirs=theirs, arg=arg: offline(lambda: call(loop, theirs, task, arg)),
-                maker_checker_module,
+            f"returned the draft {short(draft, 50)}; expected the code of the last draft that holds code, "
+            f"{short(want[0], 50)}"
+            + (
+                ": the code alone (extract_code(...).code), not the reply around it."
+                if fenced
+                else "."
             )
-        except IndexError as err:
-            if "no more replies" not in str(err):
-                raise
-            return (
-                f"On scripted agents ({what}): your loop asked for more turns than the loop makes "
-                f"({[c.role for c in ours.calls]}): does it stop where it should (on an approval, after max_iterations rounds, before a call the budget cannot afford)?"
-            )
-        if reached:
-            return f"your loop {REAL_CALL}"
-        if "maker_checker" in used:
-            return "your function called the package's maker_checker: the loop is yours to write."
-        problem = _first_difference(ours.calls, theirs.calls) or _outcome(
-            got, run, task.entry_point
         )
-        if problem:
-            return f"On scripted agents ({what}): {problem}"
-    return ""
+    return None
 
 
-def _package_loop(chat: ScriptedChat, task: Task, max_iterations: int) -> Run:
-    return maker_checker(
-        chat, task.prompt(), entry_point=task.entry_point, max_iterations=max_iterations
-    )
+FORBID_LOOP = (
+    (maker_checker_module,),
+    {"maker_checker"},
+    "your function called the package's maker_checker: the loop is yours to write.",
+)
+LOOP = Calls(
+    "maker_checker_loop",
+    [
+        Case((script, get_task(task)), what, {"max_iterations": n})
+        for what, script, n, task in (
+            ("a reviewer who approves at once", _script(["APPROVED"]), 4, CHECK_TASK),
+            ("a rejection, then APPROVED", _script(["Handle n = 1.", "APPROVED"]), 4, CHECK_TASK),
+            ("a reviewer who never approves", _script(["Wrong for n = 2."] * 4), 4, CHECK_TASK),
+            (
+                "reviews that only look like approvals, then **APPROVED**",
+                _script(
+                    [
+                        "APPROVED? Not yet: n = 2 is wrong.",
+                        "Not APPROVED: use a loop.",
+                        "**APPROVED**",
+                    ]
+                ),
+                4,
+                CHECK_TASK,
+            ),
+            (
+                "a generator turn with no code",
+                _script(["Fix n = 2.", "Still wrong."], [RIGHT, ECHO]),
+                2,
+                CHECK_TASK,
+            ),
+            ("max_iterations=1", _script(["Wrong."]), 1, CHECK_TASK),
+            (
+                "merge_sorted, approved at its second draft",
+                _script(["Merge in one pass.", "APPROVED"], [SORTED_DRAFT, MERGE_DRAFT]),
+                3,
+                "merge_sorted",
+            ),
+        )
+    ],
+    key=_loop_key,
+    result=_outcome,
+    forbid=FORBID_LOOP,
+).register("02.2")
 
 
 @exercise(
@@ -223,13 +222,11 @@ def _package_loop(chat: ScriptedChat, task: Task, max_iterations: int) -> Run:
 )
 def loop(maker_checker_loop: Callable[..., object]) -> tuple[bool, str]:
     """Exercise 2: the learner's loop against the package's, request by request, on scripted agents."""
-    problem = _compare(
-        maker_checker_loop, LOOP_CASES, _package_loop, lambda f, c, t, n: f(c, t, max_iterations=n)
-    )
+    problem = LOOP.problem(maker_checker_loop)
     if problem:
         return False, problem
     return True, (
-        f"On {len(LOOP_CASES)} scripted runs your loop sent every request the package's maker_checker sends, "
+        f"On {len(LOOP.cases)} scripted runs your loop sent every request the package's maker_checker sends, "
         "in order, and returned the same draft, verdict and reason."
     )
 
@@ -242,31 +239,64 @@ def _costly(reviews: Sequence[str], gen: tuple[int, int], rev: tuple[int, int]) 
     }
 
 
-# The budget (02.3): (what, script with token counts, budget); the truth is maker_checker(token_budget=).
-BUDGET_CASES: tuple[tuple[str, dict, int], ...] = (
-    ("a budget that is never reached", _costly(["No."] * 4, (100, 50), (120, 30)), 10_000),
-    ("a budget reached by the calls made", _costly(["No."] * 4, (100, 50), (120, 30)), 600),
-    ("the next generator call would pass it", _costly(["No."] * 4, (100, 50), (120, 30)), 500),
-    ("the next reviewer call would pass it", _costly(["No."] * 4, (100, 50), (300, 100)), 700),
-    ("an approval within the budget", _costly(["No.", "APPROVED"], (100, 50), (120, 30)), 700),
-    ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
-    (
-        "a generator whose second call costs less than its first",
-        {
-            "generator": [
-                FakeReply(WRONG, 300, 100),
-                FakeReply(BETTER, 50, 20),
-                FakeReply(RIGHT, 50, 20),
-            ],
-            "reviewer": [FakeReply("No.", 50, 10)] * 3,
-        },
-        900,
-    ),
-)
-
-
-def _package_budget(chat: ScriptedChat, task: Task, budget: int) -> Run:
-    return maker_checker(chat, task.prompt(), entry_point=task.entry_point, token_budget=budget)
+BUDGET = Calls(
+    "budget_loop",
+    [
+        Case(
+            (script, get_task("merge_sorted" if what.startswith("merge") else CHECK_TASK), budget),
+            what,
+        )
+        for what, script, budget in (
+            ("a budget that is never reached", _costly(["No."] * 4, (100, 50), (120, 30)), 10_000),
+            ("a budget reached by the calls made", _costly(["No."] * 4, (100, 50), (120, 30)), 600),
+            (
+                "the next generator call would pass it",
+                _costly(["No."] * 4, (100, 50), (120, 30)),
+                500,
+            ),
+            (
+                "the next reviewer call would pass it",
+                _costly(["No."] * 4, (100, 50), (300, 100)),
+                700,
+            ),
+            (
+                "an approval within the budget",
+                _costly(["No.", "APPROVED"], (100, 50), (120, 30)),
+                700,
+            ),
+            ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
+            (
+                "merge_sorted, within the budget",
+                {
+                    "generator": [
+                        FakeReply(SORTED_DRAFT, 100, 50),
+                        FakeReply(MERGE_DRAFT, 100, 90),
+                    ],
+                    "reviewer": [
+                        FakeReply("Merge in one pass.", 120, 30),
+                        FakeReply("APPROVED", 120, 5),
+                    ],
+                },
+                1_000,
+            ),
+            (
+                "a generator whose second call costs less than its first",
+                {
+                    "generator": [
+                        FakeReply(WRONG, 300, 100),
+                        FakeReply(BETTER, 50, 20),
+                        FakeReply(RIGHT, 50, 20),
+                    ],
+                    "reviewer": [FakeReply("No.", 50, 10)] * 3,
+                },
+                900,
+            ),
+        )
+    ],
+    key=lambda chat, task, budget: _loop_key(chat, task, budget=budget),
+    result=_outcome,
+    forbid=FORBID_LOOP,
+).register("02.3")
 
 
 @exercise(
@@ -280,11 +310,11 @@ def _package_budget(chat: ScriptedChat, task: Task, budget: int) -> Run:
 )
 def budget(budget_loop: Callable[..., object]) -> tuple[bool, str]:
     """Exercise 3: the learner's budgeted loop against maker_checker(token_budget=...) on scripted agents."""
-    problem = _compare(budget_loop, BUDGET_CASES, _package_budget, lambda f, c, t, b: f(c, t, b))
+    problem = BUDGET.problem(budget_loop)
     if problem:
         return False, problem
     return True, (
-        f"On {len(BUDGET_CASES)} scripted budgets your loop stopped where the package's does, before the call "
+        f"On {len(BUDGET.cases)} scripted budgets your loop stopped where the package's does, before the call "
         "that would pass the budget, and returned the same draft."
     )
 
@@ -663,29 +693,103 @@ def _false_approvals(runs: Mapping[str, Run]) -> tuple[int, list[str]]:
     return sum(a and not p for _, a, p in rows), sorted({tid for tid, a, p in rows if a and not p})
 
 
-def _miscount(got: object, runs: Mapping[str, Run], name: str) -> str:
-    """ "" when `got` is the right (count, tasks) for `runs`; else what is wrong with it."""
-    want = _false_approvals(runs)
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        return f"count_false({name}) returned {got!r}: return a pair, (number of false approvals, sorted task ids)."
-    count, tasks = got
-    if not isinstance(count, int) or isinstance(count, bool):
-        return f"count_false({name}) returned {count!r} as its count: a whole number."
-    if not isinstance(tasks, Sequence) or isinstance(tasks, str):
-        return f"count_false({name}) returned {tasks!r} as its tasks: a list of task ids."
-    if count != want[0]:
-        rows = [(a, p) for tid, r in runs.items() for _, a, p in judge_the_judge(get_task(tid), r)]
-        why = ""
-        if count == sum(a for a, _ in rows):
-            why = " That is every APPROVED, including drafts that pass."
-        elif count == sum(a and p for a, p in rows):
-            why = " That counts approvals of drafts that pass."
-        return f"count_false({name}) counted {count}, which is not the number of APPROVED reviews of failing drafts.{why}"
-    if list(tasks) != want[1]:
-        if sorted(tasks) == want[1]:
-            return f"count_false({name}) has the right tasks, but not sorted."
-        return f"count_false({name}) has the right count, but its tasks {list(tasks)} are not where a failing draft was approved."
-    return ""
+def _made_up(*specs: tuple[str, list[str], list[str]]) -> Run:
+    """One run of the steps of maker-checker runs on one task, one after the other: a run on which a loop may
+    have approved more than once."""
+    runs = []
+    for tid, drafts, reviews in specs:
+        task = get_task(tid)
+        runs.append(
+            maker_checker(
+                ScriptedChat({"generator": drafts, "reviewer": reviews}),
+                task.prompt(),
+                entry_point=task.entry_point,
+            )
+        )
+    return replace(runs[-1], steps=tuple(step for r in runs for step in r.steps))
+
+
+FACTORIAL_RIGHT = (
+    '```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    out = 1\n'
+    "    for i in range(2, n + 1):\n        out *= i\n    return out\n```"
+)
+FALSE_APPROVALS = Values(
+    "count_false",
+    [
+        Case((runs,), note)
+        for note, runs in (
+            (MADE_UP, made_up_runs()),
+            (
+                "a made-up run: a right factorial rejected, then a turn with no code APPROVED",
+                {
+                    "factorial": _made_up(
+                        ("factorial", [FACTORIAL_RIGHT, ECHO], ["Add a docstring.", "APPROVED"])
+                    )
+                },
+            ),
+            (
+                "made-up runs: running_average with one false approval, then factorial with two",
+                {
+                    "running_average": _made_up(
+                        (
+                            "running_average",
+                            ["```python\ndef running_average(numbers):\n    return numbers\n```"],
+                            ["APPROVED"],
+                        )
+                    ),
+                    "factorial": _made_up(
+                        ("factorial", [FACTORIAL_WRONG], ["APPROVED"]),
+                        ("factorial", [FACTORIAL_WRONG], ["APPROVED"]),
+                    ),
+                },
+            ),
+            ("no runs", {}),
+        )
+    ],
+    oracle=_false_approvals,
+    equal=lambda got, want: (
+        isinstance(got, (tuple, list))
+        and len(got) == 2
+        and isinstance(got[0], int)
+        and not isinstance(got[0], bool)
+        and same(list(got[1]) if isinstance(got[1], (list, tuple)) else got[1], want[1])
+        and got[0] == want[0]
+    ),
+    misreadings=[
+        Misreading(
+            lambda runs: (len(_false_approvals(runs)[1]), _false_approvals(runs)[1]),
+            "That counts the tasks with a false approval: count the APPROVED reviews of failing drafts.",
+        ),
+        Misreading(
+            lambda runs: (
+                sum(
+                    bool(r.accepted and not get_task(t).run(r.final_code).passed)
+                    for t, r in runs.items()
+                ),
+                sorted(
+                    t
+                    for t, r in runs.items()
+                    if r.accepted and not get_task(t).run(r.final_code).passed
+                ),
+            ),
+            "That judges each run's final code: judge the draft each review approved (judge_the_judge).",
+        ),
+        Misreading(
+            lambda runs: (
+                sum(a for t, r in runs.items() for _, a, _ in judge_the_judge(get_task(t), r)),
+                _false_approvals(runs)[1],
+            ),
+            "That is every APPROVED, including drafts that pass.",
+        ),
+        Misreading(
+            lambda runs: (
+                _false_approvals(runs)[0],
+                [t for t in runs if t in _false_approvals(runs)[1]],
+            ),
+            "The right tasks, but not sorted.",
+        ),
+    ],
+).register("02.5")
 
 
 @exercise(
@@ -702,23 +806,19 @@ def count_false_approvals(
     runs: Mapping[str, Run],
     own_runs: Mapping[str, Run],
 ) -> tuple[bool, str]:
-    """Exercise 6: count_false on section 3's runs, section 4's own_runs and made-up runs, against the hidden tests'
-    verdicts computed here."""
+    """Exercise 6: count_false on made-up runs (two false approvals in one run; an approved turn with no code after
+    a right draft), then on section 3's runs and section 4's own_runs."""
     ids = {t.id for t in course_tasks()}
     for name, rs in (("runs", runs), ("own_runs", own_runs)):
         if not isinstance(rs, Mapping) or set(rs) != ids:
             return False, f"pass `{name}` as it is: one maker-checker run per course task."
+    problem = FALSE_APPROVALS.problem(count_false)
+    if problem:
+        return False, problem
     for name, rs in (("runs", runs), ("own_runs", own_runs)):
-        problem = _miscount(count_false(rs), rs, name)
-        if problem:
-            return False, problem
-    made_up = made_up_runs()
-    got = count_false(made_up)
-    if _miscount(got, made_up, "made_up"):
-        return False, (
-            f"right on runs and own_runs, but on {MADE_UP}, count_false returned {got!r}; expected "
-            f"{_false_approvals(made_up)!r}."
-        )
+        got, want = count_false(rs), _false_approvals(rs)
+        if not FALSE_APPROVALS.equal(got, want):
+            return False, f"count_false({name}) returned {short(got)}; expected {want}."
     count, tasks = _false_approvals(runs)
     own = _false_approvals(own_runs)
     return True, (

@@ -300,9 +300,11 @@ class Calls(_Spec):
     """Case.args is (script, *arguments after the chat). The learner's function and `key` each get a ScriptedChat of
     the script and their own copies of the arguments; the requests must be the key's, `result(got, want)` compares
     what they return and `after(key_args, my_args)` what became of the arguments (each a message or None). `key` is a
-    right answer in the learner's shape (it may call the package the learner must not)."""
+    right answer in the learner's shape (it may call the package the learner must not); `drive(fn, chat, ...)` runs a
+    function of that shape (by default it calls it)."""
 
     key: Callable = print
+    drive: Callable = field(default=lambda fn, chat, *args, **kwargs: fn(chat, *args, **kwargs))
     result: Callable[[object, object], str | None] = field(
         default=lambda got, want: (
             None if same(got, want) else f"returned {show(got)}; expected {show(want)}."
@@ -322,14 +324,14 @@ class Calls(_Spec):
             (script, *key_args), key_kwargs = case.copies()
             (_, *my_args), my_kwargs = case.copies()
             ours, theirs = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
-            want = self.key(ours, *key_args, **key_kwargs)
+            want = self.drive(self.key, ours, *key_args, **key_kwargs)
             where = (
                 f"On scripted replies ({case.note})"
                 if case.note
                 else f"On {self.call(case, skip=1)}"
             )
             try:
-                run = functools.partial(fn, theirs, *my_args, **my_kwargs)
+                run = functools.partial(self.drive, fn, theirs, *my_args, **my_kwargs)
                 used, (reached, got) = package_calls(lambda: offline(run), *modules)  # noqa: B023
             except IndexError as err:
                 if "no more replies" not in str(err):

@@ -1,0 +1,34 @@
+"""Lesson 02's loop check reads the draft the loop returns as code: a loop that returns the fenced reply around it
+(the next cell would print a SyntaxError) fails, and the message says to return the code alone."""
+
+from __future__ import annotations
+
+from course_checks import lesson02 as ex
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
+
+
+def loop_returning(draft_of):
+    def maker_checker_loop(chat, task, max_iterations=4):
+        thread = [{"role": "user", "content": task.prompt()}]
+        draft = ""
+        for _ in range(max_iterations):
+            gen = chat([{"role": "system", "content": GENERATOR_PROMPT}, *thread], role="generator")
+            thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
+            draft = draft_of(gen.text, task) or draft
+            review = chat([{"role": "system", "content": REVIEWER_PROMPT}, *thread], role="reviewer")
+            thread.append({"role": "assistant", "content": f"[Reviewer]: {review.text}"})
+            first = next((ln.strip() for ln in review.text.splitlines() if ln.strip()), "")
+            if first.strip("*_`#").rstrip(".!") == "APPROVED":
+                return draft, True, "approved"
+        return draft, False, "max_iterations"
+
+    return maker_checker_loop
+
+
+def test_a_loop_returning_the_fenced_reply_fails_and_is_told_to_return_the_code():
+    right = loop_returning(lambda text, task: extract_code(text, task.entry_point).code)
+    fenced = loop_returning(lambda text, task: text if extract_code(text, task.entry_point).code else "")
+    assert ex.loop.evaluate(right)[0]
+    passed, message, _ = ex.loop.evaluate(fenced)
+    assert not passed and "the code alone" in message, message
