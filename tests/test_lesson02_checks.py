@@ -16,7 +16,9 @@ def loop_returning(draft_of):
             gen = chat([{"role": "system", "content": GENERATOR_PROMPT}, *thread], role="generator")
             thread.append({"role": "assistant", "content": f"[Generator]: {gen.text}"})
             draft = draft_of(gen.text, task) or draft
-            review = chat([{"role": "system", "content": REVIEWER_PROMPT}, *thread], role="reviewer")
+            review = chat(
+                [{"role": "system", "content": REVIEWER_PROMPT}, *thread], role="reviewer"
+            )
             thread.append({"role": "assistant", "content": f"[Reviewer]: {review.text}"})
             first = next((ln.strip() for ln in review.text.splitlines() if ln.strip()), "")
             if first.strip("*_`#").rstrip(".!") == "APPROVED":
@@ -28,7 +30,9 @@ def loop_returning(draft_of):
 
 def test_a_loop_returning_the_fenced_reply_fails_and_is_told_to_return_the_code():
     right = loop_returning(lambda text, task: extract_code(text, task.entry_point).code)
-    fenced = loop_returning(lambda text, task: text if extract_code(text, task.entry_point).code else "")
+    fenced = loop_returning(
+        lambda text, task: text if extract_code(text, task.entry_point).code else ""
+    )
     assert ex.loop.evaluate(right)[0]
     passed, message, _ = ex.loop.evaluate(fenced)
     assert not passed and "the code alone" in message, message
