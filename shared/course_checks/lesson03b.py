@@ -1,7 +1,8 @@
-"""Lesson 03b's exercise checks: the test-first critic, the confusion counts (against the package's
-`agreement`), a recorded loop cut under another rule (against `replay_rule`), calibration by score
-(against `uninformative_band`), the threshold table (against `sweep`) and the failure census; then a
-critic's false accepts and the loops where the refiner ran."""
+"""Lesson 03b's exercise checks, as specs (course_checks.spec): the test-first critic, the confusion counts (against
+the package's `agreement`), the discordant drafts of two critics, a recorded loop cut under another rule (against
+`replay_rule`), a loop summary, calibration by score (against `uninformative_band`), the threshold table (against
+`sweep`), the failure census and the mean scores; then a critic's false accepts and the loops where the refiner ran.
+Each is graded on made-up cases that tell apart the readings a learner may take, then on the lesson's own data."""
 
 from __future__ import annotations
 
@@ -15,196 +16,32 @@ from reflect.records import Stop
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, numbers_off, package_calls
+from . import exercise
+from .spec import Case, Misreading, Values, show
 
 Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
-
-
-def _false_accepts(
-    evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float
-) -> list[str]:
-    """The truth exercise 10 is graded against: accepted (a score at least `threshold`), yet failing."""
-    return sorted(
-        k
-        for k, ev in evaluations.items()
-        if ev.score is not None and ev.score >= threshold and not passed[k]
-    )
-
-
-# Made-up verdicts where "every failing draft" is not the answer: one failing draft is rejected, one is
-# unscored, one sits exactly on the threshold; listed out of order, so an unsorted answer shows.
-MADE_UP = {
-    "e": Evaluation(10, ""),
-    "b": Evaluation(8, ""),
-    "d": Evaluation(None, ""),
-    "a": Evaluation(9.5, ""),
-    "c": Evaluation(7.9, ""),
-}
-MADE_UP_PASSED = {"a": False, "b": False, "c": False, "d": False, "e": True}
-
-
-@exercise(
-    "03b.10",
-    hints=(
-        "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
-        "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
-        "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
-        "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
-    ),
-)
-def count_false_accepts(
-    false_accepts: Callable[[Mapping[str, Evaluation], Mapping[str, bool], float], list[str]],
-    voting_false_tasks: list[str] | None,
-    verdicts: Mapping[str, Mapping[str, Evaluation]],
-    passed: Mapping[str, bool],
-    threshold: float,
-) -> tuple[bool, str]:
-    """Exercise 10: false_accepts on made-up verdicts and on every critic of section 1, then voting_false_tasks."""
-    want = _false_accepts(MADE_UP, MADE_UP_PASSED, 8)
-    got = false_accepts(dict(MADE_UP), dict(MADE_UP_PASSED), 8)
-    if not isinstance(got, (list, tuple)) or list(got) != want:
-        return False, (
-            f"on made-up verdicts (scores {', '.join(f'{k}: {ev.score}' for k, ev in MADE_UP.items())}; "
-            f"only 'e' passes; threshold 8) false_accepts returned {got!r}, not {want}."
-        )
-    for name, evaluations in verdicts.items():
-        truth = _false_accepts(evaluations, passed, threshold)
-        got = false_accepts(evaluations, passed, threshold)
-        if not isinstance(got, (list, tuple)) or list(got) != truth:
-            return (
-                False,
-                f"on the {name} critic's verdicts false_accepts returned {got!r}: count them again.",
-            )
-    truth = _false_accepts(verdicts["voting"], passed, threshold)
-    if not isinstance(voting_false_tasks, (list, tuple)) or list(voting_false_tasks) != truth:
-        return (
-            False,
-            f"false_accepts is right; now voting_false_tasks = {voting_false_tasks!r}: apply it to the voting critic.",
-        )
-    failing = sorted(k for k in verdicts["voting"] if not passed[k])
-    every = (
-        ": every failing draft" if truth == failing else f" of the {len(failing)} failing drafts"
-    )
-    others = ", ".join(
-        f"{name} {len(_false_accepts(evs, passed, threshold))}"
-        for name, evs in verdicts.items()
-        if name != "voting"
-    )
-    return (
-        True,
-        f"{len(truth)} false accepts for the voting critic ({', '.join(truth)}){every}. The other critics' counts: {others}.",
-    )
-
-
-def _refined(loops: Loops) -> dict[str, list[str]]:
-    """The truth exercise 11 is graded against: the loops with more than one attempt, by evaluator."""
-    return {
-        name: sorted(k for k, h in histories.items() if len(h) > 1)
-        for name, histories in loops.items()
-    }
-
-
-def _later(loops: Loops) -> bool:
-    return any(
-        bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:]
-    )
-
-
-MADE_UP_LOOPS = (
-    {"tests": {"flatten": [Draft(1, "a", 5.5, passed=False), Draft(2, "b", 10, passed=True)]}},
-    {
-        "tests": {
-            "flatten": [Draft(1, "a", 10, passed=True)],
-            "caesar": [Draft(1, "c", 5.5, passed=False)],
-        }
-    },
-    {"llm": {"caesar": [Draft(1, "a", 9, passed=False), Draft(2, "a", 9, passed=False)]}},
-    {
-        "tests": {
-            "flatten": [
-                Draft(1, "a", 5, passed=False),
-                Draft(2, "b", 9, passed=True),
-                Draft(3, "c", 6, passed=False),
-            ]
-        }
-    },
-    {"tests": {"flatten": [Draft(1, "a", 9, passed=False), Draft(2, "b", 5, passed=True)]}},
-    {
-        "tests": {
-            "flatten": [
-                Draft(1, "a", 5, passed=False),
-                Draft(2, "b", 6, passed=False),
-                Draft(3, "c", 9, passed=True),
-            ]
-        }
-    },
+NO_PACKAGE = (
+    (calibration_module,),
+    None,
+    "your function called the package's calibration module: it is yours to write.",
 )
 
 
-@exercise(
-    "03b.11",
-    hints=(
-        "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
-        "every later one is a refiner's reply.",
-        "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
-        "For later_pass, which attempts of a history are the refiner's, and which one is not?",
-    ),
-)
-def refiner_runs(
-    refined: Mapping[str, list[str]] | None,
-    later_pass: Callable[[Loops], object] | None,
-    loops: Loops,
-) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 11: `refined` (the loops where the refiner ran) against section 2's loops, and
-    `later_pass` on them and on made-up loops."""
-    want = _refined(loops)
-    if not isinstance(refined, Mapping) or set(refined) != set(want):
-        return (
-            False,
-            f"refined should be a dict with one entry per evaluator ({', '.join(want)}), not {refined!r}.",
-        )
-    replaced = {
-        name: sorted(k for k, h in histories.items() if h and best_so_far(list(h)).iteration > 1)
-        for name, histories in loops.items()
-    }
-    got = {
-        name: sorted(refined[name])
-        if isinstance(refined[name], (list, tuple, set, frozenset))
-        else refined[name]
-        for name in want
-    }
-    if got != want:
-        if got == replaced and replaced != {name: [] for name in want}:
-            return False, (
-                "that is the table's 'replaced' column: loops that returned a later attempt. A loop where "
-                "the refiner ran may still return its first draft; count the attempts instead."
-            )
-        wrong = [name for name in want if got[name] != want[name]]
-        return (
-            False,
-            f"refined is wrong for {', '.join(wrong)} (each value: the sorted task ids whose loop made more than one attempt).",
-        )
-    if not callable(later_pass):
-        return (
-            False,
-            "refined is right; now write later_pass(loops), a function that returns True or False.",
-            False,
-        )
-    for case in (loops, *MADE_UP_LOOPS):
-        answer, truth = later_pass(case), _later(case)
-        if answer is not truth:
-            first = any(bool(h[0].passed) for hs in case.values() for h in hs.values() if h)
-            why = " Only attempts after the first count." if answer and first else ""
-            where = "section 2's loops" if case is loops else f"made-up loops {case}"
-            return (
-                False,
-                f"refined is right; later_pass gave {answer!r} on {where}, where it is {truth}.{why}",
-            )
-    n = sum(map(len, want.values()))
-    return True, (
-        f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
-        f"a later attempt passed the hidden tests: {_later(loops)}."
-    )
+def _ev(*scores: float | None) -> dict[str, Evaluation]:
+    """Made-up verdicts on tasks a, b, c, ...: one score each, 100 tokens each."""
+    return {chr(97 + i): Evaluation(s, "", usage=(90 + i, 10, 1)) for i, s in enumerate(scores)}
+
+
+def _truth(flags: str) -> dict[str, bool]:
+    """Made-up hidden verdicts: 'P' passes, 'f' fails, for tasks a, b, c, ..."""
+    return {chr(97 + i): f == "P" for i, f in enumerate(flags)}
+
+
+def _lesson(verdicts: Mapping[str, Mapping[str, Evaluation]], *rest: object) -> list[Case]:
+    """The lesson's own verdicts as cases: one per critic, with the rest of the arguments."""
+    return [
+        Case((dict(evs), *rest), f"the {name} critic's verdicts") for name, evs in verdicts.items()
+    ]
 
 
 GOOD = "def count_vowels(text):\n    return sum(c in 'aeiouAEIOU' for c in text)\n"
@@ -298,19 +135,85 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
     )
 
 
-# The confusion counts (03b.2): (score, passed) pairs and a threshold; the truth is the package's agreement.
-CONFUSION_CASES: tuple[tuple[list[tuple[float | None, bool]], float], ...] = (
-    ([(10, True), (10, False), (3, False), (3, True), (None, True)], 8),
-    ([(8, True), (7.9, True), (8, False), (None, False)], 8),
-    ([(5.5, False), (10, True)], 10),
-    ([], 8),
-    ([(None, True), (None, False)], 8),
+# --- Build 2 (03b.2): the confusion counts and the table's rows ----------------------------------------
+
+ROW_KEYS = (
+    "agree",
+    "true accept",
+    "FALSE ACCEPT",
+    "true reject",
+    "FALSE REJECT",
+    "unscored",
+    "tokens",
 )
 
 
 def _counts(pairs: list, threshold: float) -> tuple[int, int, int, int, int]:
     a = agreement(pairs, threshold)
     return a.true_accepts, a.false_accepts, a.true_rejects, a.false_rejects, a.unscored
+
+
+def _row(
+    evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float
+) -> dict:
+    a = agreement([(ev.score, passed[k]) for k, ev in evaluations.items()], threshold)
+    values = (a.rate, a.true_accepts, a.false_accepts, a.true_rejects, a.false_rejects, a.unscored)
+    return dict(
+        zip(ROW_KEYS, (*values, sum(ev.tokens for ev in evaluations.values())), strict=True)
+    )
+
+
+def _pairs(evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool]) -> list:
+    return [(ev.score, passed[k]) for k, ev in evaluations.items()]
+
+
+CONFUSION = Values(
+    "confusion",
+    [
+        Case(c)
+        for c in (
+            ([(10, True), (10, False), (3, False), (3, True), (None, True)], 8),
+            ([(8, True), (7.9, True), (8, False), (None, False)], 8),
+            ([(5.5, False), (10, True)], 10),
+            ([(6, True), (6, False), (9, False)], 6),
+            ([], 8),
+            ([(None, True), (None, False)], 8),
+        )
+    ],
+    oracle=_counts,
+    misreadings=[
+        Misreading(
+            lambda p, t: _counts([(s, ok) for s, ok in p if s != t], t),
+            "A score equal to the threshold is an accept (>=).",
+        ),
+        Misreading(
+            lambda p, t: _counts([(0 if s is None else s, ok) for s, ok in p], t),
+            "A score of None is neither an accept nor a reject: count it as unscored.",
+        ),
+    ],
+    forbid=NO_PACKAGE,
+).register("03b.2")
+ROW = Values(
+    "agreement_row",
+    [
+        Case((_ev(*s), _truth(f), t))
+        for s, f, t in (
+            ((10, 9, 3, None, 7), "PfffP", 8),
+            ((None, None), "Pf", 8),
+            ((8, 6), "PP", 6),
+        )
+    ],
+    oracle=_row,
+    misreadings=[
+        Misreading(
+            lambda e, p, t: {
+                **_row(e, p, t),
+                "agree": (lambda r: (r["true accept"] + r["true reject"]) / len(e))(_row(e, p, t)),
+            },
+            "'agree' is over the drafts with a score: an unscored draft is neither agreement nor disagreement.",
+        ),
+    ],
+).register("03b.2")
 
 
 @exercise(
@@ -324,85 +227,96 @@ def _counts(pairs: list, threshold: float) -> tuple[int, int, int, int, int]:
         "'tokens' the sum of every evaluation's .tokens; the other keys are your five counts.",
     ),
 )
-def confusion_counts(
-    confusion: Callable[[list, float], object],
-    agreement_row: Callable[..., object],
-    verdicts: Mapping[str, Mapping[str, Evaluation]],
-    passed: Mapping[str, bool],
-    threshold: float,
-) -> tuple[bool, str]:
-    """Build 2: the learner's confusion counts against the package's agreement, on made-up pairs and on every
-    evaluator's verdicts of section 1."""
-    cases = [(list(p), t) for p, t in CONFUSION_CASES] + [
-        ([(ev.score, passed[k]) for k, ev in evs.items()], threshold) for evs in verdicts.values()
+def confusion_counts(confusion, agreement_row, verdicts, passed, threshold) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 2: the learner's confusion counts and rows against the package's agreement, on made-up verdicts and on
+    every evaluator's verdicts of section 1."""
+    lesson = [
+        Case((_pairs(evs, passed), threshold), c.note)
+        for c, evs in zip(_lesson(verdicts), verdicts.values(), strict=True)
     ]
-    reached, got = package_calls(
-        lambda: [confusion(list(p), t) for p, t in cases], calibration_module
+    problem = CONFUSION.problem(confusion, also=lesson) or ROW.problem(
+        agreement_row, also=_lesson(verdicts, passed, threshold)
     )
-    if reached:
-        return False, "confusion called the package's agreement: the counts are yours to write."
-    for (pairs, threshold_), counts in zip(cases, got, strict=True):
-        want = _counts(pairs, threshold_)
-        if not isinstance(counts, (tuple, list)) or tuple(counts) != want:
-            return False, (
-                f"on the pairs {pairs[:6]}{' ...' if len(pairs) > 6 else ''} at threshold {threshold_}, confusion returned "
-                f"{counts!r}; expected (true accepts, false accepts, true rejects, false rejects, unscored) = {want}."
-            )
-    unscored = {"x": Evaluation(None, ""), "y": Evaluation(None, "")}
-    for evs, truth in [
-        (MADE_UP, MADE_UP_PASSED),
-        (unscored, {"x": True, "y": False}),
-        *((v, passed) for v in verdicts.values()),
-    ]:
-        a = agreement([(ev.score, truth[k]) for k, ev in evs.items()], threshold)
-        want = dict(
-            zip(
-                ROW_KEYS,
-                (
-                    a.rate,
-                    a.true_accepts,
-                    a.false_accepts,
-                    a.true_rejects,
-                    a.false_rejects,
-                    a.unscored,
-                    sum(ev.tokens for ev in evs.values()),
-                ),
-                strict=True,
-            )
-        )
-        row = agreement_row(dict(evs), truth, threshold)
-        if not isinstance(row, Mapping) or set(row) != set(ROW_KEYS):
-            return (
-                False,
-                f"agreement_row returned {row!r}: a dict with exactly the keys {', '.join(ROW_KEYS)}.",
-            )
-        off = numbers_off(row, want, ROW_KEYS)
-        if off:
-            where = (
-                "made-up verdicts (one unscored)"
-                if evs is MADE_UP
-                else "made-up verdicts, none scored"
-                if evs is unscored
-                else "an evaluator's verdicts of section 1"
-            )
-            return False, f"on {where} agreement_row gave " + ", ".join(
-                f"{k} {row[k]!r} (expected {want[k]:.4g})" for k in off
-            ) + "."
+    if problem:
+        return False, problem
     return (
         True,
-        f"Your counts match the package's on {len(CONFUSION_CASES)} made-up cases and every evaluator's verdicts, and so do your rows.",
+        f"Your counts match the package's on {len(CONFUSION.cases)} made-up cases and every evaluator's verdicts, and so do your rows.",
     )
 
 
-ROW_KEYS = (
-    "agree",
-    "true accept",
-    "FALSE ACCEPT",
-    "true reject",
-    "FALSE REJECT",
-    "unscored",
-    "tokens",
+# --- Build 3 (03b.3): where two critics disagree ---------------------------------------------------------
+
+
+def _disagreements(a, b, truth, threshold):  # noqa: ANN001
+    def right(evs: Mapping[str, Evaluation]) -> set[str]:
+        return {
+            k
+            for k, ev in evs.items()
+            if ev.score is not None and (ev.score >= threshold) == truth[k]
+        }
+
+    return sorted(right(a) - right(b)), sorted(right(b) - right(a))
+
+
+PAIRED = Values(
+    "disagreements",
+    [
+        Case((_ev(10, 3, None, 9, 2, 8), _ev(2, 9, 4, None, 1, 7), _truth("PfffP" + "P"), 8)),
+        Case((_ev(8, 8, 5), _ev(7, 9, None), _truth("PfP"), 8)),
+        Case((_ev(6, 2), _ev(9, 5), _truth("Pf"), 6)),
+    ],
+    oracle=_disagreements,
+    misreadings=[
+        Misreading(
+            lambda a, b, t, th: _disagreements(
+                {k: Evaluation(0 if e.score is None else e.score, "") for k, e in a.items()},
+                {k: Evaluation(0 if e.score is None else e.score, "") for k, e in b.items()},
+                t,
+                th,
+            ),
+            "A score of None is right on nothing: neither an accept nor a reject.",
+        ),
+        Misreading(
+            lambda a, b, t, th: _disagreements(a, b, t, th)[::-1],
+            "Return (only a right, only b right), in that order.",
+        ),
+    ],
+).register("03b.3")
+
+
+@exercise(
+    "03b.3",
+    hints=(
+        "first write right(evaluations): the task ids where the critic's accept (score >= threshold) matches "
+        "truth[task_id]. Then the two answers are set differences, one each way.",
+        "a score of None is right on nothing: neither an accept nor a reject. Return (only a right, only b right), in that order.",
+    ),
 )
+def paired(disagreements, verdicts, passed, held_out, threshold) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 3: the learner's discordant drafts of two critics, on made-up verdicts and on every pair of section 1's
+    critics against all the hidden tests and against the held-out half."""
+    names = list(verdicts)
+    lesson = [
+        Case(
+            (dict(verdicts[x]), dict(verdicts[y]), dict(truth), threshold),
+            f"{x} against {y}, {label}",
+        )
+        for label, truth in (("all the hidden tests", passed), ("the held-out half", held_out))
+        for x in names
+        for y in names
+        if x != y
+    ]
+    problem = PAIRED.problem(disagreements, also=lesson)
+    if problem:
+        return False, problem
+    return (
+        True,
+        f"your disagreements match on made-up verdicts and on every pair of the {len(names)} critics, against both truths.",
+    )
+
+
+# --- Build 4 (03b.4): a recorded loop cut under another rule ----------------------------------------------
 
 
 def _d(
@@ -419,12 +333,23 @@ def _d(
 
 def _history(*drafts: Draft) -> list[Draft]:
     return [
-        Draft(i, d.code, d.score, tokens=d.tokens, passed=d.passed) for i, d in enumerate(drafts, 1)
+        Draft(i, d.code, d.score, tokens=d.tokens + i, passed=d.passed)
+        for i, d in enumerate(drafts, 1)
     ]
 
 
-# Made-up recorded histories, each a stop path: accepted at draft 2, converged, regressed (best is not
-# the last), never scored, a recording that ends before the rule stops, and the same draft twice.
+def _show(value: object) -> str:
+    if isinstance(value, list) and value and all(isinstance(d, Draft) for d in value):
+        return f"<drafts scored {[d.score for d in value]}>"
+    if isinstance(value, StopRule):
+        return f"<StopRule threshold={value.threshold}, max_iterations={value.max_iterations}>"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(h, list) for h in value):
+        return f"<{len(value)} histories scored {[[d.score for d in h] for h in value]}>"
+    return show(value)
+
+
+# each a stop path: accepted at draft 2, converged, regressed (best is not the last), never scored, a recording
+# that ends before the rule stops, and the same draft twice
 MADE_UP_HISTORIES = (
     _history(_d(5, False), _d(9, True), _d(10, True)),
     _history(_d(6, False), _d(6, False), _d(6, False, "def f():\n    return 'other'\n")),
@@ -442,10 +367,23 @@ RULES = (
     StopRule(threshold=10, max_iterations=3),
     StopRule(threshold=6, max_iterations=2),
 )
-
-
-def _scores(history: Sequence[Draft]) -> list:
-    return [d.score for d in history]
+CUT = Values(
+    "cut",
+    [Case((list(h), r)) for r in RULES for h in MADE_UP_HISTORIES],
+    oracle=lambda h, rule: tuple(replay_rule(h, rule)),
+    misreadings=[
+        Misreading(
+            lambda h, rule: (h, rule.decide_drafts(h)),
+            "That decides on the whole recording: stop at the first draft whose prefix the rule stops.",
+        ),
+        Misreading(
+            lambda h, rule: (lambda d, r: (d[:-1], r))(*replay_rule(h, rule)),
+            "Keep the draft the rule stopped on.",
+        ),
+    ],
+    forbid=NO_PACKAGE,
+    show=_show,
+).register("03b.4")
 
 
 @exercise(
@@ -457,277 +395,24 @@ def _scores(history: Sequence[Draft]) -> list:
         "history with None when no prefix stops.",
     ),
 )
-def cut_a_loop(
-    cut: Callable[[list, StopRule], object], histories: Mapping[str, Sequence[Draft]]
-) -> tuple[bool, str]:
-    """Build 4: the learner's cut against the package's replay_rule on made-up histories (every stop path)
-    under three rules, and on the recorded LLM-critic loops under thresholds 6 to 10."""
-    cases = [(list(h), r) for h in MADE_UP_HISTORIES for r in RULES]
-    cases += [
-        (list(h), StopRule(threshold=t, max_iterations=3))
-        for h in histories.values()
+def cut_a_loop(cut, histories) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 4: the learner's cut against the package's replay_rule on made-up histories (every stop path) under three
+    rules, and on the recorded LLM-critic loops under thresholds 6 to 10."""
+    lesson = [
+        Case((list(h), StopRule(threshold=t, max_iterations=3)), f"the recorded loop on {k}")
+        for k, h in histories.items()
         for t in (6, 8, 10)
     ]
-    reached, got = package_calls(lambda: [cut(list(h), r) for h, r in cases], calibration_module)
-    if reached:
-        return (
-            False,
-            f"cut called the package's {', '.join(sorted(reached))}: the cut is yours to write.",
-        )
-    for (h, rule), answer in zip(cases, got, strict=True):
-        drafts, reason = replay_rule(h, rule)
-        if not (isinstance(answer, (tuple, list)) and len(answer) == 2):
-            return (
-                False,
-                f"cut returned {answer!r}: return a pair (the drafts kept, the stop reason or None).",
-            )
-        kept, why = answer
-        if list(kept) != drafts or why is not reason:
-            return False, (
-                f"a history scored {_scores(h)} under threshold {rule.threshold}, max {rule.max_iterations} "
-                f"iterations: cut kept {len(list(kept))} draft(s) with {why!r}; the rule stops after "
-                f"{len(drafts)} with {reason!r}."
-            )
+    problem = CUT.problem(cut, also=lesson)
+    if problem:
+        return False, problem
     return True, (
         f"your cut matches replay_rule on {len(MADE_UP_HISTORIES)} made-up histories under {len(RULES)} rules and on "
         f"the {len(histories)} recorded loops under thresholds 6, 8 and 10."
     )
 
 
-CALIBRATION_CASES: tuple[tuple[list[tuple[float | None, bool]], float], ...] = (
-    # an unscored draft that passed: the base rate counts scored drafts only
-    ([(10, True), (10, True), (10, False), (5, False), (1, False), (None, True)], 0.2),
-    # base rate 0.5 and a score whose share is exactly the margin away: within the band
-    (
-        [
-            (3, True),
-            (3, True),
-            (3, True),
-            (3, False),
-            (7, False),
-            (7, False),
-            (7, False),
-            (7, True),
-        ],
-        0.25,
-    ),
-    # base rate 0.8, a score at 80%: says nothing, though far from a fifty-fifty band
-    ([(9, True)] * 4 + [(9, False)] + [(4, True)] * 4 + [(4, False)], 0.2),
-    # unequal groups: the base rate pools the drafts (6 of 8 pass), it is not the mean of the scores' shares
-    ([(9, True)] * 6 + [(2, False)] * 2, 0.25),
-    ([(None, True), (None, False)], 0.2),
-    ([], 0.2),
-)
-
-
-def _outcomes(pairs: Sequence[tuple[float | None, bool]]) -> dict:
-    out: dict = {}
-    for score, passed in pairs:
-        if score is not None:
-            out.setdefault(score, []).append(passed)
-    return out
-
-
-@exercise(
-    "03b.6",
-    hints=(
-        "outcomes_by_score groups the hidden-test verdicts by score, leaving out a score of None. says_little "
-        "compares each score's share of passing drafts with the base rate: the share over every scored draft.",
-        "the base rate counts only scored drafts; a share exactly `margin` away is still within it (<=); pairs with "
-        "no score at all give an empty list; return the scores sorted.",
-    ),
-)
-def calibration(
-    outcomes_by_score: Callable[[list], object], says_little: Callable[..., object], pairs: list
-) -> tuple[bool, str]:
-    """Build 6: the learner's grouping and band against the package's uninformative_band, on made-up
-    pairs and on the test critic's pairs of section 3."""
-    cases = [(list(p), m) for p, m in CALIBRATION_CASES] + [(list(pairs), 0.2)]
-    reached, got = package_calls(
-        lambda: [(outcomes_by_score(list(p)), says_little(list(p), margin=m)) for p, m in cases],
-        calibration_module,
-    )
-    if reached:
-        return (
-            False,
-            f"your functions called the package's {', '.join(sorted(reached))}: the band is yours to write.",
-        )
-    for (p, margin), (groups, band) in zip(cases, got, strict=True):
-        want = _outcomes(p)
-        shown = p[:8] if len(p) <= 8 else f"the {len(p)} pairs of section 3"
-        if (
-            not isinstance(groups, Mapping)
-            or set(groups) != set(want)
-            or any(sorted(list(groups[s])) != sorted(v) for s, v in want.items())
-        ):
-            return False, f"on {shown} outcomes_by_score returned {groups!r}, not {want}."
-        truth = uninformative_band(p, margin=margin)
-        if isinstance(band, (list, tuple)) and list(band) != truth and list(band) == sorted(band):
-            # a share within rounding of the margin may fall either side of it
-            scored = [ok for score, ok in p if score is not None]
-            base = sum(scored) / len(scored) if scored else 0.0
-            edge = {
-                s
-                for s, oks in want.items()
-                if abs(sum(oks) / len(oks) - base)
-                != margin  # exactly the margin: no rounding to forgive
-                and abs(abs(sum(oks) / len(oks) - base) - margin) < 1e-9
-            }
-            if set(band) ^ set(truth) <= edge:
-                truth = list(band)
-        if not isinstance(band, (list, tuple)) or list(band) != truth:
-            return (
-                False,
-                f"on {shown} says_little(pairs, margin={margin}) returned {band!r}; the scores that say little are {truth}.",
-            )
-    return True, (
-        f"your grouping and band match the package's uninformative_band on {len(CALIBRATION_CASES)} made-up cases and "
-        f"section 3's {len(pairs)} pairs (band: {uninformative_band(pairs) or 'empty'})."
-    )
-
-
-KEYS = ("threshold", "avg_iterations", "pass_rate", "avg_tokens")
-
-
-@exercise(
-    "03b.7",
-    hints=(
-        "for each threshold make StopRule(threshold=t, max_iterations=max_iterations), cut every history with it, "
-        "and average over the histories: the drafts kept, the hidden verdict of the draft the loop returns, the "
-        "tokens of the drafts kept.",
-        "the draft a loop returns is rule.choose(kept, reason): the accepted one, else the best so far, not the "
-        "last; its .passed is the hidden tests' verdict. Tokens count only the drafts the cut kept.",
-    ),
-)
-def threshold_rows(
-    threshold_table: Callable[..., object], histories: Sequence[Sequence[Draft]]
-) -> tuple[bool, str]:
-    """Build 7: the learner's threshold table against the package's sweep."""
-    cases = [
-        ([list(h) for h in MADE_UP_HISTORIES], [6, 8, 10], 3),
-        ([list(h) for h in MADE_UP_HISTORIES], [7, 9], 2),
-        ([list(h) for h in histories], [6, 7, 8, 9, 10], 3),
-    ]
-    reached, got = package_calls(
-        lambda: [threshold_table(h, t, max_iterations=m) for h, t, m in cases], calibration_module
-    )
-    if reached:
-        return (
-            False,
-            f"threshold_table called the package's {', '.join(sorted(reached))}: the table is yours to write.",
-        )
-    for (hs, thresholds, m), rows in zip(cases, got, strict=True):
-        want = sweep(hs, thresholds, max_iterations=m)
-        where = (
-            "section 2's recorded loops"
-            if len(hs) != len(MADE_UP_HISTORIES)
-            else (f"made-up histories scored {[_scores(h) for h in hs]}")
-        )
-        if not isinstance(rows, (list, tuple)) or len(rows) != len(want):
-            return (
-                False,
-                f"on {where} threshold_table returned {rows!r}: one row (a dict) per threshold, in order.",
-            )
-        for row, w in zip(rows, want, strict=True):
-            if not isinstance(row, Mapping) or set(KEYS) - set(row):
-                return (
-                    False,
-                    f"a row is {row!r}: each row is a dict with the keys {', '.join(KEYS)}.",
-                )
-            off = numbers_off(row, w, KEYS)
-            if off:
-                return False, (
-                    f"on {where}, max {m} iterations, threshold {w['threshold']}: "
-                    + ", ".join(f"{k} {row[k]!r} (expected {w[k]:.4g})" for k in off)
-                    + "."
-                )
-    return (
-        True,
-        f"your table matches the package's sweep on made-up histories and on the {len(histories)} recorded loops.",
-    )
-
-
-CENSUS_KEYS = ("no code", "regressed", "same draft back", "oscillating", "accepted but failing")
-
-
-def _census(histories: Sequence[Sequence[Draft]], rule: StopRule) -> dict[str, int]:
-    return {
-        "no code": sum(not a.code.strip() for h in histories for a in h),
-        "regressed": sum(replay_rule(h, rule)[1] is Stop.REGRESSED for h in histories),
-        "same draft back": sum(
-            a.code.strip() == b.code.strip()
-            for h in histories
-            for a, b in zip(h, h[1:], strict=False)
-        ),
-        "oscillating": sum(replay_rule(h, rule)[1] is Stop.OSCILLATING for h in histories),
-        "accepted but failing": sum(
-            (b := best_so_far(h)) is not None
-            and b.score is not None
-            and b.score >= rule.threshold
-            and b.passed is False
-            for h in histories
-        ),
-    }
-
-
-CENSUS_EXTRA = (
-    _history(
-        _d(8, False), _d(None, False, "  \n"), _d(3, False)
-    ),  # an empty reply, then a regression
-    _history(
-        _d(4, False, "def f():\n    return 1\n"), _d(9, False, "def f():\n    return 1\n  ")
-    ),  # same code, trailing space
-    _history(_d(10, True)),
-    _history(
-        _d(9, False), _d(5, False), _d(9, False, "def f():\n    return 'again'\n")
-    ),  # two failing accepts, one loop
-)
-
-
-@exercise(
-    "03b.8",
-    hints=(
-        "each count reads the histories, never the model: an attempt with no code, a loop your cut stops as "
-        "Stop.REGRESSED or Stop.OSCILLATING, a refiner reply equal to the draft before it, and a loop whose returned "
-        "draft (best so far) the critic accepted while the hidden tests fail it.",
-        "compare drafts with .strip() (a trailing space is the same code); 'accepted but failing' reads best_so_far(h), "
-        "with a score at least rule.threshold and passed False; a None score is never accepted.",
-    ),
-)
-def failure_census(
-    census: Callable[..., object], histories: Sequence[Sequence[Draft]], rule: StopRule
-) -> tuple[bool, str]:
-    """Build 8: the learner's census of failure modes against the same counts made with the package's replay_rule."""
-    made_up = [list(h) for h in (*MADE_UP_HISTORIES, *CENSUS_EXTRA)]
-    cases = [
-        (made_up, StopRule(threshold=8, max_iterations=3)),
-        (made_up, StopRule(threshold=9, max_iterations=3)),
-        ([list(h) for h in histories], rule),
-    ]
-    for hs, r in cases:
-        got = census(hs, r)
-        want = _census(hs, r)
-        where = (
-            "section 2's recorded loops"
-            if hs is cases[-1][0]
-            else f"made-up histories under threshold {r.threshold}"
-        )
-        if not isinstance(got, Mapping) or set(got) != set(CENSUS_KEYS):
-            return (
-                False,
-                f"census returned {got!r}: a dict with exactly the keys {', '.join(CENSUS_KEYS)}.",
-            )
-        off = [k for k in CENSUS_KEYS if got[k] != want[k]]
-        if off:
-            return False, f"on {where}: " + ", ".join(
-                f"{k!r} {got[k]!r} (expected {want[k]})" for k in off
-            ) + "."
-    return (
-        True,
-        "your census matches on made-up histories and on every recorded loop: "
-        + ", ".join(f"{k} {v}" for k, v in _census(cases[-1][0], rule).items())
-        + ".",
-    )
+# --- Build 5 (03b.5): what one evaluator's loops did ------------------------------------------------------
 
 
 def _summary(histories: Mapping[str, Sequence[Draft]]) -> dict:
@@ -740,7 +425,33 @@ def _summary(histories: Mapping[str, Sequence[Draft]]) -> dict:
     }
 
 
-MADE_UP_SUMMARY = {f"task{i}": h for i, h in enumerate(MADE_UP_HISTORIES)}
+SUMMARY = Values(
+    "loop_summary",
+    [
+        Case(({f"task{i}": h for i, h in enumerate(MADE_UP_HISTORIES[j:k])},))
+        for j, k in ((0, 6), (2, 4), (0, 1), (4, 6))
+    ],
+    oracle=_summary,
+    misreadings=[
+        Misreading(
+            lambda hs: {
+                **_summary(hs),
+                "passed": sum(bool(h[-1].passed) for h in hs.values()),
+                "replaced": sum(h[-1].iteration > 1 for h in hs.values()),
+            },
+            "The draft a loop returns is best_so_far(h), not the last attempt.",
+        ),
+        Misreading(
+            lambda hs: {**_summary(hs), "replaced": sum(len(h) > 1 for h in hs.values())},
+            "'replaced' counts loops whose returned draft is not the first, not loops with more than one attempt.",
+        ),
+    ],
+    show=lambda v: (
+        f"<loops scored {[[d.score for d in h] for h in v.values()]}>"
+        if isinstance(v, Mapping) and all(isinstance(h, list) for h in v.values())
+        else show(v)
+    ),
+).register("03b.5")
 
 
 @exercise(
@@ -753,26 +464,253 @@ MADE_UP_SUMMARY = {f"task{i}": h for i, h in enumerate(MADE_UP_HISTORIES)}
         "one attempt.",
     ),
 )
-def loop_table(loop_summary: Callable[..., object], loops: Loops) -> tuple[bool, str]:
+def loop_table(loop_summary, loops) -> tuple[bool, str]:  # noqa: ANN001
     """Build 5: the learner's summary of one evaluator's loops, on made-up loops and on section 2's."""
-    for name, histories in [("made-up", MADE_UP_SUMMARY), *loops.items()]:
-        got, want = loop_summary(dict(histories)), _summary(histories)
-        if not isinstance(got, Mapping) or set(got) != set(want):
-            return (
-                False,
-                f"loop_summary returned {got!r}: a dict with exactly the keys {', '.join(want)}.",
-            )
-        off = numbers_off(got, want, want)
-        if off:
-            where = (
-                f"made-up loops scored {[_scores(h) for h in histories.values()]}"
-                if name == "made-up"
-                else f"the {name} loops"
-            )
-            return False, f"on {where}: " + ", ".join(
-                f"{k} {got[k]!r} (expected {want[k]:.4g})" for k in off
-            ) + "."
+    problem = SUMMARY.problem(
+        loop_summary, also=[Case((dict(h),), f"the {name} loops") for name, h in loops.items()]
+    )
+    if problem:
+        return False, problem
     return True, "your summary matches on made-up loops and on every evaluator's loops."
+
+
+# --- Build 6 (03b.6): what each score says ----------------------------------------------------------------
+
+
+def _outcomes(pairs: Sequence[tuple[float | None, bool]]) -> dict:
+    out: dict = {}
+    for score, passed in pairs:
+        if score is not None:
+            out.setdefault(score, []).append(passed)
+    return out
+
+
+CALIBRATION_PAIRS = (  # (pairs, margin)
+    (
+        [(9, True)] * 4 + [(9, False)] + [(4, True)] * 4 + [(4, False)],
+        0.2,
+    ),  # base rate 0.8, far from 50%
+    (
+        [(10, True), (10, True), (10, False), (5, False), (1, False), (None, True)],
+        0.2,
+    ),  # scored drafts only
+    (
+        [(3, True)] * 3 + [(3, False)] + [(7, False)] * 3 + [(7, True)],
+        0.25,
+    ),  # exactly the margin away
+    ([(9, True)] * 6 + [(2, False)] * 2, 0.25),  # unequal groups: the base rate pools the drafts
+    ([(None, True), (None, False)], 0.2),
+    ([], 0.2),
+)
+
+
+def _band(pairs: Sequence, margin: float, base: float | None = None, strict: bool = False) -> list:
+    """A misreading of the band: another base rate, or < for <=."""
+    groups, scored = _outcomes(pairs), [ok for s, ok in pairs if s is not None]
+    if not scored:
+        return []
+    base = sum(scored) / len(scored) if base is None else base
+    near = (lambda d: d < margin) if strict else (lambda d: d <= margin + 1e-12)
+    return sorted(s for s, oks in groups.items() if near(abs(sum(oks) / len(oks) - base)))
+
+
+OUTCOMES = Values(
+    "outcomes_by_score",
+    [Case((p,)) for p, _ in CALIBRATION_PAIRS],
+    oracle=_outcomes,
+    equal=lambda got, want: (
+        isinstance(got, Mapping)
+        and set(got) == set(want)
+        and all(sorted(list(got[s])) == sorted(v) for s, v in want.items())
+    ),
+    forbid=NO_PACKAGE,
+).register("03b.6")
+BAND = Values(
+    "says_little",
+    [Case((p,), kwargs={"margin": m}) for p, m in CALIBRATION_PAIRS],
+    oracle=lambda pairs, margin: uninformative_band(pairs, margin=margin),
+    misreadings=[
+        Misreading(
+            lambda pairs, margin: _band(
+                pairs, margin, base=sum(ok for _, ok in pairs) / max(len(pairs), 1)
+            ),
+            "The base rate counts only the drafts with a score.",
+        ),
+        Misreading(
+            lambda pairs, margin: _band(pairs, margin, base=0.5),
+            "The band is around the base rate, the share of scored drafts that pass, not around 50%.",
+        ),
+        Misreading(
+            lambda pairs, margin: _band(pairs, margin, strict=True),
+            "A share exactly `margin` away is still within it (<=).",
+        ),
+    ],
+    forbid=NO_PACKAGE,
+).register("03b.6")
+
+
+@exercise(
+    "03b.6",
+    hints=(
+        "outcomes_by_score groups the hidden-test verdicts by score, leaving out a score of None. says_little "
+        "compares each score's share of passing drafts with the base rate: the share over every scored draft.",
+        "the base rate counts only scored drafts; a share exactly `margin` away is still within it (<=); pairs with "
+        "no score at all give an empty list; return the scores sorted.",
+    ),
+)
+def calibration(outcomes_by_score, says_little, pairs) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 6: the learner's grouping and band against the package's uninformative_band, on made-up pairs and on the
+    test critic's pairs of section 3."""
+    lesson = [Case((list(pairs),), "the test critic's pairs of section 3")]
+    problem = OUTCOMES.problem(outcomes_by_score, also=lesson) or BAND.problem(
+        says_little, also=[Case((list(pairs),), lesson[0].note, {"margin": 0.2})]
+    )
+    if problem:
+        return False, problem
+    return True, (
+        f"your grouping and band match the package's uninformative_band on {len(CALIBRATION_PAIRS)} made-up cases and "
+        f"section 3's {len(pairs)} pairs (band: {uninformative_band(pairs) or 'empty'})."
+    )
+
+
+# --- Build 7 (03b.7): the threshold table -----------------------------------------------------------------
+
+THRESHOLDS = Values(
+    "threshold_table",
+    [
+        Case(([list(h) for h in MADE_UP_HISTORIES], [6, 8, 10]), kwargs={"max_iterations": 3}),
+        Case(([list(h) for h in MADE_UP_HISTORIES], [7, 9]), kwargs={"max_iterations": 2}),
+        Case(([list(h) for h in MADE_UP_HISTORIES[1:4]], [8]), kwargs={"max_iterations": 3}),
+    ],
+    oracle=lambda hs, ts, max_iterations: sweep(hs, ts, max_iterations=max_iterations),
+    misreadings=[
+        Misreading(
+            lambda hs, ts, max_iterations: sweep(hs, ts, max_iterations=3),
+            "Use the max_iterations you are given.",
+        ),
+    ],
+    forbid=NO_PACKAGE,
+    show=_show,
+).register("03b.7")
+
+
+@exercise(
+    "03b.7",
+    hints=(
+        "for each threshold make StopRule(threshold=t, max_iterations=max_iterations), cut every history with it, "
+        "and average over the histories: the drafts kept, the hidden verdict of the draft the loop returns, the "
+        "tokens of the drafts kept.",
+        "the draft a loop returns is rule.choose(kept, reason): the accepted one, else the best so far, not the "
+        "last; its .passed is the hidden tests' verdict. Tokens count only the drafts the cut kept.",
+    ),
+)
+def threshold_rows(threshold_table, histories) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 7: the learner's threshold table against the package's sweep."""
+    lesson = [
+        Case(
+            ([list(h) for h in histories], [6, 7, 8, 9, 10]),
+            "section 2's recorded loops",
+            {"max_iterations": 3},
+        )
+    ]
+    problem = THRESHOLDS.problem(threshold_table, also=lesson)
+    if problem:
+        return False, problem
+    return (
+        True,
+        f"your table matches the package's sweep on made-up histories and on the {len(histories)} recorded loops.",
+    )
+
+
+# --- Build 8 (03b.8): a census of failure modes -------------------------------------------------------------
+
+
+def _census(
+    histories: Sequence[Sequence[Draft]], rule: StopRule, strip: bool = True, returned=best_so_far
+) -> dict[str, int]:  # noqa: ANN001
+    def same_code(a: Draft, b: Draft) -> bool:
+        return a.code.strip() == b.code.strip() if strip else a.code == b.code
+
+    stops = [replay_rule(h, rule)[1] for h in histories]
+    chosen = [returned(list(h)) for h in histories]
+    return {
+        "no code": sum(not a.code.strip() for h in histories for a in h),
+        "regressed": stops.count(Stop.REGRESSED),
+        "same draft back": sum(
+            same_code(a, b) for h in histories for a, b in zip(h, h[1:], strict=False)
+        ),
+        "oscillating": stops.count(Stop.OSCILLATING),
+        "accepted but failing": sum(
+            b is not None
+            and b.score is not None
+            and b.score >= rule.threshold
+            and b.passed is False
+            for b in chosen
+        ),
+    }
+
+
+CENSUS_HISTORIES = [
+    *MADE_UP_HISTORIES,
+    _history(
+        _d(8, False), _d(None, False, "  \n"), _d(3, False)
+    ),  # an empty reply, then a regression
+    _history(
+        _d(4, False, "def f():\n    return 1\n"), _d(9, False, "def f():\n    return 1\n  ")
+    ),  # same code, trailing space
+    _history(_d(10, True)),
+    _history(
+        _d(9, False), _d(5, False), _d(9, False, "def f():\n    return 'again'\n")
+    ),  # two failing accepts, one loop
+]
+CENSUS = Values(
+    "census",
+    [
+        Case(([list(h) for h in CENSUS_HISTORIES[j:k]], StopRule(threshold=t, max_iterations=3)))
+        for j, k, t in ((0, 10, 8), (0, 10, 9), (6, 10, 8), (0, 6, 10))
+    ],
+    oracle=_census,
+    misreadings=[
+        Misreading(
+            lambda hs, r: _census(hs, r, strip=False),
+            "Compare drafts with .strip(): a trailing space is the same code.",
+        ),
+        Misreading(
+            lambda hs, r: _census(hs, r, returned=lambda h: h[-1]),
+            "'accepted but failing' reads the draft the loop returns, best_so_far(h), not the last attempt.",
+        ),
+    ],
+    show=_show,
+).register("03b.8")
+
+
+@exercise(
+    "03b.8",
+    hints=(
+        "each count reads the histories, never the model: an attempt with no code, a loop your cut stops as "
+        "Stop.REGRESSED or Stop.OSCILLATING, a refiner reply equal to the draft before it, and a loop whose returned "
+        "draft (best so far) the critic accepted while the hidden tests fail it.",
+        "compare drafts with .strip() (a trailing space is the same code); 'accepted but failing' reads best_so_far(h), "
+        "with a score at least rule.threshold and passed False; a None score is never accepted.",
+    ),
+)
+def failure_census(census, histories, rule) -> tuple[bool, str]:  # noqa: ANN001
+    """Build 8: the learner's census of failure modes against the same counts made with the package's replay_rule."""
+    problem = CENSUS.problem(
+        census, also=[Case(([list(h) for h in histories], rule), "section 2's recorded loops")]
+    )
+    if problem:
+        return False, problem
+    counts = _census([list(h) for h in histories], rule)
+    return (
+        True,
+        "your census matches on made-up histories and on every recorded loop: "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + ".",
+    )
+
+
+# --- Build 9 (03b.9): the inflation means --------------------------------------------------------------------
 
 
 def _means(evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool]) -> tuple:
@@ -784,18 +722,28 @@ def _means(evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool]) ->
     return mean(ok), mean(bad)
 
 
-INFLATION_CASES = (
-    (
-        {
-            "a": Evaluation(10, ""),
-            "b": Evaluation(6, ""),
-            "c": Evaluation(None, ""),
-            "d": Evaluation(3, ""),
-        },
-        {"a": True, "b": True, "c": False, "d": False},
-    ),
-    ({"a": Evaluation(9, ""), "b": Evaluation(None, "")}, {"a": True, "b": False}),
-)
+MEANS = Values(
+    "mean_scores",
+    [
+        Case((_ev(*s), _truth(f)))
+        for s, f in (
+            ((10, 6, None, 3), "PPff"),
+            ((9, None), "Pf"),
+            ((4, 8, 10), "fPf"),
+            ((None, 7), "Pf"),
+        )
+    ],
+    oracle=_means,
+    misreadings=[
+        Misreading(
+            lambda e, p: _means({k: Evaluation(v.score or 0, "") for k, v in e.items()}, p),
+            "A score of None is left out, not counted as 0.",
+        ),
+        Misreading(
+            lambda e, p: _means(e, p)[::-1], "Return (passing mean, failing mean), in that order."
+        ),
+    ],
+).register("03b.9")
 
 
 @exercise(
@@ -805,105 +753,212 @@ INFLATION_CASES = (
         "return (passing mean, failing mean), in that order; a group with no score gives None, not 0 or an error.",
     ),
 )
-def inflation(
-    mean_scores: Callable[..., object],
-    verdicts: Mapping[str, Mapping[str, Evaluation]],
-    passed: Mapping[str, bool],
-) -> tuple[bool, str]:
+def inflation(mean_scores, verdicts, passed) -> tuple[bool, str]:  # noqa: ANN001
     """Build 9: the learner's mean scores of passing and failing drafts, on made-up and real verdicts."""
-    for evs, ps in [*INFLATION_CASES, *((v, passed) for v in verdicts.values())]:
-        got, want = mean_scores(dict(evs), dict(ps)), _means(evs, ps)
-        if not (isinstance(got, (tuple, list)) and len(got) == 2) or any(
-            (g is None) != (w is None)
-            or (w is not None and (not isinstance(g, (int, float)) or abs(g - w) > 1e-9))
-            for g, w in zip(got, want, strict=True)
-        ):
-            shown = (
-                {k: (ev.score, ps[k]) for k, ev in evs.items()}
-                if len(evs) < 6
-                else "an evaluator's verdicts"
-            )
-            return False, f"on {shown} (score, passed) mean_scores returned {got!r}, not {want}."
+    problem = MEANS.problem(mean_scores, also=_lesson(verdicts, dict(passed)))
+    if problem:
+        return False, problem
     return True, "your means match on made-up verdicts and on every evaluator's."
 
 
-PAIRED_A = {
-    "a": Evaluation(10, ""),
-    "b": Evaluation(3, ""),
-    "c": Evaluation(None, ""),
-    "d": Evaluation(9, ""),
-    "e": Evaluation(2, ""),
-    "f": Evaluation(8, ""),
-}
-PAIRED_B = {
-    "a": Evaluation(2, ""),
-    "b": Evaluation(9, ""),
-    "c": Evaluation(4, ""),
-    "d": Evaluation(None, ""),
-    "e": Evaluation(1, ""),
-    "f": Evaluation(7, ""),
-}
-PAIRED_TRUTH = {"a": True, "b": False, "c": False, "d": False, "e": False, "f": True}
+# --- Exercise 10 (03b.10): a critic's false accepts -----------------------------------------------------------
 
 
-def _disagreements(
-    a: Mapping[str, Evaluation],
-    b: Mapping[str, Evaluation],
-    truth: Mapping[str, bool],
-    threshold: float,
-):
-    def right(evs: Mapping[str, Evaluation]) -> set[str]:
-        return {
-            k
-            for k, ev in evs.items()
-            if ev.score is not None and (ev.score >= threshold) == truth[k]
-        }
+def _false_accepts(
+    evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool], threshold: float
+) -> list[str]:
+    return sorted(
+        k
+        for k, ev in evaluations.items()
+        if ev.score is not None and ev.score >= threshold and not passed[k]
+    )
 
-    return sorted(right(a) - right(b)), sorted(right(b) - right(a))
+
+FALSE_ACCEPTS = Values(
+    "false_accepts",
+    [
+        Case(
+            (
+                {
+                    "e": Evaluation(10, ""),
+                    "b": Evaluation(8, ""),
+                    "d": Evaluation(None, ""),
+                    "a": Evaluation(9.5, ""),
+                    "c": Evaluation(7.9, ""),
+                },
+                {"a": False, "b": False, "c": False, "d": False, "e": True},
+                8,
+            )
+        ),
+        Case((_ev(6, 9, 5), _truth("ffP"), 6)),
+        Case((_ev(10, 10), _truth("PP"), 8)),
+    ],
+    oracle=_false_accepts,
+    misreadings=[
+        Misreading(
+            lambda e, p, t: sorted(k for k in e if not p[k]),
+            "That is every failing draft, whatever the critic scored: only the ones it accepted.",
+        ),
+        Misreading(
+            lambda e, p, t: sorted(
+                k for k, v in e.items() if v.score is not None and v.score > t and not p[k]
+            ),
+            "A score equal to the threshold is an accept (>=).",
+        ),
+        Misreading(
+            lambda e, p, t: [
+                k for k, v in e.items() if v.score is not None and v.score >= t and not p[k]
+            ],
+            "Return the task ids sorted.",
+        ),
+    ],
+).register("03b.10")
 
 
 @exercise(
-    "03b.3",
+    "03b.10",
     hints=(
-        "first write right(evaluations): the task ids where the critic's accept (score >= threshold) matches "
-        "truth[task_id]. Then the two answers are set differences, one each way.",
-        "a score of None is right on nothing: neither an accept nor a reject. Return (only a right, only b right), in that order.",
+        "a false accept is a draft the critic accepted (its score is at least the threshold) while the hidden tests "
+        "fail it (passed[task_id] is False). A score of None is a reply the critic could not use: not an accept.",
+        "try your function by hand on the cases the made-up verdicts hold: a score exactly at the threshold, a "
+        "score of None, a failing draft the critic scored below the threshold. Then look at the order of what it returns.",
     ),
 )
-def paired(
-    disagreements: Callable[..., object],
-    verdicts: Mapping[str, Mapping[str, Evaluation]],
-    passed: Mapping[str, bool],
-    held_out: Mapping[str, bool],
-    threshold: float,
-) -> tuple[bool, str]:
-    """Build 3: the learner's discordant drafts of two critics, on made-up verdicts and on every pair of
-    section 1's critics against all the hidden tests and against the held-out half."""
-    names = list(verdicts)
-    cases = [(PAIRED_A, PAIRED_B, PAIRED_TRUTH, 8, "made-up verdicts")]
-    cases += [
-        (verdicts[x], verdicts[y], truth, threshold, f"{x} against {y} ({label})")
-        for label, truth in (("all the hidden tests", passed), ("the held-out half", held_out))
-        for x in names
-        for y in names
-        if x != y
-    ]
-    for a, b, truth, t, where in cases:
-        got = disagreements(dict(a), dict(b), dict(truth), t)
-        want = _disagreements(a, b, truth, t)
-        if not (isinstance(got, (tuple, list)) and len(got) == 2) or any(
-            not isinstance(g, (list, tuple)) or list(g) != w for g, w in zip(got, want, strict=True)
-        ):
-            shown = ""
-            if a is PAIRED_A:
-                shown = " " + "; ".join(
-                    f"{k}: a {a[k].score}, b {b[k].score}, passes {truth[k]}" for k in a
-                )
-            return (
-                False,
-                f"on {where}{shown} (threshold {t}) disagreements returned {got!r}; expected {want}.",
-            )
+def count_false_accepts(
+    false_accepts, voting_false_tasks, verdicts, passed, threshold
+) -> tuple[bool, str]:  # noqa: ANN001
+    """Exercise 10: false_accepts on made-up verdicts and on every critic of section 1, then voting_false_tasks."""
+    problem = FALSE_ACCEPTS.problem(false_accepts, also=_lesson(verdicts, dict(passed), threshold))
+    if problem:
+        return False, problem
+    truth = _false_accepts(verdicts["voting"], passed, threshold)
+    if not isinstance(voting_false_tasks, (list, tuple)) or list(voting_false_tasks) != truth:
+        return (
+            False,
+            f"false_accepts is right; now voting_false_tasks = {voting_false_tasks!r}: apply it to the voting critic.",
+        )
+    failing = sorted(k for k in verdicts["voting"] if not passed[k])
+    every = (
+        ": every failing draft" if truth == failing else f" of the {len(failing)} failing drafts"
+    )
+    others = ", ".join(
+        f"{n} {len(_false_accepts(e, passed, threshold))}"
+        for n, e in verdicts.items()
+        if n != "voting"
+    )
     return (
         True,
-        f"your disagreements match on made-up verdicts and on every pair of the {len(names)} critics, against both truths.",
+        f"{len(truth)} false accepts for the voting critic ({', '.join(truth)}){every}. The other critics' counts: {others}.",
+    )
+
+
+# --- Exercise 11 (03b.11): the loops where the refiner ran -----------------------------------------------------
+
+
+def _later(loops: Loops) -> bool:
+    return any(
+        bool(a.passed) for histories in loops.values() for h in histories.values() for a in h[1:]
+    )
+
+
+LATER = Values(
+    "later_pass",
+    [
+        Case((loops,))
+        for loops in (
+            {
+                "tests": {
+                    "flatten": [Draft(1, "a", 5.5, passed=False), Draft(2, "b", 10, passed=True)]
+                }
+            },
+            {
+                "tests": {
+                    "flatten": [Draft(1, "a", 10, passed=True)],
+                    "caesar": [Draft(1, "c", 5.5, passed=False)],
+                }
+            },
+            {"llm": {"caesar": [Draft(1, "a", 9, passed=False), Draft(2, "a", 9, passed=False)]}},
+            {
+                "tests": {
+                    "flatten": [
+                        Draft(1, "a", 5, passed=False),
+                        Draft(2, "b", 9, passed=True),
+                        Draft(3, "c", 6, passed=False),
+                    ]
+                }
+            },
+            {"tests": {"flatten": [Draft(1, "a", 9, passed=False), Draft(2, "b", 5, passed=True)]}},
+            {
+                "llm": {"flatten": [Draft(1, "a", 9, passed=True), Draft(2, "b", 9, passed=False)]},
+                "tests": {},
+            },
+        )
+    ],
+    oracle=_later,
+    misreadings=[
+        Misreading(
+            lambda loops: any(
+                bool(a.passed) for hs in loops.values() for h in hs.values() for a in h
+            ),
+            "Only attempts after the first count: the first is the lesson-01 draft.",
+        ),
+    ],
+).register("03b.11")
+
+
+@exercise(
+    "03b.11",
+    hints=(
+        "loops[name][task_id] is the list of attempts of one loop, in order; the first is the lesson-01 draft, "
+        "every later one is a refiner's reply.",
+        "the table's 'replaced' column asks which attempt a loop returned; you need something else about a history. "
+        "For later_pass, which attempts of a history are the refiner's, and which one is not?",
+    ),
+)
+def refiner_runs(refined, later_pass, loops) -> tuple[bool, str] | tuple[bool, str, bool]:  # noqa: ANN001
+    """Exercise 11: `refined` (the loops where the refiner ran) against section 2's loops, and `later_pass` on
+    made-up loops and on them."""
+    want = {
+        name: sorted(k for k, h in histories.items() if len(h) > 1)
+        for name, histories in loops.items()
+    }
+    if not isinstance(refined, Mapping) or set(refined) != set(want):
+        return (
+            False,
+            f"refined should be a dict with one entry per evaluator ({', '.join(want)}), not {refined!r}.",
+        )
+    got = {
+        n: sorted(refined[n])
+        if isinstance(refined[n], (list, tuple, set, frozenset))
+        else refined[n]
+        for n in want
+    }
+    if got != want:
+        replaced = {
+            n: sorted(k for k, h in hs.items() if h and best_so_far(list(h)).iteration > 1)
+            for n, hs in loops.items()
+        }
+        if got == replaced:
+            return False, (
+                "that is the table's 'replaced' column: loops that returned a later attempt. A loop where "
+                "the refiner ran may still return its first draft; count the attempts instead."
+            )
+        wrong = [n for n in want if got[n] != want[n]]
+        return (
+            False,
+            f"refined is wrong for {', '.join(wrong)} (each value: the sorted task ids whose loop made more than one attempt).",
+        )
+    if not callable(later_pass):
+        return (
+            False,
+            "refined is right; now write later_pass(loops), a function that returns True or False.",
+            False,
+        )
+    problem = LATER.problem(later_pass, also=[Case((loops,), "section 2's loops")])
+    if problem:
+        return False, f"refined is right; {problem}"
+    n = sum(map(len, want.values()))
+    return True, (
+        f"the refiner ran in {n} loop(s) ({'; '.join(f'{k}: {v}' for k, v in want.items() if v) or 'none'}); "
+        f"a later attempt passed the hidden tests: {_later(loops)}."
     )

@@ -190,11 +190,15 @@ class Values(_Spec):
             self._wants = [outcome(self.oracle, c) for c in self.cases]
         return self._wants
 
-    def problem(self, fn: Callable) -> str | None:
+    def problem(self, fn: Callable, also: Sequence[Case] = ()) -> str | None:
+        """The message for the first case `fn` gets wrong, or None; `also` adds cases made from the lesson's own
+        data (their oracle values computed now)."""
         got: list = []
+        cases = [*self.cases, *also]
+        wants = [*self.wants(), *(outcome(self.oracle, c) for c in also)]
 
         def run_all() -> None:
-            got.extend(outcome(fn, c) for c in self.cases)
+            got.extend(outcome(fn, c) for c in cases)
 
         if self.forbid:
             used, _ = package_calls(run_all, *self.forbid[0])
@@ -204,7 +208,7 @@ class Values(_Spec):
             run_all()
         wrong = [
             (c, g, w)
-            for c, g, w in zip(self.cases, got, self.wants(), strict=True)
+            for c, g, w in zip(cases, got, wants, strict=True)
             if not self._agree(g, w)
         ]
         if not wrong:
@@ -214,7 +218,7 @@ class Values(_Spec):
             (m.why for m in self.misreadings if self._misreads(value, outcome(m.value, case))), ""
         )
         count = (
-            f"{len(wrong)} of {len(self.cases)} cases differ; the first: " if len(wrong) > 1 else ""
+            f"{len(wrong)} of {len(cases)} cases differ; the first: " if len(wrong) > 1 else ""
         )
         note = f" ({case.note})" if case.note else ""
         did = (
