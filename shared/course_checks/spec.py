@@ -207,9 +207,7 @@ class Values(_Spec):
         else:
             run_all()
         wrong = [
-            (c, g, w)
-            for c, g, w in zip(cases, got, wants, strict=True)
-            if not self._agree(g, w)
+            (c, g, w) for c, g, w in zip(cases, got, wants, strict=True) if not self._agree(g, w)
         ]
         if not wrong:
             return None
@@ -217,9 +215,7 @@ class Values(_Spec):
         why = next(
             (m.why for m in self.misreadings if self._misreads(value, outcome(m.value, case))), ""
         )
-        count = (
-            f"{len(wrong)} of {len(cases)} cases differ; the first: " if len(wrong) > 1 else ""
-        )
+        count = f"{len(wrong)} of {len(cases)} cases differ; the first: " if len(wrong) > 1 else ""
         note = f" ({case.note})" if case.note else ""
         did = (
             f"raised {value!r}"[8:-1]
