@@ -155,3 +155,36 @@ def test_vague_reflections_and_loose_keys_fail():
         loose = solved("05")
         exec(key, loose)  # noqa: S102
         assert lesson05.shared_key.evaluate(loose["family_key"], None)[0] is False
+
+
+def test_a_memory_that_recalls_from_this_process_fails_the_round_trip():
+    """Build 5's memory must come back from the file: a recall served from a dict kept in the process (the file
+    written too) fails, and so does one that writes nothing another process can read."""
+    import sqlite3
+
+    from course_checks import lesson05
+
+    kept: dict = {}
+
+    def remember(db_path, key, session, reflections):
+        kept.setdefault(key, []).extend(reflections)
+        with sqlite3.connect(db_path) as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS m (id INTEGER PRIMARY KEY, key TEXT, reflection TEXT)"
+            )
+            db.executemany(
+                "INSERT INTO m (key, reflection) VALUES (?, ?)", [(key, r) for r in reflections]
+            )
+
+    def recall(db_path, key, window):
+        return kept.get(key, [])[-window:] if window else []
+
+    passed, message, _ = lesson05.memory_round_trip.evaluate(remember, recall)
+    assert not passed and "not what this session remembers" in message, message
+
+    def remember_nothing(db_path, key, session, reflections):
+        kept.setdefault(key, []).extend(reflections)
+
+    kept.clear()
+    passed, message, _ = lesson05.memory_round_trip.evaluate(remember_nothing, recall)
+    assert not passed and "another process" in message, message

@@ -4,10 +4,12 @@ for rewordings of a task."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
+import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +22,7 @@ from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, offline, package_calls
+from .spec import Calls, Case, Misreading, Values, show
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -222,6 +225,24 @@ def _prose(reflection: str) -> str:
     return re.split(r"```|Here's the corrected|Here is the corrected", reflection)[0].strip()
 
 
+SPECIFIC = Values(
+    "is_specific",
+    [Case((text,), why) for text, (_, why) in LABELLED.items()],
+    oracle=lambda text: LABELLED[text][0] if text in LABELLED else _is_specific(text),
+    equal=lambda got, want: isinstance(got, bool) and got is want,
+    misreadings=[
+        Misreading(
+            lambda t: len(t.split()) >= 8 and "```" not in t,
+            "Long enough and free of code is not enough: it must name something concrete (a call, a quoted value, []).",
+        ),
+        Misreading(
+            lambda t: bool(re.search(r"\w\(", t)) and len(t.split()) >= 8,
+            "A reflection that carries code is not worth keeping, whatever else it names.",
+        ),
+    ],
+).register("05.7")
+
+
 @exercise(
     "05.7",
     hints=(
@@ -233,30 +254,16 @@ def _prose(reflection: str) -> str:
     ),
 )
 def specific(is_specific: Callable[[str], object], reflections: Sequence[str]) -> tuple[bool, str]:
-    """Exercise 7: is_specific on labelled reflections, then how many of the experiment's it keeps."""
-    got = {text: is_specific(text) for text in LABELLED}
-    if all(v is None for v in got.values()):
-        return False, "is_specific returned None for every reflection: return True or False."
-    wrong = [
-        f"{text[:40]!r}... should be {want} ({why})"
-        for text, (want, why) in LABELLED.items()
-        if bool(got[text]) is not want
-    ]
-    if wrong:
-        return (
-            False,
-            f"{len(wrong)} of {len(LABELLED)} labelled reflections sorted wrong: "
-            + "; ".join(wrong),
-        )
-    kept = sum(bool(is_specific(t)) for t in reflections)
+    """Exercise 7: is_specific on labelled reflections, then on the words before the code of the experiment's real
+    reflections (the rule's verdict), then how many of them it keeps."""
     prose = [_prose(t) for t in reflections]
-    off = [t for t in prose if bool(is_specific(t)) is not _is_specific(t)]
-    if off:
-        return False, (
-            f"the labelled reflections are right; on the words before the code of the experiment's real reflections, "
-            f"{len(off)} of {len(prose)} are sorted otherwise than the rule says, for example {off[0][:160]!r} "
-            f"(should be {_is_specific(off[0])})."
-        )
+    problem = SPECIFIC.problem(
+        is_specific,
+        also=[Case((t,), "the words before the code of a real reflection") for t in prose],
+    )
+    if problem:
+        return False, problem
+    kept = sum(bool(is_specific(t)) for t in reflections)
     return True, (
         f"All {len(LABELLED)} labelled reflections sorted right. It keeps {kept} of the experiment's "
         f"{len(reflections)} real reflections (each carries code); of their words before the code, it keeps "
@@ -379,8 +386,8 @@ def _verdict(
     )
 
 
-def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> ScriptedChat:
-    return ScriptedChat(
+def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> dict:
+    return dict(
         {
             "generator": [_fenced(d) for d in drafts],
             "evaluator": list(verdicts),
@@ -394,7 +401,7 @@ def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> ScriptedChat:
 
 def _reference(drafts, verdicts, max_attempts=3, window=3, memory=()) -> tuple[Run, ScriptedChat]:
     """The package's Reflexion on the same script: reflections in the prompt, no token budget, no convergence."""
-    chat = _script(drafts, verdicts)
+    chat = ScriptedChat(_script(drafts, verdicts))
     task = get_task("factorial")
     with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
         for i, lesson in enumerate(memory, 1):
@@ -448,7 +455,7 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
         "Looks fine to me.",
     ]
     ref_run, ref = _reference(drafts, verdicts, max_attempts=4)
-    mine = _script(drafts, verdicts)
+    mine = ScriptedChat(_script(drafts, verdicts))
     reached, first = package_calls(
         lambda: attempt(mine, task, list(ASSERTS), [], 43), reflexion_module
     )
@@ -489,122 +496,198 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
     )
 
 
-LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what the run shows)
-    ([GOOD], [_verdict(1.0, "pass")], 3, 3, (), "the first attempt accepted"),
-    (
-        [_bad(1), GOOD],
-        [_verdict(0.9, "pass"), _verdict(1.0, "pass")],
-        3,
-        3,
-        (),
-        "an evaluator's pass that its own tests fail, then accepted",
+GOOD_P = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
+ASSERTS_P = [
+    "assert is_palindrome('Aba')",
+    "assert not is_palindrome('ab')",
+    "assert is_palindrome('')",
+]
+
+
+def _reflexion_key(chat, task, asserts, max_attempts=3, window=3, memory=()):  # noqa: ANN001
+    """The answer key in the learner's shape: the package's Reflexion, reflections in the prompt, no token budget,
+    no convergence: (code, stop reason, the reflections this run wrote)."""
+    with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
+        for i, lesson in enumerate(memory, 1):
+            store.add(Episode(task_key(task.prompt()), "earlier", i, lesson, 0.0))
+        run = Reflexion(
+            memory_mode="reflections",
+            window=window,
+            max_attempts=max_attempts,
+            token_budget=None,
+            patience=max_attempts,
+            tests_for=lambda chat_, task_: list(asserts),
+            store=store if memory else None,
+        ).run(task, chat)
+    return (
+        run.final_code,
+        run.stop.value,
+        [s.reply.strip() for s in run.steps if s.role == "reflector"],
+    )
+
+
+def _loop_outcome(got: object, want: tuple) -> str | None:
+    if not (isinstance(got, (tuple, list)) and len(got) == 3):
+        return f"my_reflexion returned {show(got)}: return (code, stop reason, the reflections this run wrote)."
+    code, reason, written = got
+    if (code, reason) != want[:2]:
+        returned = (
+            "the accepted attempt"
+            if want[1] == "accepted"
+            else "the best attempt (the earliest of the highest score)"
+        )
+        same_code = "the same code" if code == want[0] else "another draft"
+        return f"you returned {reason!r} and {same_code}; the package stops {want[1]!r} and returns {returned}."
+    if not isinstance(written, (list, tuple)) or list(written) != want[2]:
+        return f"the reflections this run wrote are {want[2]}; you returned {show(written)}."
+    return None
+
+
+LOOP = Calls(
+    "my_reflexion",
+    [
+        Case(
+            (
+                _script(d, v),
+                get_task("palindrome" if d[0] is GOOD_P or "palindrome" in what else "factorial"),
+                ASSERTS_P if "palindrome" in what else ASSERTS,
+            ),
+            what,
+            {"max_attempts": a, "window": w, "memory": list(m)},
+        )
+        for d, v, a, w, m, what in (
+            ([GOOD], [_verdict(1.0, "pass")], 3, 3, (), "the first attempt accepted"),
+            (
+                [_bad(1), GOOD],
+                [_verdict(0.9, "pass"), _verdict(1.0, "pass")],
+                3,
+                3,
+                (),
+                "an evaluator's pass that its own tests fail, then accepted",
+            ),
+            (
+                [_bad(1), _bad(2), _bad(3)],
+                [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
+                3,
+                3,
+                (),
+                "three failed attempts, rising scores",
+            ),
+            ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 3, (), "a drop of over 20%"),
+            (
+                [_bad(1), _bad(2)],
+                [_verdict(0.5), "Score: 2/10"],
+                3,
+                3,
+                (),
+                "an unreadable verdict after a 0.5",
+            ),
+            (
+                [_bad(k) for k in range(1, 5)],
+                [_verdict(0.3)] * 4,
+                4,
+                1,
+                (),
+                "four equal scores, a window of 1",
+            ),
+            (
+                [_bad(1), GOOD],
+                [_verdict(0.3), _verdict(1.0, "pass")],
+                3,
+                2,
+                ("lesson A", "lesson B", "lesson C"),
+                "three remembered lessons, a window of 2",
+            ),
+            (
+                [_bad(1), GOOD],
+                [_verdict(0.3), _verdict(1.0, "pass")],
+                3,
+                0,
+                ("lesson A",),
+                "a window of 0: no lesson in any prompt",
+            ),
+            (
+                [GOOD, _bad(1), _bad(2)],
+                [_verdict(0.6), _verdict(0.5), _verdict(0.55)],
+                3,
+                3,
+                (),
+                "a draft its tests pass that the evaluator fails",
+            ),
+            (
+                [_bad(1), GOOD],
+                [_verdict(0.4), _verdict(0.7, "pass")],
+                3,
+                3,
+                (),
+                "an evaluator's pass at 0.7 on a draft its tests pass",
+            ),
+            (
+                [_bad(1), GOOD],
+                [_verdict(0.9), _verdict(0.5, "pass")],
+                3,
+                3,
+                (),
+                "an acceptance scored below four fifths of the best",
+            ),
+            (
+                [_bad(1), _bad(2)],
+                [_verdict(0.5), _verdict(0.2)],
+                2,
+                3,
+                (),
+                "a drop of over 20% on the last attempt",
+            ),
+            (
+                [_bad(1), _bad(2), _bad(3)],
+                [_verdict(0.5), _verdict(0.45), _verdict(0.38)],
+                3,
+                3,
+                (),
+                "two small drops, the second below four fifths of the best",
+            ),
+            (
+                [_bad(1), _bad(2), _bad(3)],
+                [_verdict(0.5), _verdict(0.4), _verdict(0.45)],
+                3,
+                3,
+                (),
+                "a score of exactly four fifths of the best",
+            ),
+            (
+                [_bad(1), _bad(2), GOOD],
+                [_verdict(0.3), _verdict(0.35), _verdict(0.9, "pass")],
+                3,
+                3,
+                ("lesson A: an earlier session", "lesson B: an earlier session"),
+                "a memory of 2 lessons, a window of 3",
+            ),
+            (
+                [_bad(1), _bad(2)],
+                ["I cannot judge this.", _verdict(0.0)],
+                2,
+                3,
+                (),
+                "an unusable verdict first, then a score of 0",
+            ),
+            (
+                ["def is_palindrome(text):\n    return False\n", GOOD_P],
+                [_verdict(0.1), _verdict(1.0, "pass")],
+                3,
+                3,
+                (),
+                "palindrome, its own three asserts",
+            ),
+        )
+    ],
+    key=_reflexion_key,
+    result=_loop_outcome,
+    forbid=(
+        (reflexion_module,),
+        {"run", "_attempts", "_one"},
+        "my_reflexion ran the package's agent: the loop is yours to write.",
     ),
-    (
-        [_bad(1), _bad(2), _bad(3)],
-        [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
-        3,
-        3,
-        (),
-        "three failed attempts, rising scores",
-    ),
-    ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 3, (), "a drop of over 20%"),
-    (
-        [_bad(1), _bad(2)],
-        [_verdict(0.5), "Score: 2/10"],
-        3,
-        3,
-        (),
-        "an unreadable verdict after a 0.5",
-    ),
-    (
-        [_bad(k) for k in range(1, 5)],
-        [_verdict(0.3)] * 4,
-        4,
-        1,
-        (),
-        "four equal scores, a window of 1",
-    ),
-    (
-        [_bad(1), GOOD],
-        [_verdict(0.3), _verdict(1.0, "pass")],
-        3,
-        2,
-        ("lesson A", "lesson B", "lesson C"),
-        "three remembered lessons, a window of 2",
-    ),
-    (
-        [_bad(1), GOOD],
-        [_verdict(0.3), _verdict(1.0, "pass")],
-        3,
-        0,
-        ("lesson A",),
-        "a window of 0: no lesson in any prompt",
-    ),
-    (
-        [GOOD, _bad(1), _bad(2)],
-        [_verdict(0.6), _verdict(0.5), _verdict(0.55)],
-        3,
-        3,
-        (),
-        "a draft its tests pass that the evaluator fails",
-    ),
-    (
-        [_bad(1), GOOD],
-        [_verdict(0.4), _verdict(0.7, "pass")],
-        3,
-        3,
-        (),
-        "an evaluator's pass at 0.7 on a draft its tests pass",
-    ),
-    (
-        [_bad(1), GOOD],
-        [_verdict(0.9), _verdict(0.5, "pass")],
-        3,
-        3,
-        (),
-        "an acceptance scored below four fifths of the best",
-    ),
-    (
-        [_bad(1), _bad(2)],
-        [_verdict(0.5), _verdict(0.2)],
-        2,
-        3,
-        (),
-        "a drop of over 20% on the last attempt",
-    ),
-    (
-        [_bad(1), _bad(2), _bad(3)],
-        [_verdict(0.5), _verdict(0.45), _verdict(0.38)],
-        3,
-        3,
-        (),
-        "two small drops, the second below four fifths of the best",
-    ),
-    (
-        [_bad(1), _bad(2), _bad(3)],
-        [_verdict(0.5), _verdict(0.4), _verdict(0.45)],
-        3,
-        3,
-        (),
-        "a score of exactly four fifths of the best",
-    ),
-    (
-        [_bad(1), _bad(2), GOOD],
-        [_verdict(0.3), _verdict(0.35), _verdict(0.9, "pass")],
-        3,
-        3,
-        ("lesson A: an earlier session", "lesson B: an earlier session"),
-        "a memory of 2 lessons, a window of 3",
-    ),
-    (
-        [_bad(1), _bad(2)],
-        ["I cannot judge this.", _verdict(0.0)],
-        2,
-        3,
-        (),
-        "an unusable verdict first, then a score of 0",
-    ),
-)
+).register("05.2")
 
 
 @exercise(
@@ -620,56 +703,12 @@ LOOP_CASES = (  # (drafts, evaluator replies, max_attempts, window, memory, what
 def reflexion_loop(my_reflexion: Callable[..., object]) -> tuple[bool, str]:
     """Build 2: the learner's loop against the package's Reflexion on scripted runs, request by request, then its
     `learn` and `accept` decisions on two more."""
-    task = get_task("factorial")
-    for drafts, verdicts, attempts, window, memory, what in LOOP_CASES:
-        run, ref = _reference(drafts, verdicts, attempts, window, memory)
-        mine = _script(drafts, verdicts)
-        try:
-            reached, out = package_calls(
-                lambda m=mine, a=attempts, w=window, mem=memory: my_reflexion(
-                    m, task, list(ASSERTS), max_attempts=a, window=w, memory=list(mem)
-                ),
-                reflexion_module,
-            )
-        except IndexError:
-            return False, (
-                f"on {what}: your loop asked for more model calls than the package's run makes "
-                f"({', '.join(c.role for c in ref.calls)}): check when it stops, and that an unusable score counts as 0."
-            )
-        if reached & {"run", "_attempts", "_one"}:
-            return False, "my_reflexion ran the package's agent: the loop is yours to write."
-        problem = _first_difference(mine, ref, what)
-        if problem:
-            return False, problem
-        if not (isinstance(out, (tuple, list)) and len(out) == 3):
-            return (
-                False,
-                f"my_reflexion returned {out!r}: return (code, stop reason, the reflections this run wrote).",
-            )
-        code, reason, written = out
-        wrote = [s.reply.strip() for s in run.steps if s.role == "reflector"]
-        if (code, reason) != (run.final_code, run.stop.value):
-            returned = (
-                "the accepted attempt"
-                if run.stop.value == "accepted"
-                else "the best attempt (the earliest of the highest score)"
-            )
-            return False, (
-                f"on {what}: you returned {reason!r} and {'the same code' if code == run.final_code else 'another draft'}; "
-                f"the package stops {run.stop.value!r} and returns {returned}."
-            )
-        if not isinstance(written, (list, tuple)) or list(written) != wrote:
-            return (
-                False,
-                f"on {what}: the reflections this run wrote are {wrote}; you returned {written!r}.",
-            )
-    problem = _decisions_problem(my_reflexion, task)
+    problem = LOOP.problem(my_reflexion) or _decisions_problem(my_reflexion, get_task("factorial"))
     if problem:
         return False, problem
-    return (
-        True,
-        f"your loop sends the package's requests and stops where it stops on {len(LOOP_CASES)} scripted runs, "
-        "and its memory entry and its acceptance are the ones it is given.",
+    return True, (
+        f"your loop sends the package's requests and stops where it stops on {len(LOOP.cases)} scripted runs, "
+        "and its memory entry and its acceptance are the ones it is given."
     )
 
 
@@ -679,7 +718,7 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
     def kept(chat, task, code, evidence, judged):
         return f"KEPT {len(evidence.failed)} failed, score {judged.score}"
 
-    chat = _script([_bad(1), GOOD], [_verdict(0.2), _verdict(0.9, "pass")])
+    chat = ScriptedChat(_script([_bad(1), GOOD], [_verdict(0.2), _verdict(0.9, "pass")]))
     code, reason, written = my_reflexion(chat, task, list(ASSERTS), max_attempts=2, learn=kept)
     roles = [c.role for c in chat.calls]
     if "reflector" in roles or list(written) != ["KEPT 2 failed, score 0.2"]:
@@ -689,7 +728,9 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
         )
     if "KEPT 2 failed, score 0.2" not in chat.calls[2].messages[-1]["content"]:
         return "with learn=..., the next attempt's prompt does not carry the entry learn returned."
-    chat = _script([GOOD] * 3, [_verdict(0.1)] * 3)  # replies enough for a loop that ignores accept
+    chat = ScriptedChat(
+        _script([GOOD] * 3, [_verdict(0.1)] * 3)
+    )  # replies enough for a loop that ignores accept
     code, reason, written = my_reflexion(
         chat, task, list(ASSERTS), accept=lambda evidence, judged: evidence.all_passed
     )
@@ -715,8 +756,9 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
 def memory_round_trip(
     remember: Callable[..., object], recall: Callable[..., object]
 ) -> tuple[bool, str]:
-    """Build 5: the learner's remember/recall across two sessions (each call opens the file afresh) against the
-    package's MemoryStore on the same episodes."""
+    """Build 5: the learner's remember/recall across two sessions against the package's MemoryStore. What a session
+    leaves must be in the file: another process reads it back, and recall answers from a copy of the file at another
+    path and gives nothing from an empty one, so an answer kept in this process's memory does not pass."""
     with tempfile.TemporaryDirectory() as folder:
         mine, theirs = str(Path(folder) / "mine.sqlite"), MemoryStore(Path(folder) / "store.sqlite")
         if recall(mine, "flatten", 3) not in ([], ()):
@@ -732,18 +774,28 @@ def memory_round_trip(
             for lesson in lessons:
                 attempt += 1
                 theirs.add(Episode(key, session, attempt, lesson, 0.0))
-        with contextlib.closing(sqlite3.connect(mine)) as probe:  # what another process would find
-            tables = [
-                t for (t,) in probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            ]
-            text = " ".join(
-                str(row) for t in tables for row in probe.execute(f'SELECT * FROM "{t}"')
-            )
-        if "strings are items" not in text:
+        keys = ("flatten", "median", "caesar")
+        recalled = {
+            (k, w): [e.reflection for e in theirs.recall(k, w)] for k in keys for w in (0, 1, 3, 10)
+        }
+        theirs.close()
+        dump = (
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+            "print(' '.join(str(r) for (t,) in db.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\") "
+            "for r in db.execute(f'SELECT * FROM \"{t}\"')))"
+        )
+        read = subprocess.run(
+            [sys.executable, "-c", dump, mine], capture_output=True, text=True, timeout=60
+        )
+        if "strings are items" not in read.stdout:
             return False, (
-                "a new connection to the file finds no reflection in it: remember must write to the SQLite file at "
-                "db_path and commit, so that another session (another process) can read it."
+                "another process that opens the file finds no reflection in it: remember must write to the SQLite "
+                "file at db_path and commit, so that another session can read it."
             )
+        copy = str(Path(folder) / "copy.sqlite")
+        shutil.copyfile(mine, copy)
+        empty = str(Path(folder) / "empty.sqlite")
+        sqlite3.connect(empty).close()
         for key, window in (
             ("flatten", 3),
             ("flatten", 10),
@@ -752,19 +804,21 @@ def memory_round_trip(
             ("caesar", 3),
             ("flatten", 0),
         ):
-            got, want = (
-                recall(mine, key, window),
-                [e.reflection for e in theirs.recall(key, window)],
-            )
+            got = recall(copy, key, window)
+            want = recalled[key, window]
             if not isinstance(got, (list, tuple)) or list(got) != want:
                 return (
                     False,
                     f"after two sessions, recall(db, {key!r}, {window}) gave {got!r}; the store recalls {want}.",
                 )
-        theirs.close()
-    return (
-        True,
-        "your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the package's store does.",
+        if recall(empty, "flatten", 3) not in ([], ()):
+            return (
+                False,
+                "recall on another, empty file gave reflections: recall must read the file at db_path, not what this session remembers.",
+            )
+    return True, (
+        "your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the "
+        "package's store does, from the file alone."
     )
 
 
@@ -820,6 +874,66 @@ def _found(runs: Sequence[Run], hidden: Callable[[str, str], bool]) -> tuple[int
     return found, returned, sum(a == b for a, b in retries), len(retries)
 
 
+def _right(*pairs: tuple[str, str]) -> Callable[[str, str], bool]:
+    return lambda task_id, code: (task_id, code) in set(pairs)
+
+
+FOUND = Values(
+    "drafts_found",
+    [
+        Case(
+            (
+                [
+                    _run("a", ["x = 1", "x = 2", "x = 1"], "x = 2"),
+                    _run("b", ["y = 1", "y = 1 "], "y = 1"),
+                ],
+                _right(("a", "x = 2")),
+            ),
+            "drafts A, B, A; and a draft with a trailing space",
+        ),
+        Case(
+            (
+                [_run("a", ["x = 1", "x = 2"], "x = 1"), _run("c", ["z", "z", "z"], "z")],
+                _right(("a", "x = 2"), ("c", "z")),
+            ),
+            "a right second draft not returned; the same draft three times",
+        ),
+        Case(([_run("d", ["w = 0"], "w = 0")], _right()), "one run, one draft, nothing right"),
+    ],
+    oracle=_found,
+    misreadings=[
+        Misreading(
+            lambda runs, hidden: (
+                sum(bool(hidden(r.task_id, r.drafts[0])) for r in runs),
+                *_found(runs, hidden)[1:],
+            ),
+            "found counts a task when any of its drafts passes, not only its first.",
+        ),
+        Misreading(
+            lambda runs, hidden: (
+                _found(runs, hidden)[0],
+                sum(bool(hidden(r.task_id, r.drafts[-1])) for r in runs),
+                *_found(runs, hidden)[2:],
+            ),
+            "returned reads the run's final_code, the draft the loop returned, not its last attempt.",
+        ),
+        Misreading(
+            lambda runs, hidden: (
+                *_found(runs, hidden)[:2],
+                sum(d == r.drafts[0] for r in runs for d in r.drafts[1:]),
+                _found(runs, hidden)[3],
+            ),
+            "an identical retry repeats the draft just before it, not the first.",
+        ),
+    ],
+    show=lambda v: (
+        f"<{len(v)} runs>"
+        if isinstance(v, list) and v and isinstance(v[0], Run)
+        else ("<hidden>" if callable(v) else show(v))
+    ),
+).register("05.4")
+
+
 @exercise(
     "05.4",
     hints=(
@@ -832,35 +946,15 @@ def _found(runs: Sequence[Run], hidden: Callable[[str, str], bool]) -> tuple[int
 def written_or_returned(
     drafts_found: Callable[..., object], by: dict, hidden: Callable[[str, str], bool]
 ) -> tuple[bool, str]:
-    """Build 4: the learner's counts for every mode's runs against the same counts made here."""
-    made_up = [
-        _run("a", ["x = 1", "x = 2", "x = 1"], "x = 2"),
-        _run("b", ["y = 1", "y = 1 "], "y = 1"),
+    """Build 4: the learner's counts on made-up runs, then on every mode's runs."""
+    lesson = [
+        Case((list(runs), hidden), f"the {mode} runs")
+        for mode, runs in by.items()
+        if mode != "one-shot"
     ]
-    right = {("a", "x = 2"): True}
-    cases = [
-        (
-            "made-up runs (drafts A, B, A; and a draft with a trailing space)",
-            made_up,
-            lambda t, c: right.get((t, c), False),
-        )
-    ]
-    cases += [(mode, list(runs), hidden) for mode, runs in by.items() if mode != "one-shot"]
-    for mode, runs, judge_ in cases:
-        got, want = drafts_found(list(runs), judge_), _found(runs, judge_)
-        if not isinstance(got, (tuple, list)) or len(got) != 4:
-            return (
-                False,
-                f"drafts_found returned {got!r}: four counts, (found, returned, identical retries, retries).",
-            )
-        if tuple(got) != want:
-            names = ("found", "returned", "identical retries", "retries")
-            off = ", ".join(
-                f"{n} {g!r} (expected {w})"
-                for n, g, w in zip(names, got, want, strict=True)
-                if g != w
-            )
-            return False, f"for {mode}: {off}."
+    problem = FOUND.problem(drafts_found, also=lesson)
+    if problem:
+        return False, problem
     return (
         True,
         "your counts match on every mode's runs: where a correct draft was written but not returned, the loop's choice cost the task.",
@@ -889,6 +983,39 @@ VERDICT_REPLIES = (
 )
 
 
+def _judgement(reply: str) -> tuple[float, str] | None:
+    j = parse_judgement(reply)
+    return None if j.score is None else (j.score, j.detail["verdict"])
+
+
+VERDICT = Values(
+    "read_verdict",
+    [Case((r,)) for r in VERDICT_REPLIES],
+    oracle=_judgement,
+    equal=lambda got, want: (
+        (got is None and want is None)
+        or (
+            want is not None
+            and isinstance(got, (tuple, list))
+            and len(got) == 2
+            and isinstance(got[0], float)
+            and tuple(got) == want
+        )
+    ),
+    misreadings=[
+        Misreading(
+            lambda r: _judgement(r) or (0.0, "fail"),
+            "An unusable reply is None, never a default verdict: a default hides the failure.",
+        ),
+    ],
+    forbid=(
+        (reflexion_module,),
+        {"parse_judgement"},
+        "read_verdict called rx.parse_judgement: the reading is yours to write.",
+    ),
+).register("05.3")
+
+
 @exercise(
     "05.3",
     hints=(
@@ -900,29 +1027,12 @@ VERDICT_REPLIES = (
 )
 def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
     """Build 3: the learner's reading of evaluator replies against the package's parse_judgement."""
-    reached, answers = package_calls(
-        lambda: [read_verdict(r) for r in VERDICT_REPLIES], reflexion_module
-    )
-    if "parse_judgement" in reached:
-        return False, "read_verdict called rx.parse_judgement: the reading is yours to write."
-    for reply, got in zip(VERDICT_REPLIES, answers, strict=True):
-        j = parse_judgement(reply)
-        want = None if j.score is None else (j.score, j.detail["verdict"])
-        if got is not None and not (isinstance(got, (tuple, list)) and len(got) == 2):
-            return (
-                False,
-                f"read_verdict({reply!r}) returned {got!r}: return (score, verdict), or None.",
-            )
-        if (None if got is None else (got[0], got[1])) != want or (
-            got is not None and not isinstance(got[0], float)
-        ):
-            return (
-                False,
-                f"read_verdict({reply!r}) returned {got!r}; the evaluator's contract gives {want!r}.",
-            )
-    return (
-        True,
-        f"your reading agrees with rx.parse_judgement on all {len(VERDICT_REPLIES)} replies: an unusable one is None, never a default.",
+    problem = VERDICT.problem(read_verdict)
+    if problem:
+        return False, problem
+    return True, (
+        f"your reading agrees with rx.parse_judgement on all {len(VERDICT_REPLIES)} replies: an unusable one is None, "
+        "never a default."
     )
 
 
