@@ -21,6 +21,7 @@ from reflect.testing import ScriptedChat
 
 from . import exercise, package_calls
 from .revisions import ReviseSpy, spy_problem
+from .spec import Case, Misreading, Values, show
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
@@ -94,30 +95,83 @@ _FAILING = {
     "passed": False,
     "checks": [{"name": "has_docstring", "passed": False, "reason": "no docstring"}],
 }
-_BUDGET_CASES = [  # (the last critique's status, drafts so far, token_budget, extra state, the route): 550 tokens a draft
-    ("needs_revision", 1, 1000, {}, "refine_draft"),
-    ("needs_revision", 1, 550, {}, "mark_needs_review"),
-    ("accepted", 1, 100, {}, "finalize"),
-    ("needs_revision", 3, 10_000, {}, "mark_needs_review"),
-    ("invalid", 1, 10_000, {}, "mark_needs_review"),
-    ("needs_revision", 1, 500, {}, "mark_needs_review"),
-    ("accepted", 1, 100, {"rules": _FAILING}, "mark_needs_review"),
-    ("needs_revision", 1, 1000, {"earlier": 2}, "refine_draft"),
-    ("needs_revision", 2, 1000, {}, "mark_needs_review"),
-    ("needs_revision", 2, 1200, {}, "refine_draft"),
-]
-_CASE_NAMES = [
-    "needs changes, 550 of 1000 spent",
-    "needs changes, 550 of 550 spent",
-    "accepted, 550 of 100 spent",
-    "needs changes, the last draft",
-    "an invalid critique",
-    "needs changes, 550 of 500 spent",
-    "accepted, a rule check fails",
-    "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)",
-    "needs changes, 1100 of 1000 spent over a draft and a revision",
-    "needs changes, 1100 of 1200 spent over a draft and a revision",
-]
+
+
+def _budget_state(status: str, drafts: int, earlier: int = 0, rules: dict | None = None) -> dict:
+    """A made-up state: `earlier` drafts of a reused thread's earlier run, then this run's drafts, the last one's
+    critique `status` (550 tokens a draft with its critique), and the rule checks beside it if given."""
+    before = _judged(*["needs_revision"] * earlier)
+    state = {
+        "max_iterations": 3,
+        "steps": before + _judged(*[*["needs_revision"] * (drafts - 1), status]),
+        "run_start": {"steps": len(before), "errors": 0},
+    }
+    if rules is not None:  # the rule checks recorded beside the last critique
+        state["steps"] = [*state["steps"], rg.rules_step(state, rules)]
+    return state
+
+
+def _spent(state: dict, whole_thread: bool = False) -> int:
+    steps = state["steps"] if whole_thread else rg.this_run(state, "steps")
+    return sum(s.get("prompt_tokens", 0) + s.get("completion_tokens", 0) for s in steps)
+
+
+def _route(
+    state: dict, budget: int, strict: bool = False, whole_thread: bool = False, every: bool = False
+) -> str:
+    """The truth (and, with a flag, a misreading): rg.after_critique's route, except that a draft needing changes
+    whose run has spent the budget goes to review."""
+    route, spent = rg.after_critique(state), _spent(state, whole_thread)
+    over = spent > budget if strict else spent >= budget
+    return "mark_needs_review" if over and (every or route == "refine_draft") else route
+
+
+ROUTE = Values(
+    "route_with_budget",
+    [
+        Case((_budget_state(*args), budget), note)
+        for args, budget, note in (
+            (("needs_revision", 1), 1000, "needs changes, 550 of 1000 spent"),
+            (("needs_revision", 1), 550, "needs changes, 550 of 550 spent"),
+            (("accepted", 1), 100, "accepted, 550 of 100 spent"),
+            (("needs_revision", 3), 10_000, "needs changes, the last draft"),
+            (("invalid", 1), 10_000, "an invalid critique"),
+            (("needs_revision", 1), 500, "needs changes, 550 of 500 spent"),
+            (("accepted", 1, 0, _FAILING), 100, "accepted, a rule check fails"),
+            (
+                ("needs_revision", 1, 2),
+                1000,
+                "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)",
+            ),
+            (
+                ("needs_revision", 2),
+                1000,
+                "needs changes, 1100 of 1000 spent over a draft and a revision",
+            ),
+            (
+                ("needs_revision", 2),
+                1200,
+                "needs changes, 1100 of 1200 spent over a draft and a revision",
+            ),
+        )
+    ],
+    oracle=_route,
+    misreadings=[
+        Misreading(
+            lambda st, b: _route(st, b, strict=True),
+            "A run that has spent exactly its budget has no tokens left: >=, not >.",
+        ),
+        Misreading(
+            lambda st, b: _route(st, b, whole_thread=True),
+            "Count this run's steps, rg.this_run(state, 'steps'): a reused thread's earlier run does not count.",
+        ),
+        Misreading(
+            lambda st, b: _route(st, b, every=True),
+            "Only a draft that needs changes is cut short: an accepted draft goes where rg.after_critique sends it, whatever it cost.",
+        ),
+    ],
+    show=lambda v: "<state>" if isinstance(v, dict) else show(v),
+).register("04.4")
 
 
 @exercise(
@@ -132,24 +186,9 @@ _CASE_NAMES = [
 )
 def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
     """Exercise 4: route_with_budget on made-up states, against the routes rg.after_critique and the budget give."""
-    wrong = []
-    for (status, drafts, budget, extra, want), name in zip(_BUDGET_CASES, _CASE_NAMES, strict=True):
-        earlier = _judged(*["needs_revision"] * extra.get("earlier", 0))  # 550 tokens a draft
-        state = {
-            "max_iterations": 3,
-            "steps": earlier + _judged(*[*["needs_revision"] * (drafts - 1), status]),
-            "run_start": {"steps": len(earlier), "errors": 0},
-        }
-        if "rules" in extra:  # the rule checks recorded beside the last critique
-            state["steps"] = [*state["steps"], rg.rules_step(state, extra["rules"])]
-        got = route_with_budget(state, budget)
-        if got != want:
-            wrong.append(f"{name}: expected {want!r}, got {got!r}")
-    if wrong:
-        more = (
-            f" (and {len(wrong) - 1} more of {len(_BUDGET_CASES)} cases)" if len(wrong) > 1 else ""
-        )
-        return False, wrong[0] + more + "."
+    problem = ROUTE.problem(route_with_budget)
+    if problem:
+        return False, problem
     return (
         True,
         "Routes on the budget first when a draft needs changes, and otherwise exactly as rg.after_critique.",
