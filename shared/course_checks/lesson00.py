@@ -8,18 +8,36 @@ from reflect.model.accounting import CallRecord, estimate_cost
 from reflect.model.llm import Reply
 
 from . import exercise
+from .spec import Case, Misreading, Values, show
 
-NUMBER_CASES = {
-    "4": True,
-    " 12\n": True,
-    "4.": False,
-    "The answer is 4": False,
-    "four": False,
-    "": False,
-    "4 vowels": False,
-    "-4": False,
-    "4\n5": False,
-}
+NUMBERS = Values(
+    "only_a_number",
+    [
+        Case((t,))
+        for t in (
+            "4",
+            " 12\n",
+            "4.",
+            "The answer is 4",
+            "four",
+            "",
+            "4 vowels",
+            "-4",
+            "4\n5",
+            "0",
+            "\t7 ",
+        )
+    ],
+    oracle=lambda text: text.strip().isdigit(),
+    equal=lambda got, want: bool(got) is want,  # a truthy result counts as True
+    misreadings=[
+        Misreading(lambda t: t.isdigit(), "Strip the whitespace first: ' 12\\n' is a number."),
+        Misreading(
+            lambda t: any(c.isdigit() for c in t),
+            "A digit somewhere is not a number and nothing else.",
+        ),
+    ],
+).register("00.1")
 
 
 @exercise(
@@ -31,9 +49,9 @@ NUMBER_CASES = {
 )
 def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
     """Exercise 1: only_a_number on made-up replies (a truthy result counts as True), then on the model's."""
-    wrong = [text for text, want in NUMBER_CASES.items() if bool(only_a_number(text)) is not want]
-    if wrong:
-        return False, f"only_a_number is wrong on {wrong}."
+    problem = NUMBERS.problem(only_a_number)
+    if problem:
+        return False, problem
     if not isinstance(answer, Reply):
         return (
             False,
@@ -59,12 +77,37 @@ def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tupl
 CALLS_BEFORE_EXERCISE_2 = 6
 
 
-def _example_records() -> list[CallRecord]:
-    return [
-        CallRecord("generator", 1_000, 200, 1.0, "openai", "m"),
-        CallRecord("critic", 3_000, 50, 1.0, "openai", "m"),
-        CallRecord("probe", 0, 0, 0.1, "openai", "m"),
-    ]
+def _price(records: Sequence[CallRecord], model: str) -> float:
+    return sum(
+        estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens) for r in records
+    )
+
+
+_CALLS = [
+    CallRecord("generator", 1_000, 200, 1.0, "openai", "m"),
+    CallRecord("critic", 3_000, 50, 1.0, "openai", "m"),
+    CallRecord("probe", 0, 0, 0.1, "openai", "m"),
+    CallRecord("reviewer", 10, 4_000, 2.0, "openai", "m"),
+]
+BILL = Values(
+    "bill",
+    [
+        Case((recs, m))
+        for recs in (_CALLS[:3], _CALLS, _CALLS[3:], [])
+        for m in ("gpt-4o", "gpt-4o-mini")
+    ],
+    oracle=_price,
+    equal=lambda got, want: isinstance(got, (int, float)) and abs(got - want) <= 1e-12,
+    misreadings=[
+        Misreading(
+            lambda recs, m: estimate_cost(
+                "openai", m, sum(r.prompt_tokens + r.completion_tokens for r in recs), 0
+            ),
+            "Input and output tokens have different prices: price each call's two counts, then add.",
+        )
+    ],
+    show=lambda v: f"<{len(v)} calls>" if isinstance(v, list) else show(v),
+).register("00.2")
 
 
 @exercise(
@@ -81,19 +124,9 @@ def hosted_bill(
     records: Sequence[CallRecord],
 ) -> tuple[bool, str]:
     """Exercise 2: `bill` on made-up records and two models, and `gpt4o_cost` against the ledger's calls."""
-    examples = _example_records()
-    for model in ("gpt-4o", "gpt-4o-mini"):
-        want = sum(
-            estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens) for r in examples
-        )
-        got = bill(examples, model)
-        if not isinstance(got, (int, float)) or abs(got - want) > 1e-12:
-            return (
-                False,
-                f"bill on three made-up calls at {model}: expected ${want:.6f}, got {got!r}.",
-            )
-    if bill([], "gpt-4o") != 0:
-        return False, "bill of no calls should be 0."
+    problem = BILL.problem(bill)
+    if problem:
+        return False, problem
     if not isinstance(gpt4o_cost, (int, float)):
         return (
             False,
@@ -128,6 +161,31 @@ def hosted_bill(
     )
 
 
+TRUNCATED = Values(
+    "was_truncated",
+    [
+        Case(
+            (Reply("Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length"),),
+            "ends like a sentence, yet cut",
+        ),
+        Case(
+            (Reply("x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop"),),
+            "ends oddly, yet finished",
+        ),
+        Case((Reply("The answer is", "probe", "m", 9, 3, 0.1, "length"),), "cut mid-sentence"),
+        Case((Reply("4", "probe", "m", 9, 1, 0.1, "stop"),), "a short finished reply"),
+    ],
+    oracle=lambda reply: reply.finish_reason == "length",
+    equal=lambda got, want: bool(got) is want,
+    misreadings=[
+        Misreading(
+            lambda r: not r.text.rstrip().endswith((".", "!", "?")),
+            "The text is no guide: a Reply says why it stopped.",
+        ),
+    ],
+).register("00.3")
+
+
 @exercise(
     "00.3",
     hints=(
@@ -140,18 +198,9 @@ def truncated(
     was_truncated: Callable[[Reply], bool], long_answer: Reply | None, draft: Reply
 ) -> tuple[bool, str]:
     """Exercise 3: was_truncated on the long answer, on section 3's draft and on two replies whose text misleads."""
-    cut_clean = Reply(
-        "Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length"
-    )  # ends like a sentence, yet cut
-    done_ragged = Reply(
-        "x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop"
-    )  # ends oddly, yet finished
-    got = [bool(was_truncated(r)) for r in (draft, cut_clean, done_ragged)]
-    if got != [False, True, False]:
-        return (
-            False,
-            f"expected [False, True, False] for (draft, cut_clean, done_ragged), got {got}.",
-        )
+    problem = TRUNCATED.problem(was_truncated, also=[Case((draft,), "section 3's draft")])
+    if problem:
+        return False, problem
     if not isinstance(long_answer, Reply):
         return (
             False,
@@ -195,14 +244,38 @@ def _stop_truth(
     return None
 
 
-STOP_CASES = [
-    (approved, rounds, tokens, max_rounds, budget)
-    for approved in (False, True)
-    for max_rounds in (1, 3, 6)
-    for rounds in range(0, max_rounds + 4)
-    for budget in (500, 2000, 7777)
-    for tokens in (0, budget - 1, budget, budget + 300, 3 * budget)
-]
+STOP = Values(
+    "stop",
+    [
+        Case((approved, rounds, tokens, max_rounds, budget))
+        for approved in (False, True)
+        for max_rounds in (1, 3, 6)
+        for rounds in range(0, max_rounds + 4)
+        for budget in (500, 2000, 7777)
+        for tokens in (0, budget - 1, budget, budget + 300, 3 * budget)
+    ],
+    oracle=_stop_truth,
+    misreadings=[
+        Misreading(
+            lambda a, r, t, m, b: "token_budget" if t >= b else _stop_truth(a, r, t, m, b),
+            "Acceptance comes first: an approved draft is accepted, whatever it cost.",
+        ),
+        Misreading(
+            lambda a, r, t, m, b: (
+                "max_iterations" if not a and r >= m else _stop_truth(a, r, t, m, b)
+            ),
+            "The budget comes before the round cap.",
+        ),
+        Misreading(
+            lambda a, r, t, m, b: _stop_truth(a, r, t, m, b + 1),
+            "A budget that is reached (tokens == budget) already stops.",
+        ),
+        Misreading(
+            lambda a, r, t, m, b: _stop_truth(a, r, t, m + 1, b),
+            "A round cap that is reached (rounds == max_rounds) already stops.",
+        ),
+    ],
+).register("00.4")
 
 
 @exercise(
@@ -216,15 +289,10 @@ STOP_CASES = [
 )
 def stop_rule(stop: Callable[..., object]) -> tuple[bool, str]:
     """Exercise 4: stop(approved, rounds, tokens, max_rounds, budget) against the rule on every case of a grid."""
-    for case in STOP_CASES:
-        got, want = stop(*case), _stop_truth(*case)
-        if got != want:
-            approved, rounds, tokens, max_rounds, budget = case
-            return False, (
-                f"stop(approved={approved}, rounds={rounds}, tokens={tokens}, max_rounds={max_rounds}, "
-                f"budget={budget}) gave {got!r}; the rule says {want!r}."
-            )
+    problem = STOP.problem(stop)
+    if problem:
+        return False, problem
     return (
         True,
-        f"Your stop rule agrees with the statement on all {len(STOP_CASES)} cases of the grid.",
+        f"Your stop rule agrees with the statement on all {len(STOP.cases)} cases of the grid.",
     )
