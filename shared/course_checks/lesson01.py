@@ -106,6 +106,12 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
         "```python\nprint('hi')\n```\n```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```",
     ),
     ("palindrome", "```python\ndef is_palindrome(text):\n    return text ==\n```"),
+    # two versions of the function: the code is extract_code's choice for the entry point, not every block joined
+    (
+        "fibonacci",
+        "```python\ndef fibonacci(n):\n    return n\n```\nOr, iteratively:\n```python\ndef fibonacci(n):\n"
+        "    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```",
+    ),
     # every static check passes, the hidden tests fail: passed is the hidden tests' verdict
     (
         "running_average",
@@ -183,6 +189,10 @@ VERDICT = Values(
                 "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n",
             ),
             ("fibonacci", "   \n"),
+            (
+                "factorial",
+                "def calculate_factorial(*a):\n    return 1\n",
+            ),  # several requirements missed
         )
     ],
     oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
@@ -286,10 +296,11 @@ MADE_UP_ATTEMPTS = [
     Attempt("c", "hard", False, 0, 0, "no code in the reply"),  # judge's 0/0 for an empty draft
     Attempt("d", "easy", True, 2, 2, "", ["no docstring"]),
     Attempt("e", "hard", False, 2, 5, "f([]): raised IndexError"),
+    Attempt("b", "medium", False, 0, 4, "f(0): expected 0, got 1"),  # the same task drawn again
 ]
 MISSES = Values(
     "misses_of",
-    [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 5), (1, 3), (0, 1), (2, 5), (0, 0))],
+    [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 6), (1, 3), (0, 1), (2, 5), (0, 0))],
     oracle=lambda attempts: [
         (a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed
     ],

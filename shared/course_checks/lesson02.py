@@ -71,6 +71,8 @@ READINGS: tuple[tuple[str, bool], ...] = (
     ("Looks good.\nAPPROVED", False),
     ("APPROVEDD", False),
     ("!APPROVED", False),
+    ("APP*ROVED", False),
+    ("**APPR_OVED**", False),
     ("...APPROVED", False),
 )
 
@@ -196,6 +198,15 @@ LOOP = Calls(
             ),
             ("max_iterations=1", _script(["Wrong."]), 1, CHECK_TASK),
             (
+                "a draft with prose after its code, then two versions of the function",
+                _script(
+                    ["Handle n = 10.", "APPROVED"],
+                    [ALMOST + "\n\nIt loops n times.", WRONG + "\nOr:\n" + BETTER],
+                ),
+                3,
+                CHECK_TASK,
+            ),
+            (
                 "merge_sorted, approved at its second draft",
                 _script(["Merge in one pass.", "APPROVED"], [SORTED_DRAFT, MERGE_DRAFT]),
                 3,
@@ -265,6 +276,11 @@ BUDGET = Calls(
                 700,
             ),
             ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
+            (
+                "the first call spends the whole budget",
+                _costly(["No."] * 4, (100, 50), (120, 30)),
+                150,
+            ),
             (
                 "merge_sorted, within the budget",
                 {

@@ -161,6 +161,8 @@ READ = Values(
             '{"score": "8", "issues": [], "strengths": [], "suggestion": "y"}',
             '{"score": 6, "issues": [], "strengths": [], "suggestion": 3}',
             '{"score": 6, "issues": [1], "strengths": [], "suggestion": "y"}',
+            '{"score": 5, "issues": ["returns {} for []"], "strengths": [], "suggestion": "return [] for {}"}',
+            'Verdict {"score": 4, "issues": ["wrong for {1: 2}"], "strengths": [], "suggestion": "x"} done',
         )
     ],
     oracle=_truth_score,
@@ -251,6 +253,19 @@ STOP = Values(
             ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
             ([None, 5, 6], None, 8, 5, 2),
             ([8, 6, None], None, 9, 5, 2),
+            ([5, 3], None, 8, 3, 2),  # a drop of 2 that is over 20%
+            ([6, 4], None, 8, 3, 2),
+            ([9, 8], None, 10, 3, 2),  # a drop of 1 that is not
+            (
+                [4, 5],
+                ["def f():\n    return 1", "def f():\n  return 1"],
+                8,
+                3,
+                2,
+            ),  # indentation is code
+            ([6, 6, 6], ["a", "b", "a"], 8, 5, 2),  # oscillating before converged
+            ([7, 5], ["a", "a"], 8, 3, 2),  # regressed before oscillating
+            ([9, 9], None, 9, 2, 2),  # accepted before the cap
         )
     ],
     oracle=lambda history, threshold, max_iterations, patience: getattr(
@@ -378,6 +393,10 @@ class _Critic:
 
     def evaluate(self, task: object, code: str) -> Evaluation:
         self.seen.append(code)
+        if not self.verdicts:
+            raise RuntimeError(
+                f"the critic was asked about {len(self.seen)} drafts, more than the loop makes: judge each draft once"
+            )
         score, feedback = self.verdicts.pop(0)
         return Evaluation(score, feedback)
 

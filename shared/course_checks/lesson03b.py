@@ -430,6 +430,16 @@ SUMMARY = Values(
     [
         Case(({f"task{i}": h for i, h in enumerate(MADE_UP_HISTORIES[j:k])},))
         for j, k in ((0, 6), (2, 4), (0, 1), (4, 6))
+    ]
+    + [
+        Case(
+            (
+                {
+                    "a": _history(_d(9, False), _d(5, True)),
+                    "b": _history(_d(6, False), _d(8, False), _d(4, True)),
+                },
+            )
+        )
     ],
     oracle=_summary,
     misreadings=[
@@ -662,12 +672,16 @@ CENSUS_HISTORIES = [
     _history(
         _d(9, False), _d(5, False), _d(9, False, "def f():\n    return 'again'\n")
     ),  # two failing accepts, one loop
+    _history(
+        _d(None, False, ""), _d(None, False, "\n"), _d(5, False)
+    ),  # two blank attempts, one loop
+    _history(_d(8, False), _d(10, True)),  # an accepted failing draft, then a better one returned
 ]
 CENSUS = Values(
     "census",
     [
         Case(([list(h) for h in CENSUS_HISTORIES[j:k]], StopRule(threshold=t, max_iterations=3)))
-        for j, k, t in ((0, 10, 8), (0, 10, 9), (6, 10, 8), (0, 6, 10))
+        for j, k, t in ((0, 12, 8), (0, 10, 9), (6, 12, 8), (0, 6, 10))
     ],
     oracle=_census,
     misreadings=[
@@ -892,6 +906,18 @@ LATER = Values(
                 "llm": {"flatten": [Draft(1, "a", 9, passed=True), Draft(2, "b", 9, passed=False)]},
                 "tests": {},
             },
+            {  # a later pass in the second evaluator only, at the third attempt
+                "llm": {
+                    "flatten": [Draft(1, "a", 4, passed=False), Draft(2, "b", 5, passed=False)]
+                },
+                "tests": {
+                    "caesar": [
+                        Draft(1, "a", 3, passed=False),
+                        Draft(2, "b", 4, passed=False),
+                        Draft(3, "c", 9, passed=True),
+                    ]
+                },
+            },
         )
     ],
     oracle=_later,
@@ -928,10 +954,7 @@ def refiner_runs(refined, later_pass, loops) -> tuple[bool, str] | tuple[bool, s
             f"refined should be a dict with one entry per evaluator ({', '.join(want)}), not {refined!r}.",
         )
     got = {
-        n: sorted(refined[n])
-        if isinstance(refined[n], (list, tuple, set, frozenset))
-        else refined[n]
-        for n in want
+        n: list(refined[n]) if isinstance(refined[n], (list, tuple)) else refined[n] for n in want
     }
     if got != want:
         replaced = {

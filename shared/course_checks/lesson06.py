@@ -551,6 +551,53 @@ def _as_set(got: object) -> set | None:
     return None
 
 
+# made-up configurations where the pair that isolates a factor is not next to each other
+NOT_ADJACENT = {
+    "x": {"first draft": "t=0", "evidence": "examples", "checks shown": True},
+    "y": {"first draft": "t=0.6", "evidence": "self-tests", "checks shown": False},
+    "z": {"first draft": "t=0", "evidence": "examples", "checks shown": False},
+}
+DIFFER = Values(
+    "differ",
+    [
+        Case((dict(c[x]), dict(c[y])))
+        for c in (TOY_CONFIGS, NOT_ADJACENT)
+        for i, x in enumerate(c)
+        for y in list(c)[i + 1 :]
+    ],
+    oracle=_differ,
+    equal=lambda got, want: _as_set(got) == want,
+).register("06.6")
+
+
+def _isolates(case: Case, got: object) -> str | None:
+    configs, factor = case.args
+    right = {tuple(sorted(p)) for p in _pairs(configs, factor)}
+    names_only = isinstance(got, (tuple, list, set, frozenset)) and all(
+        isinstance(n, str) for n in got
+    )
+    if got is not None and not (names_only and len(set(got)) == 2):
+        return f"isolating(configs, {factor!r}) returned {got!r}: return a pair of names, like {tuple(configs)[:2]}, or None."
+    if (got is None and not right) or (got is not None and tuple(sorted(got)) in right):
+        return None
+    where = f"configurations {sorted(configs)}"
+    if right:
+        return f"on {where}, isolating(configs, {factor!r}) returned {got!r}; the pair {sorted(right)[0]} differs in {factor!r} alone."
+    return f"on {where}, isolating(configs, {factor!r}) returned {got!r}; no pair differs in {factor!r} alone: return None."
+
+
+ISOLATING = Properties(
+    "isolating",
+    [
+        Case(({n: dict(v) for n, v in c.items()}, f))
+        for c in (TOY_CONFIGS, NOT_ADJACENT)
+        for f in sorted({k for v in c.values() for k in v})
+    ],
+    rules=[_isolates],
+    reference=lambda configs, factor: next(iter(_pairs(configs, factor)), None),
+).register("06.6")
+
+
 @exercise(
     "06.6",
     hints=(
@@ -560,55 +607,27 @@ def _as_set(got: object) -> set | None:
         "differs in the factor alone (compare sets: differ(...) == {factor}).",
     ),
 )
-def factors(
-    differ: Callable[[dict, dict], object],
-    isolating: Callable[[dict, str], object],
-    pilot: dict[str, dict],
-    fair: dict[str, dict],
-) -> tuple[bool, str]:
+def factors(differ, isolating, pilot: dict[str, dict], fair: dict[str, dict]) -> tuple[bool, str]:  # noqa: ANN001
     """Build 6: differ and isolating on made-up configurations, then on the pilot's and the fair test's arms."""
-    for name, configs in (
-        ("made-up", TOY_CONFIGS),
-        ("the pilot's", pilot),
-        ("the fair test's", fair),
-    ):
-        names = list(configs)
-        for i, x in enumerate(names):
-            for y in names[i + 1 :]:
-                got, want = (
-                    differ(dict(configs[x]), dict(configs[y])),
-                    _differ(configs[x], configs[y]),
-                )
-                if _as_set(got) != want:
-                    return (
-                        False,
-                        f"on {name} configurations differ({x!r}, {y!r}) returned {got!r}; they differ in {sorted(want)}.",
-                    )
-        for factor in sorted({k for c in configs.values() for k in c}):
-            got, right = (
-                isolating({n: dict(c) for n, c in configs.items()}, factor),
-                _pairs(configs, factor),
-            )
-            names_only = isinstance(got, (tuple, list, set, frozenset)) and all(
-                isinstance(n, str) for n in got
-            )
-            if got is not None and not (names_only and len(set(got)) == 2):
-                return False, (
-                    f"isolating(configs, {factor!r}) returned {got!r}: return a pair of names, like "
-                    f"{tuple(configs)[:2]}, or None."
-                )
-            pair = None if got is None else tuple(sorted(got))
-            if (pair is None and not right) or pair in {tuple(sorted(p)) for p in right}:
-                continue
-            want = right[0] if right else None
-            return False, (
-                f"on {name} configurations isolating(configs, {factor!r}) returned {got!r}; "
-                + (
-                    f"the pair {want} differs in {factor!r} alone."
-                    if want
-                    else f"no pair differs in {factor!r} alone: return None."
-                )
-            )
+    lesson = [(n, c) for n, c in (("the pilot's", pilot), ("the fair test's", fair))]
+    problem = DIFFER.problem(
+        differ,
+        also=[
+            Case((dict(c[x]), dict(c[y])), f"{n} arms")
+            for n, c in lesson
+            for i, x in enumerate(c)
+            for y in list(c)[i + 1 :]
+        ],
+    ) or ISOLATING.problem(
+        isolating,
+        also=[
+            Case(({k: dict(v) for k, v in c.items()}, f))
+            for _, c in lesson
+            for f in sorted({k for v in c.values() for k in v})
+        ],
+    )
+    if problem:
+        return False, problem
     feedback = _pairs(pilot, "checks shown")
     return True, (
         f"Right on every pair. In the pilot, the pair that isolates the failed checks is {feedback[0] if feedback else None}; "
@@ -753,9 +772,9 @@ def _power_of_80(case: Case, got: object) -> str | None:
     if (
         not same(got, 0.0, float("inf"))
         or float(got) <= 0
-        or abs(_power(float(got), se) - 0.8) > 1e-3
+        or abs(_power(float(got), se) - 0.8) > 1e-5
     ):
-        has = f"{_power(float(got), se):.3f}" if same(got, 0.0, float("inf")) else "?"
+        has = f"{_power(float(got), se):.5f}" if same(got, 0.0, float("inf")) else "?"
         return f"detectable({se}) returned {got!r}, whose power is {has}: return the positive effect with 80% power."
     return None
 

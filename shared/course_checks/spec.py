@@ -56,6 +56,15 @@ class Raised:
         return f"<raised {type(self.error).__name__}: {self.error}>"
 
 
+def _unchanged(before: object, after: object) -> bool:
+    """The arguments after a call equal fresh copies of the case's (objects that cannot be compared count as
+    unchanged)."""
+    try:
+        return bool(before == after)
+    except Exception:  # noqa: BLE001 - an argument without a usable ==
+        return True
+
+
 def outcome(fn: Callable, case: Case) -> object:
     """`fn` on a copy of the case's arguments: its value, or `Raised`."""
     args, kwargs = case.copies()
@@ -148,12 +157,12 @@ class _Spec:
         ]
         return f"{self.name}({', '.join((['chat'] if skip else []) + shown)})"
 
-    def _results(self, fn: Callable) -> tuple[str | None, list]:
+    def _results(self, fn: Callable, cases: Sequence[Case]) -> tuple[str | None, list]:
         """What `fn` returns on every case, or the message for a forbidden call or an exception."""
         out: list = []
 
         def run_all() -> None:
-            for case in self.cases:
+            for case in cases:
                 args, kwargs = case.copies()
                 out.append(fn(*args, **kwargs))
 
@@ -165,7 +174,7 @@ class _Spec:
             else:
                 run_all()
         except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
-            return f"{self.call(self.cases[len(out)])} raised {type(err).__name__}: {err}", out
+            return f"{self.call(cases[len(out)])} raised {type(err).__name__}: {err}", out
         return None, out
 
 
@@ -197,8 +206,17 @@ class Values(_Spec):
         cases = [*self.cases, *also]
         wants = [*self.wants(), *(outcome(self.oracle, c) for c in also)]
 
+        changed: list = []
+
         def run_all() -> None:
-            got.extend(outcome(fn, c) for c in cases)
+            for c in cases:
+                args, kwargs = c.copies()
+                try:
+                    got.append(fn(*args, **kwargs))
+                except Exception as err:  # noqa: BLE001 - a raise is an outcome the spec compares
+                    got.append(Raised(err))
+                if not changed and not _unchanged((args, kwargs), c.copies()):
+                    changed.append(c)
 
         if self.forbid:
             used, _ = package_calls(run_all, *self.forbid[0])
@@ -209,11 +227,21 @@ class Values(_Spec):
         wrong = [
             (c, g, w) for c, g, w in zip(cases, got, wants, strict=True) if not self._agree(g, w)
         ]
+        if not wrong and changed:
+            return f"{self.call(changed[0])} changed the arguments it was given: work on a copy (the caller still needs them)."
         if not wrong:
             return None
         case, value, want = wrong[0]
+        # a misreading names the mistake only when the function behaves as it does on every case
         why = next(
-            (m.why for m in self.misreadings if self._misreads(value, outcome(m.value, case))), ""
+            (
+                m.why
+                for m in self.misreadings
+                if all(
+                    self._misreads(g, outcome(m.value, c)) for c, g in zip(cases, got, strict=True)
+                )
+            ),
+            "",
         )
         count = f"{len(wrong)} of {len(cases)} cases differ; the first: " if len(wrong) > 1 else ""
         note = f" ({case.note})" if case.note else ""
@@ -243,7 +271,10 @@ class Values(_Spec):
                 and isinstance(want, Raised)
                 and isinstance(got.error, type(want.error))
             )
-        return self.equal(got, want)
+        try:
+            return bool(self.equal(got, want))
+        except Exception:  # noqa: BLE001 - a value of another shape than the oracle's is not equal to it
+            return False
 
 
 @dataclass
@@ -253,11 +284,12 @@ class Properties(_Spec):
     rules: Sequence[Callable[[Case, object], str | None]] = ()
     reference: Callable = print
 
-    def problem(self, fn: Callable) -> str | None:
-        refused, got = self._results(fn)
+    def problem(self, fn: Callable, also: Sequence[Case] = ()) -> str | None:
+        cases = [*self.cases, *also]
+        refused, got = self._results(fn, cases)
         if refused:
             return refused
-        for case, value in zip(self.cases, got, strict=True):
+        for case, value in zip(cases, got, strict=True):
             for rule in self.rules:
                 message = rule(case, value)
                 if message:
@@ -271,8 +303,9 @@ REAL_CALL = (
 )
 
 
-def first_difference(want: Sequence, got: Sequence) -> str | None:
-    """The first way the requests `got` (a ScriptedChat's calls) differ from `want`, or None."""
+def first_difference(want: Sequence, got: Sequence, count: bool = True) -> str | None:
+    """The first way the requests `got` (a ScriptedChat's calls) differ from `want`, or None; `count=False` reads
+    only the calls both made."""
     for n, (w, g) in enumerate(zip(want, got, strict=False), 1):
         if g.role != w.role:
             return f"call {n} went to the {g.role!r} role, where the answer key calls {w.role!r}."
@@ -290,7 +323,7 @@ def first_difference(want: Sequence, got: Sequence) -> str | None:
                 )
         if g.params != w.params:
             return f"call {n} ({w.role}) sampled with {g.params or 'nothing'}; the answer key with {w.params or 'nothing'}."
-    if len(got) != len(want):
+    if count and len(got) != len(want):
         return f"it made {len(got)} call(s); the answer key makes {len(want)}: {[c.role for c in want]}."
     return None
 
@@ -333,11 +366,10 @@ class Calls(_Spec):
             try:
                 run = functools.partial(self.drive, fn, theirs, *my_args, **my_kwargs)
                 used, (reached, got) = package_calls(lambda: offline(run), *modules)  # noqa: B023
-            except IndexError as err:
-                if "no more replies" not in str(err):
-                    raise
-                return f"{where}: {self.name} asked for more replies than the answer key, which calls {[c.role for c in ours.calls]}."
             except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
+                differs = first_difference(ours.calls, theirs.calls, count=False)
+                if differs:  # a call the script has no reply for: say how the calls differ
+                    return f"{where}: {differs}"
                 return f"{where}: {self.name} raised {type(err).__name__}: {err}"
             if reached:
                 return f"{self.name} {REAL_CALL}"
