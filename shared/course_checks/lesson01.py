@@ -300,7 +300,8 @@ MADE_UP_ATTEMPTS = [
 ]
 MISSES = Values(
     "misses_of",
-    [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 6), (1, 3), (0, 1), (2, 5), (0, 0))],
+    [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 6), (1, 3), (0, 1), (2, 5), (0, 0))]
+    + [Case(([MADE_UP_ATTEMPTS[1]] * 2,), "the same failure twice")],
     oracle=lambda attempts: [
         (a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed
     ],
