@@ -332,3 +332,20 @@ def test_each_concurrent_live_call_reports_its_own_latency(course_env, fake_mode
         lambda p: conn.chat([{"role": "user", "content": p}]), ["slow", "fast", "fast", "slow"]
     )
     assert [r.latency_s >= 0.6 for r in replies] == [True, False, False, True]
+
+
+def test_when_grading_a_miss_is_an_empty_reply_and_the_recording_still_answers(
+    course_env, fake_model
+):
+    """COURSE_REPLAY_MISS=empty (course.py grade): a request the recording lacks gets an empty reply with no
+    tokens, and never reaches a model; a recorded one is replayed as ever."""
+    _record(course_env, fake_model, ["hello", "again"])
+    s = settings_for(
+        "replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"), COURSE_REPLAY_MISS="empty"
+    )
+    conn = connect("01_demo", settings=s, quiet=True)
+    assert conn.chat(MSGS, role="generator", temperature=0).text == "hello"
+    mine = conn.chat(
+        [MSGS[0], {"role": "user", "content": "Something else"}], role="generator", temperature=0
+    )
+    assert (mine.text, mine.prompt_tokens, mine.completion_tokens) == ("", 0, 0)

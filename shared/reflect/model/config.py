@@ -72,7 +72,7 @@ def state_dir() -> Path:
     )
 
 
-_REPLAY_MISS = ("stop", "live")
+_REPLAY_MISS = ("stop", "live", "empty")
 
 
 def replay_miss_default(env: dict[str, str]) -> str:
@@ -112,7 +112,8 @@ class Settings:
     record_keep: bool = False  # COURSE_RECORD_KEEP=1: record only calls the cassette lacks
     replay_prune: bool = False  # COURSE_REPLAY_PRUNE=1: drop recorded calls no cell made
     # COURSE_REPLAY_MISS: what replay does with a request its cassette lacks, "stop" (ReplayMiss: nbval, CI,
-    # scripts) or "live" (the local model answers: a notebook opened in Jupyter); see replay_miss_default
+    # scripts), "live" (the local model answers: a notebook opened in Jupyter; see replay_miss_default) or "empty"
+    # (an empty reply: `course.py grade`, where a learner's own request must not stop the lesson)
     replay_miss: str = "stop"
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
     engine: str = (

@@ -454,7 +454,11 @@ def connect(
         else None
     )
     course_transport = CourseTransport(
-        transport, recorder.open() if recorder else None, cache, fallback
+        transport,
+        recorder.open() if recorder else None,
+        cache,
+        fallback,
+        empty_miss=settings.backend == "replay" and settings.replay_miss == "empty",
     )
     timeout = httpx.Timeout(settings.timeout_s, connect=5.0)
     client = openai.OpenAI(  # no retries of its own: Connection.chat retries within one budget

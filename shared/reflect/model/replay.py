@@ -234,6 +234,34 @@ class Recorder:
         )
 
 
+def empty_reply(request: httpx.Request) -> httpx.Response:
+    """A chat completion with no text and no tokens: what grading answers a request the recording lacks, so that a
+    learner's own prompt leaves the lesson running (the graded exercises are checked on scripted models)."""
+    body = _body_json(request.content)
+    content = json.dumps(
+        {
+            "id": "replay-empty",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "replay") if isinstance(body, dict) else "replay",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": ""},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }
+    ).encode()
+    return httpx.Response(
+        200,
+        headers=[("content-type", "application/json"), (LATENCY_HEADER, "0")],
+        content=content,
+        request=request,
+    )
+
+
 class CourseTransport(httpx.BaseTransport):
     """Wraps the real transport: answers from the cassette, or from the live request cache
     (course_runtime.response_cache), records, and stamps each response with its latency
@@ -247,11 +275,13 @@ class CourseTransport(httpx.BaseTransport):
         cache: Any = None,  # the local model's disk cache (course_runtime.response_cache), if any
         # replay: what answers a request the cassette lacks (the request rewritten for a live server), if any
         fallback: Callable[[httpx.Request], httpx.Request] | None = None,
+        empty_miss: bool = False,  # replay: answer such a request with an empty reply (grading) instead
     ):
         self.inner = inner or httpx.HTTPTransport()
         self.recorder = recorder
         self.cache = cache
         self.fallback = fallback
+        self.empty_miss = empty_miss
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Answer from the cassette or the cache, or send the request live (recording it in record mode)."""
@@ -262,6 +292,8 @@ class CourseTransport(httpx.BaseTransport):
             if hit is not None:
                 return hit
             if rec.mode == "replay":
+                if self.empty_miss:
+                    return empty_reply(request)
                 if self.fallback is None:
                     raise ReplayMiss(rec.miss_message(request))
                 request, rec = self.fallback(request), None  # answered live, recorded nowhere
