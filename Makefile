@@ -7,7 +7,7 @@ PY := $(BIN)/python
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 NB ?=
 
-.PHONY: help install model lab run test lock test-unit test-integration test-notebooks lint \
+.PHONY: help install model lab run test lock grade test-unit test-integration test-notebooks lint \
         test-browser record notebooks stop-model clear-cache bench-llm bench-sandbox clean
 
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
 	@echo "make model      fetch and verify the local model (COURSE_LOCAL_MODEL=qwen2.5-coder-0.5b for the second size)"
 	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
+	@echo "make grade DIR=submissions  (instructors) grade one folder per learner offline: build/grades/grades.csv, feedback/"
 	@echo "make lock       (maintainers) regenerate requirements/lock.txt from pyproject.toml (UPGRADE=1)"
 	@echo "make test-browser  (maintainers) open every notebook in JupyterLab in headless Chromium: opens clean, saves unchanged"
 	@echo "make record     re-record cassettes live (NB=01 for one lesson), then refresh notebook outputs"
@@ -40,6 +41,10 @@ test:
 	@$(PYTHON) course.py test
 
 # Maintainers: requirements/lock.txt from pyproject.toml's ranges (UPGRADE=1 moves every pin).
+grade:
+	@test -n "$(DIR)" || { echo "make grade DIR=<folder with one folder per learner>"; exit 2; }
+	@$(PYTHON) course.py grade "$(DIR)" $(if $(OUT),--out "$(OUT)",)
+
 lock:
 	@$(PYTHON) course.py lock $(if $(UPGRADE),--upgrade,)
 

