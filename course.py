@@ -110,12 +110,10 @@ def old_model_parts(py: Path) -> list[str]:
 def quiet_nbgrader(py: Path) -> None:
     """nbgrader is installed for `course.py grade`: its JupyterLab panels stay off in the learners' lab (an
     instructor's JupyterHub enables them; docs/grading.md)."""
-    jupyter = [str(py), "-m", "jupyter"]
     parts = ("formgrader", "validate_assignment", "assignment_list", "course_list")
-    subprocess.run([*jupyter, "server", "extension", "disable", "--sys-prefix",
-                    *(f"nbgrader.server_extensions.{p}" for p in parts)], check=True, capture_output=True)
-    subprocess.run([*jupyter, "labextension", "disable", "--level=sys_prefix", "@jupyter/nbgrader"],
-                   check=True, capture_output=True)
+    run(py, "-m", "jupyter", "server", "extension", "disable", "--sys-prefix",
+        *(f"nbgrader.server_extensions.{p}" for p in parts))
+    run(py, "-m", "jupyter", "labextension", "disable", "--level=sys_prefix", "@jupyter/nbgrader")
 
 
 def setup(model: bool = True, name: str | None = None) -> Path:

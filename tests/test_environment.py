@@ -170,6 +170,8 @@ def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_cours
         "-m pip install --quiet",
         "-m pip install --quiet",
         "-m course_runtime.kernel",
+        "-m jupyter server extension",
+        "-m jupyter labextension disable",
         "-m course_runtime.model_file",
     ]
     lock_step = steps[2]

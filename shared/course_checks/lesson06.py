@@ -346,24 +346,23 @@ TOY_RECORDED: tuple[Recorded, ...] = (
 )
 
 
-def _curve_truth(recorded: Recorded) -> list[Entry]:
-    """The curve from (test-writer tokens, samples) per task: report.resample_curve's rule."""
+def _curve_truth(recorded: Recorded, writer_from: int = 2, by_hidden: bool = False) -> list[Entry]:
+    """The curve from (test-writer tokens, samples) per task (and two misreadings: the test writer charged from
+    j = 1, the hidden verdict choosing)."""
     k = max(len(s) for _, s in recorded)
     out = []
     for j in range(1, k + 1):
         ok = tokens = 0
         for writer, samples in recorded:
             first = samples[:j]
-            tokens += (writer if j > 1 else 0) + sum(s[0] for s in first)
-            best = max(range(len(first)), key=lambda i: (first[i][1] or 0, -i))
+            tokens += (writer if j >= writer_from else 0) + sum(s[0] for s in first)
+            best = max(
+                range(len(first)),
+                key=lambda i: (bool(first[i][2]) if by_hidden else first[i][1] or 0, -i),
+            )
             ok += bool(first[best][2])
         out.append((j, ok / len(recorded), tokens / len(recorded)))
     return out
-
-
-def _entry(got: tuple, want: Entry) -> bool:
-    """One curve entry equal to the truth's: the same j, the rate and the tokens within 1e-9."""
-    return got[0] == want[0] and _close(got[1], want[1]) and _close(got[2], want[2])
 
 
 def _rows(got: object) -> list[tuple] | None:
@@ -373,6 +372,48 @@ def _rows(got: object) -> list[tuple] | None:
     ):
         return None
     return [tuple(e) for e in got]
+
+
+def _made_up_recording(rng: random.Random) -> Recorded:
+    return [
+        (
+            rng.choice((0, 30, 55)),
+            [
+                (rng.randint(50, 150), rng.choice((None, 0, 1, 2, 3)), rng.random() < 0.4)
+                for _ in range(rng.randint(1, 4))
+            ],
+        )
+        for _ in range(rng.randint(1, 4))
+    ]
+
+
+_rng = random.Random(4)
+CURVE = Values(
+    "my_curve",
+    [Case((list(r),)) for r in TOY_RECORDED]
+    + [Case((_made_up_recording(_rng),)) for _ in range(8)],
+    oracle=_curve_truth,
+    equal=lambda got, want: isinstance(got, (list, tuple)) and same([tuple(e) for e in got], want),
+    misreadings=[
+        Misreading(
+            lambda r: _curve_truth(r, writer_from=1),
+            "One sample has nothing to choose between: charge the test writer from j = 2 on.",
+        ),
+        Misreading(
+            lambda r: [(j, 100 * p, t) for j, p, t in _curve_truth(r)],
+            "Return the pass rate as a share between 0 and 1, not a percentage.",
+        ),
+        Misreading(
+            lambda r: _curve_truth(r, by_hidden=True),
+            "The hidden verdict chose the sample (an oracle): choose by the asserts passed, the evidence.",
+        ),
+    ],
+    forbid=(
+        (report,),
+        {"resample_curve"},
+        "my_curve called report.resample_curve: replay the choice yourself.",
+    ),
+).register("06.4")
 
 
 @exercise(
@@ -400,49 +441,12 @@ def resample_curve(
         )
         for r in report.by_strategy(list(he_rows))["resample"]
     ]
-    for name, recorded in [
-        *((f"made-up recording {i + 1}", r) for i, r in enumerate(TOY_RECORDED)),
-        ("HumanEval", real),
-    ]:
-        used, got = package_calls(lambda r=recorded: my_curve([(w, list(s)) for w, s in r]), report)
-        if "resample_curve" in used:
-            return False, "my_curve called report.resample_curve: replay the choice yourself."
-        want, rows = _curve_truth(recorded), _rows(got)
-        if rows is None:
-            return (
-                False,
-                f"on {name} my_curve returned {got!r}: return a list of (j, pass rate, tokens per task).",
-            )
-        off = [i for i, (g, w) in enumerate(zip(rows, want, strict=False)) if not _entry(g, w)]
-        if not off and len(rows) == len(want):
-            continue
-        if not off:
-            return (
-                False,
-                f"on {name} you returned {len(rows)} entries, expected {len(want)}: j = 1 to the most samples a task has.",
-            )
-        j = off[0]
-        writer = sum(w for w, _ in recorded) / len(recorded)
-        charged = [(w[0], w[1], w[2] + (writer if w[0] == 1 else 0)) for w in want]
-        why = (
-            " One sample has nothing to choose between: charge the test writer from j = 2 on."
-            if len(rows) == len(want)
-            and all(_entry(g, c) for g, c in zip(rows, charged, strict=True))
-            else " Return the pass rate as a share between 0 and 1, not a percentage."
-            if any(isinstance(g[1], (int, float)) and g[1] > 1 for g in rows)
-            else " A higher pass rate than the evidence's choice: did the hidden verdict choose (an oracle)?"
-            if any(
-                _close(g[1], g[1]) and g[1] > w[1] + 1e-9 for g, w in zip(rows, want, strict=False)
-            )
-            else ""
-        )
-        return False, (
-            f"on {name}, entry {j + 1}: you returned {rows[j]}, expected "
-            f"({want[j][0]}, {want[j][1]:.4f}, {want[j][2]:.2f}).{why}"
-        )
+    problem = CURVE.problem(my_curve, also=[Case((real,), "resampling's HumanEval runs")])
+    if problem:
+        return False, problem
     last = _curve_truth(real)
     return True, (
-        f"Right on {len(TOY_RECORDED)} made-up recordings and on resampling's {len(real)} HumanEval runs: "
+        f"Right on {len(CURVE.cases)} made-up recordings and on resampling's {len(real)} HumanEval runs: "
         f"j = 1 {last[0][1]:.1%} at {last[0][2]:,.0f} tokens, j = {last[-1][0]} {last[-1][1]:.1%} at {last[-1][2]:,.0f}."
     )
 
