@@ -655,57 +655,77 @@ def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Run]]) -> str:
     return ""
 
 
-def _check_pick(pick: Callable[[Task, Sequence[Run]], Run]) -> str:
-    """What is wrong with pick on made-up factorial drafts ("" when nothing is)."""
-    task = get_task("factorial")
-    good, twin, visible_only, bad, empty = (
-        Run(
-            strategy="one-shot",
-            task_id=task.id,
-            final_code=c,
-            stop=Stop.SINGLE_DRAFT,
-            passed=judge(task, c).passed,
-        )
-        for c in (FACT_GOOD, FACT_GOOD, FACT_VISIBLE_ONLY, FACT_BAD, "")
+def _draft(task: Task, code: str, n: int) -> Run:
+    """A made-up draw: its code, its hidden verdict, and its number (so that two draws of the same code differ)."""
+    return Run(
+        strategy="one-shot",
+        task_id=task.id,
+        final_code=code,
+        stop=Stop.SINGLE_DRAFT,
+        chosen=f"draw {n}",
+        passed=judge(task, code).passed,
     )
-    names = {
-        id(good): "a right one",
-        id(twin): "its twin",
-        id(visible_only): "one that passes only the visible tests",
-        id(bad): "a wrong one",
-        id(empty): "an empty one",
-    }
 
-    def said(d: object) -> str:
-        return names.get(id(d), repr(d)[:60])
 
-    got = pick(task, [good, twin])
-    if got is not good:
-        return (
-            f"on two made-up factorial drafts with the same code, pick returned {said(got)}; it should return "
-            "the earliest draft on a tie."
-        )
-    got = pick(task, [visible_only, good])
-    if got is good:
-        return (
-            "pick chose the draft that passes the hidden tests over an earlier one that scores as high on the "
-            "visible tests: it used evidence it will not have at run time (.passed, judge, task.run). "
-            "Score with the visible tests only."
-        )
-    for drafts, want, what in (
-        ([bad, good, empty], good, "the best visible score"),
-        ([empty, bad], bad, "the best visible score, however low"),
-        ([good, twin], good, "the earliest draft on a tie"),
-        ([visible_only, good], visible_only, "the earliest draft on a tie"),
-        ([bad, visible_only], visible_only, "the best visible score"),
+def _visible(task: Task, draws: Sequence[Run]) -> Run:
+    """The truth: the best visible score (TestGroundedCritic), the earliest draw on a tie."""
+    scores = [TestGroundedCritic().evaluate(task, d.final_code).score or 0 for d in draws]
+    return draws[scores.index(max(scores))]
+
+
+def _pick_cases() -> list[Case]:
+    cases = []
+    for tid, codes in (
+        ("factorial", [FACT_GOOD, FACT_GOOD]),
+        (
+            "factorial",
+            [FACT_VISIBLE_ONLY, FACT_GOOD],
+        ),  # as high on the visible tests: the earlier one
+        ("factorial", [FACT_BAD, FACT_GOOD, ""]),
+        ("factorial", ["", FACT_BAD]),
+        ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
+        (
+            "fibonacci",
+            [
+                "def fibonacci(n):\n    return n\n",
+                "def fibonacci(n):\n    return 0\n",
+                "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n",
+            ],
+        ),
     ):
-        got = pick(task, drafts)
-        if got is not want:
-            return (
-                f"on made-up factorial drafts [{', '.join(said(d) for d in drafts)}], pick returned "
-                f"{said(got)}; it should return {what}: {said(want)}."
-            )
-    return ""
+        task = get_task(tid)
+        cases.append(Case((task, [_draft(task, c, i) for i, c in enumerate(codes, 1)])))
+    return cases
+
+
+PICK = Values(
+    "pick",
+    _pick_cases(),
+    oracle=_visible,
+    misreadings=[
+        Misreading(
+            lambda task, draws: next((d for d in draws if d.passed), draws[0]),
+            "That reads the hidden tests (.passed, judge, task.run), evidence pick will not have at run time: score with the visible tests only.",
+        ),
+        Misreading(
+            lambda task, draws: max(
+                reversed(draws),
+                key=lambda d: TestGroundedCritic().evaluate(task, d.final_code).score or 0,
+            ),
+            "Among equal visible scores the earliest draw wins.",
+        ),
+    ],
+    forbid=(
+        (hidden_module,),
+        {"judge"},
+        "pick read the hidden tests (judge): score with the visible tests only.",
+    ),
+    show=lambda v: (
+        f"<draws {[d.chosen for d in v]}>"
+        if isinstance(v, list)
+        else (v.chosen if isinstance(v, Run) else show(v))
+    ),
+).register("01.8")
 
 
 @exercise(
@@ -823,7 +843,7 @@ def without_oracle(
 ) -> tuple:
     """Exercise 8: pick on made-up drafts (visible tests only, never the oracle, earliest on a tie), then the
     draft it chooses among exercise 7's draws."""
-    problem = _check_pick(pick)
+    problem = PICK.problem(pick)
     if problem:
         return False, problem
     if not _three_runs(draws):
