@@ -28,7 +28,7 @@ from reflect.tasks.task import get_task
 from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, package_calls
-from .spec import Case, Misreading, Properties, Values, same
+from .spec import Case, Misreading, Properties, Values, same, show
 
 Row = dict[str, Any]
 Entry = tuple[int, float, float]
@@ -681,6 +681,61 @@ TOY_TABLE: list[Row] = [
 ]
 
 
+def _compare_arms(rows: Sequence[Row], a: str, b: str, by_replicate: bool = False) -> tuple:
+    """The truth, written here from the statement: per problem each arm's share of passing replicates, d = a - b on
+    the problems both have, then (mean d, better, worse, the exact two-sided sign-flip p from scipy). With
+    `by_replicate`, the misreading that pairs replicate with replicate."""
+    runs: dict[tuple, list[bool]] = {}
+    for r in rows:
+        unit = (r["task_id"], r["replicate"]) if by_replicate else r["task_id"]
+        runs.setdefault((r["strategy"], unit), []).append(bool(r["run"]["passed"]))
+    share = {k: sum(v) / len(v) for k, v in runs.items()}
+    both = sorted({u for s_, u in share if s_ == a} & {u for s_, u in share if s_ == b}, key=str)
+    d = [share[(a, u)] - share[(b, u)] for u in both]
+    return (sum(d) / len(d), sum(x > 0 for x in d), sum(x < 0 for x in d), _flip_p(d))
+
+
+def _made_up_table(rng: random.Random) -> list[Row]:
+    reps = rng.choice((2, 3))
+    return [
+        _row(s_, f"p{t}", r, rng.random() < {"x": 0.6, "y": 0.4, "z": 0.5}[s_])
+        for t in range(1, rng.randint(4, 8))
+        for s_ in ("x", "y", "z")
+        for r in range(reps)
+        if not (s_ == "y" and t == 1)  # a problem only x and z have
+    ]
+
+
+_rng = random.Random(7)
+PRIMARY = Values(
+    "compare_arms",
+    [Case((TOY_TABLE, "x", "y")), Case((TOY_TABLE, "y", "x"))]
+    + [
+        Case((_made_up_table(_rng), a, b))
+        for a, b in (("x", "y"), ("z", "x"), ("y", "z"), ("x", "z"), ("x", "y"), ("z", "y"))
+    ],
+    oracle=_compare_arms,
+    misreadings=[
+        Misreading(
+            lambda rows, a, b: _compare_arms(rows, a, b, by_replicate=True),
+            "That pairs replicate with replicate: the test pairs problem with problem, each arm's replicates averaged.",
+        ),
+        Misreading(
+            lambda rows, a, b: (lambda e, up, down, p: (-e, down, up, p))(
+                *_compare_arms(rows, a, b)
+            ),
+            "That is b - a: d = share(a) - share(b).",
+        ),
+    ],
+    forbid=(
+        (fx,),
+        {"compare", "differences", "shares", "sign_flip_p", "analyse"},
+        "compare_arms called the course's analysis: compute the shares and differences yourself.",
+    ),
+    show=lambda v: f"<{len(v)} rows>" if isinstance(v, list) else show(v),
+).register("06.7")
+
+
 @exercise(
     "06.7",
     hints=(
@@ -693,35 +748,14 @@ TOY_TABLE: list[Row] = [
 def primary(
     compare_arms: Callable[[list[Row], str, str], object], table: Sequence[Row]
 ) -> tuple[bool, str]:
-    """Build 7: compare_arms on a made-up table, then the fair test's primary and one secondary comparison."""
-    cases = [
-        ("made-up table", TOY_TABLE, "x", "y"),
-        *(("the fair test", table, a, b) for a, b in (fx.PRIMARY, fx.SECONDARY[0])),
-    ]
-    for name, rows, a, b in cases:
-        want = fx.compare(list(rows), a, b)  # before the call, which gets a copy it may change
-        used, got = package_calls(
-            lambda r=rows, a=a, b=b: compare_arms(copy.deepcopy(list(r)), a, b), fx
-        )
-        if used & {"compare", "differences", "shares", "sign_flip_p", "analyse"}:
-            return (
-                False,
-                "compare_arms called the course's analysis: compute the shares and differences yourself.",
-            )
-        truth = (want["effect"], want["better"], want["worse"], want["p"])
-        try:
-            items = list(got)  # type: ignore[arg-type]
-        except TypeError:
-            items = []
-        if len(items) == 4 and all(_close(g, w) for g, w in zip(items, truth, strict=True)):
-            continue
-        return False, (
-            f"on {name}, compare_arms(table, {a!r}, {b!r}) returned {got!r}; expected (effect {truth[0]:+.4f}, "
-            f"better {truth[1]}, worse {truth[2]}, p {truth[3]:.4f})."
-        )
+    """Build 7: compare_arms on made-up tables, then the fair test's primary and one secondary comparison."""
+    lesson = [Case((list(table), a, b), "the fair test") for a, b in (fx.PRIMARY, fx.SECONDARY[0])]
+    problem = PRIMARY.problem(compare_arms, also=lesson)
+    if problem:
+        return False, problem
     p = fx.compare(list(table), *fx.PRIMARY)
     return True, (
-        f"Right on the made-up table and on the fair test. The primary question: checks - blind = {p['effect']:+.1%} of "
+        f"Right on the made-up tables and on the fair test. The primary question: checks - blind = {p['effect']:+.1%} of "
         f"pass rate, better on {p['better']}, worse on {p['worse']}, p = {p['p']:.3f}."
     )
 

@@ -200,32 +200,46 @@ class Values(_Spec):
         return self._wants
 
     def problem(self, fn: Callable, also: Sequence[Case] = ()) -> str | None:
-        """The message for the first case `fn` gets wrong, or None; `also` adds cases made from the lesson's own
-        data (their oracle values computed now)."""
+        """The message for the first case `fn` gets wrong, or None. Every made-up case is tried (a misreading is
+        named from them all); `also` adds cases made from the lesson's own data, tried one by one, and only once
+        the made-up ones pass (their oracle values computed then: they may be large)."""
         got: list = []
         cases = [*self.cases, *also]
-        wants = [*self.wants(), *(outcome(self.oracle, c) for c in also)]
-
+        wants = list(self.wants())
         changed: list = []
 
-        def run_all() -> None:
-            for c in cases:
-                args, kwargs = c.copies()
-                try:
-                    got.append(fn(*args, **kwargs))
-                except Exception as err:  # noqa: BLE001 - a raise is an outcome the spec compares
-                    got.append(Raised(err))
-                if not changed and not _unchanged((args, kwargs), c.copies()):
-                    changed.append(c)
+        def run(batch: Sequence[Case]) -> bool:
+            """`fn` on each case of the batch, under the refusal if any; False when it reached a refused call."""
 
-        if self.forbid:
-            used, _ = package_calls(run_all, *self.forbid[0])
-            if self._refuses(used):
+            def each() -> None:
+                for c in batch:
+                    args, kwargs = c.copies()
+                    try:
+                        got.append(fn(*args, **kwargs))
+                    except Exception as err:  # noqa: BLE001 - a raise is an outcome the spec compares
+                        got.append(Raised(err))
+                    if not changed and not _unchanged((args, kwargs), c.copies()):
+                        changed.append(c)
+
+            if not self.forbid:
+                each()
+                return True
+            used, _ = package_calls(each, *self.forbid[0])
+            return not self._refuses(used)
+
+        if not run(self.cases):
+            return self.forbid[2]
+        for c in (
+            also
+        ):  # one by one, while every case so far agrees (the oracle run outside the refusal)
+            if any(not self._agree(g, w) for g, w in zip(got, wants, strict=True)):
+                break
+            wants.append(outcome(self.oracle, c))
+            if not run([c]):
                 return self.forbid[2]
-        else:
-            run_all()
+        tried = cases[: len(got)]
         wrong = [
-            (c, g, w) for c, g, w in zip(cases, got, wants, strict=True) if not self._agree(g, w)
+            (c, g, w) for c, g, w in zip(tried, got, wants, strict=False) if not self._agree(g, w)
         ]
         if not wrong and changed:
             return f"{self.call(changed[0])} changed the arguments it was given: work on a copy (the caller still needs them)."
@@ -238,12 +252,12 @@ class Values(_Spec):
                 m.why
                 for m in self.misreadings
                 if all(
-                    self._misreads(g, outcome(m.value, c)) for c, g in zip(cases, got, strict=True)
+                    self._misreads(g, outcome(m.value, c)) for c, g in zip(tried, got, strict=True)
                 )
             ),
             "",
         )
-        count = f"{len(wrong)} of {len(cases)} cases differ; the first: " if len(wrong) > 1 else ""
+        count = f"{len(wrong)} of {len(tried)} cases differ; the first: " if len(wrong) > 1 else ""
         note = f" ({case.note})" if case.note else ""
         did = (
             f"raised {value!r}"[8:-1]
