@@ -233,13 +233,16 @@ def _signs_only(diffs: Sequence[float]) -> float:
     )
 
 
-def _strictly_beyond(diffs: Sequence[float]) -> float:
-    """The misreading: patterns whose |sum| is strictly beyond the observed one (> for >=)."""
+def _strictly_beyond(diffs: Sequence[float], exact: bool = False) -> float:
+    """The misreadings: patterns whose |sum| is strictly beyond the observed one (> for >=), or at least it
+    compared exactly, so that a float sum of thirds a hair below the observed one is left out."""
     nonzero = [d for d in diffs if d]
     sums = [
         abs(sum(s * d for s, d in zip(signs, nonzero, strict=True)))
         for signs in itertools.product((1, -1), repeat=len(nonzero))
     ]
+    if exact:
+        return sum(x >= abs(sum(nonzero)) for x in sums) / len(sums)
     return sum(x > abs(sum(nonzero)) + 1e-9 for x in sums) / len(sums)
 
 
@@ -257,6 +260,8 @@ SIGN_FLIP = Values(
             [0.5] * 6 + [-1],
             [0.5, -0.5],
             [0, 0, 0],
+            [-2 / 3, -1, 1 / 3, 2 / 3, -1],  # thirds of a replicate (3 replicates a problem)
+            [1.0, -2 / 3, 1 - 2 / 3, 1.0, 1 / 3],  # thirds: two of them differ in the last bit
             [],
         )
     ]
@@ -274,6 +279,10 @@ SIGN_FLIP = Values(
         Misreading(
             _strictly_beyond, "A pattern whose |sum| equals the observed one counts too (>=)."
         ),
+        Misreading(
+            lambda d: _strictly_beyond(d, exact=True),
+            "Sums of thirds are not exact in floats (1 - 2/3 is not 1/3): compare |sum| >= observed - 1e-9.",
+        ),
     ],
     forbid=(
         (report, fx),
@@ -289,8 +298,8 @@ SIGN_FLIP = Values(
         "under the null each problem's difference is as likely negated: list every pattern of signs for the "
         "differences (itertools.product((1, -1), repeat=n)), and for each the sum of sign * difference.",
         "p is the share of the 2^n patterns whose |sum| is at least the observed |sum| (>=, and the absolute "
-        "value: the test is two-sided). With no nonzero difference, p is 1. Zeros may be dropped first: their "
-        "sign changes nothing.",
+        "value: the test is two-sided; compare with a tolerance, >= observed - 1e-9, since sums of thirds are not "
+        "exact in floats). With no nonzero difference, p is 1. Zeros may be dropped first: their sign changes nothing.",
     ),
 )
 def sign_flip(
