@@ -138,3 +138,16 @@ def test_an_exception_names_the_case_and_an_expected_raise_is_graded():
     assert "f(0) returned 0; it should raise ZeroDivisionError" in must_raise.problem(
         lambda x: 1 / x if x else 0
     )
+
+
+def test_an_exercise_is_graded_offline_only_when_its_check_reads_nothing_the_model_answered():
+    """`Exercise.scripted` (what `course.py grade` counts): a spec, or a check of the learner's functions alone;
+    a check that also reads a value the lesson got from the model (01.6's retry, 02.7's probes) is not."""
+    from course_checks import REGISTRY
+
+    assert REGISTRY["02.2"].scripted and REGISTRY["02.8"].scripted and REGISTRY["04.3"].scripted
+    assert (
+        not REGISTRY["01.6"].scripted
+        and not REGISTRY["02.7"].scripted
+        and not REGISTRY["03.7"].scripted
+    )

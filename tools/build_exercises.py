@@ -4,7 +4,7 @@ A solution cell carries `metadata.reflect.placeholder`: the learner's version re
 cell's source with that placeholder and drops its outputs, and the check cell after it (the next
 code cell) keeps no output either: a learner sees no verdict and no hint before a try. Cells
 tagged `solutions-only` are left out. Every code cell carries nbgrader's metadata (`nbgrader`): an answer cell,
-the check of an exercise a grader counts (1 point; those whose check is a spec), or a locked cell, so that
+the check of an exercise a grader counts (1 point; those graded on scripted models alone), or a locked cell, so that
 `nbgrader autograde` (through `course.py grade`) grades the learner copies with the course's own cells. Every other cell is copied with the solution's outputs, so a
 learner reading on the web sees the real run their finished lesson gives, and the two never drift
 (tests/test_notebooks.py fails if notebooks/ is not what this script would produce, outputs
@@ -27,15 +27,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def graded_keys() -> set[str]:
-    """The exercises a grader counts: those whose check is a spec (course_checks.spec), graded on scripted models
-    and made-up cases alone, so that a learner's own prompts cost nothing."""
+    """The exercises a grader counts: those graded on made-up cases and scripted models alone (`Exercise.scripted`:
+    the check is a spec, or reads only the learner's functions), so that a learner's own prompts cost nothing."""
     import importlib
 
-    from course_checks import REGISTRY, spec
+    from course_checks import REGISTRY
 
     for module in ("00", "01", "02", "03", "03b", "04", "05", "06"):
         importlib.import_module(f"course_checks.lesson{module}")
-    return {key for key in REGISTRY if key in spec.SPECS}
+    return {key for key, ex in REGISTRY.items() if ex.scripted}
 
 
 def nbgrader(kind: str, grade_id: str) -> dict:
