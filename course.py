@@ -175,7 +175,7 @@ def run_lessons(only: str | None) -> None:
 
 def grade(folder: str, out: str | None) -> None:
     py = setup(model=False)  # grading replays the recordings: no model
-    run(py, "tools/grade.py", folder, *(["--out", out] if out else []))
+    run(py, "-m", "course_grading", folder, *(["--out", out] if out else []))
 
 
 def test() -> None:

@@ -1,5 +1,5 @@
 """What grading a class costs: N submissions of one lesson, each the learner copy with the solutions' answers,
-graded by `course.py grade`'s grader (tools/grade.py: nbgrader in replay, one learner at a time). Prints the wall
+graded by `course.py grade`'s grader (course_grading: nbgrader in replay, one learner at a time). Prints the wall
 time, the CPU time of the whole run (children included), the time per learner and the marks; appends the result to
 benchmarks/results/grading.jsonl. Rerunnable; not a pass/fail test.
 
@@ -13,15 +13,13 @@ import json
 import os
 import platform
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+import course_grading as grade
 
-import grade  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def solved_copy(lesson: str) -> dict:

@@ -1,4 +1,4 @@
-"""`course.py grade` end to end (tools/grade.py): nbgrader grades a class folder of lesson 00 submissions offline with
+"""`course.py grade` end to end (course_grading): nbgrader grades a class folder of lesson 00 submissions offline with
 the course's checks, and the table holds exactly the expected marks: a complete submission, one with its own prompt
 (not in the recording), a partial one, a wrong one, one that raises, one that never ends, one whose check cells were
 edited to print a pass (and that rebinds `ex`), and one that deletes its own course directory; none stops the batch
@@ -7,9 +7,7 @@ or changes another learner's marks."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,13 +18,7 @@ EXERCISES = ("00.1", "00.2", "00.3", "00.4")
 
 pytest.importorskip("nbgrader")
 
-
-def _grade_module():
-    spec = importlib.util.spec_from_file_location("grade", ROOT / "tools" / "grade.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["grade"] = module  # dataclasses read their module
-    spec.loader.exec_module(module)
-    return module
+import course_grading as grading  # noqa: E402
 
 
 def _solutions() -> dict[str, dict]:
@@ -104,7 +96,7 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
     (folder / "complete" / "notes.txt").write_text("not a lesson", encoding="utf-8")
     out = tmp_path / "grades"
 
-    _grade_module().grade(folder, out, timeout=240, cell_timeout=10)
+    grading.grade(folder, out, timeout=240, cell_timeout=10)
 
     with (out / "grades.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

@@ -1,7 +1,7 @@
 """Grade a class's notebooks offline with nbgrader and the course's checks: one table and one feedback file per learner.
 
-    python3 course.py grade DIR [--out build/grades] [--timeout 900] [--cell-timeout 120]
-    make grade DIR=...
+    python3 course.py grade DIR [--out build/grades]         # or: make grade DIR=...
+    python -m course_grading DIR [--out ...] [--timeout 900] [--cell-timeout 120]
 
 DIR holds one folder per learner, named as the learner, with that learner's lesson notebooks as saved from
 notebooks/ (`02_maker_checker.ipynb`, ...); a learner may hand in any of them. For every lesson handed in, the
@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 MEMORY_MB, FILE_MB = 6144, 256  # per learner: the kernel and nbgrader together; any file it writes
 
@@ -276,7 +276,9 @@ def grade(folder: Path, out: Path, timeout: float, cell_timeout: int) -> list[Ma
 
 def main() -> None:
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m course_grading",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("folder", type=Path)
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "grades")
@@ -284,7 +286,3 @@ def main() -> None:
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds per cell")
     args = ap.parse_args()
     grade(args.folder, args.out, args.timeout, args.cell_timeout)
-
-
-if __name__ == "__main__":
-    main()
