@@ -399,23 +399,27 @@ def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> dict:
     )
 
 
-def _reference(drafts, verdicts, max_attempts=3, window=3, memory=()) -> tuple[Run, ScriptedChat]:
-    """The package's Reflexion on the same script: reflections in the prompt, no token budget, no convergence."""
-    chat = ScriptedChat(_script(drafts, verdicts))
-    task = get_task("factorial")
+def _package_run(chat, task, asserts, max_attempts=3, window=3, memory=()) -> Run:  # noqa: ANN001
+    """The package's Reflexion on a chat: reflections in the prompt, no token budget, no convergence, `memory` the
+    lessons an earlier session left."""
     with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
         for i, lesson in enumerate(memory, 1):
             store.add(Episode(task_key(task.prompt()), "earlier", i, lesson, 0.0))
-        agent = Reflexion(
+        return Reflexion(
             memory_mode="reflections",
             window=window,
             max_attempts=max_attempts,
             token_budget=None,
             patience=max_attempts,
-            tests_for=lambda chat_, task_: list(ASSERTS),
+            tests_for=lambda chat_, task_: list(asserts),
             store=store if memory else None,
-        )
-        return agent.run(task, chat), chat
+        ).run(task, chat)
+
+
+def _reference(drafts, verdicts, max_attempts=3, window=3, memory=()) -> tuple[Run, ScriptedChat]:
+    """The package's run on the script of `drafts` and `verdicts`, on factorial, and its chat."""
+    chat = ScriptedChat(_script(drafts, verdicts))
+    return _package_run(chat, get_task("factorial"), ASSERTS, max_attempts, window, memory), chat
 
 
 def _calls(chat: ScriptedChat) -> list[tuple]:
@@ -505,20 +509,8 @@ ASSERTS_P = [
 
 
 def _reflexion_key(chat, task, asserts, max_attempts=3, window=3, memory=()):  # noqa: ANN001
-    """The answer key in the learner's shape: the package's Reflexion, reflections in the prompt, no token budget,
-    no convergence: (code, stop reason, the reflections this run wrote)."""
-    with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
-        for i, lesson in enumerate(memory, 1):
-            store.add(Episode(task_key(task.prompt()), "earlier", i, lesson, 0.0))
-        run = Reflexion(
-            memory_mode="reflections",
-            window=window,
-            max_attempts=max_attempts,
-            token_budget=None,
-            patience=max_attempts,
-            tests_for=lambda chat_, task_: list(asserts),
-            store=store if memory else None,
-        ).run(task, chat)
+    """The answer key in the learner's shape: (code, stop reason, the reflections this run wrote)."""
+    run = _package_run(chat, task, asserts, max_attempts, window, memory)
     return (
         run.final_code,
         run.stop.value,
