@@ -22,13 +22,12 @@ from statsmodels.stats import multitest
 
 from reflect.evaluation import feedback as fx
 from reflect.evaluation import report
-from reflect.records import Run
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task
-from reflect.testing import FakeReply, ScriptedChat
+from reflect.testing import FakeReply
 
-from . import exercise, offline, package_calls
-from .spec import Case, Misreading, Properties, Values, same, show
+from . import exercise, package_calls
+from .spec import Calls, Case, Misreading, Properties, Values, same, show
 
 Row = dict[str, Any]
 Entry = tuple[int, float, float]
@@ -74,21 +73,96 @@ EVIDENCE = [
 FLAT_B = (
     "```python\ndef flatten(nested):\n    return sum(nested, [])\n```"  # FLAT's score, other code
 )
-# scripted replies, each a case: a tie won by the earlier sample, the best last, the first tied with the last
-RESAMPLE_CASES = (
-    (NONE, FLAT, FLAT_B, NONE),
-    (FLAT, NONE, FLAT_B, "no code at all", DEEP),
-    (FLAT_B, NONE, FLAT),
-)
+PALINDROME = {  # a second task: its evidence and replies
+    "evidence": [
+        "assert is_palindrome('aba')",
+        "assert not is_palindrome('ab')",
+        "assert is_palindrome('Aba')",
+    ],
+    "replies": (
+        "```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```",
+        "```python\ndef is_palindrome(text):\n    t = text.lower()\n    return t == t[::-1]\n```",
+        "```python\ndef is_palindrome(text):\n    return True\n```",
+    ),
+}
 
 
-def _package_run(replies: Sequence[str], k: int) -> tuple[Run, ScriptedChat]:
-    """The package's Resample on the scripted replies, its evidence the check's asserts."""
-    writer = "```python\n" + "\n".join(EVIDENCE) + "\n```"
-    chat = ScriptedChat(
-        {"test_writer": [writer], "generator": [FakeReply(r, 7, 3) for r in replies]}
-    )
-    return Resample(k=k, select="self-tests").run(get_task("flatten"), chat), chat
+def _resample_key(chat, task, evidence, k):  # noqa: ANN001
+    """The answer key in the learner's shape: the package's Resample, its test writer answered with `evidence`
+    (the learner's function is handed the evidence), as (chosen code, [(asserts passed, code, tokens), ...])."""
+    writer = "```python\n" + "\n".join(evidence) + "\n```"
+
+    def with_evidence(messages, role="generator", **params):  # noqa: ANN001
+        return FakeReply(writer) if role == "test_writer" else chat(messages, role=role, **params)
+
+    run = Resample(k=k, select="self-tests").run(task, with_evidence)
+    drafts = [x for x in run.steps if x.role == "generator"]
+    tests = [x for x in run.steps if x.role == "tests"]
+    samples = [
+        (t.verdict.passed, g.code, g.prompt_tokens + g.completion_tokens)
+        for g, t in zip(drafts, tests, strict=True)
+    ]
+    return run.final_code, samples
+
+
+def _chosen_and_samples(got: object, want: tuple) -> str | None:
+    if not (isinstance(got, (tuple, list)) and len(got) == 2):
+        return f"resample returned {show(got)}: return (the chosen code, the list of samples)."
+    code, samples = got
+    if _rows(samples) != want[1]:
+        return (
+            f"your samples were {show(samples)}; expected one (asserts passed, code, tokens) per sample, in order: "
+            f"{show(want[1])} (the code extracted from the reply; the tokens of its prompt and completion)."
+        )
+    if code != want[0]:
+        chosen = next((i + 1 for i, x in enumerate(want[1]) if x[1] == code), None)
+        best = next(i + 1 for i, x in enumerate(want[1]) if x[1] == want[0])
+        return (
+            f"with asserts passed {[x[0] for x in want[1]]}, resample chose sample {chosen}; the evidence chooses "
+            f"sample {best} (the most asserts, the earliest on a tie)."
+        )
+    return None
+
+
+RESAMPLE = Calls(
+    "resample",
+    [
+        Case(
+            (
+                {"generator": [FakeReply(r, 7, 3) for r in replies]},
+                get_task(tid),
+                list(evidence),
+                len(replies),
+            ),
+            what,
+        )
+        for tid, evidence, replies, what in (
+            ("flatten", EVIDENCE, (NONE, FLAT, FLAT_B, NONE), "a tie won by the earlier sample"),
+            (
+                "flatten",
+                EVIDENCE,
+                (FLAT, NONE, FLAT_B, "no code at all", DEEP),
+                "the best sample last",
+            ),
+            ("flatten", EVIDENCE, (FLAT_B, NONE, FLAT), "the first tied with the last"),
+            ("flatten", EVIDENCE[:2], (DEEP, FLAT), "evidence that cannot tell them apart"),
+            (
+                "palindrome",
+                PALINDROME["evidence"],
+                PALINDROME["replies"],
+                "another task, its own evidence",
+            ),
+        )
+    ],
+    key=_resample_key,
+    result=_chosen_and_samples,
+    forbid=(
+        (hidden_module, resample_module),
+        {"judge", "run", "_sample", "_request"},
+        "resample called the package's Resample or read the hidden tests (judge): the evidence alone must choose, "
+        "in a loop of your own.",
+    ),
+).register("06.1")
 
 
 @exercise(
@@ -103,60 +177,12 @@ def _package_run(replies: Sequence[str], k: int) -> tuple[Run, ScriptedChat]:
 )
 def resample_by_hand(resample: Callable[..., object]) -> tuple[bool, str]:
     """Build 1: resample(chat, task, evidence, k) against the package's Resample on scripted replies."""
-    task = get_task("flatten")
-    for replies in RESAMPLE_CASES:
-        k = len(replies)
-        run, ours = _package_run(replies, k)
-        theirs = ScriptedChat({"generator": [FakeReply(r, 7, 3) for r in replies]})
-        used, (reached, got) = package_calls(
-            lambda t=theirs, k=k: offline(lambda: resample(t, task, list(EVIDENCE), k)),
-            hidden_module,
-            resample_module,
-        )
-        if reached:
-            return False, f"resample {REAL_CALL}"
-        if "judge" in used:
-            return False, "resample read the hidden tests (judge): the evidence alone must choose."
-        if used & {"run", "_sample", "_request"}:
-            return False, "resample called the package's Resample: write the loop yourself."
-        want = [(c.messages, c.params) for c in ours.calls if c.role == "generator"]
-        sent = [(c.messages, c.params) for c in theirs.calls]
-        if sent != want:
-            first = next(
-                (i for i, (a, b) in enumerate(zip(sent, want, strict=False)) if a != b),
-                min(len(sent), len(want)),
-            )
-            wanted = want[first][1] if first < len(want) else "no call"
-            return False, (
-                f"on {k} scripted replies resample made {len(sent)} call(s); call {first + 1} differs from the "
-                f"package's (it sends {wanted}; the messages are the system prompt and the task)."
-            )
-        if not (isinstance(got, (tuple, list)) and len(got) == 2):
-            return (
-                False,
-                f"resample returned {got!r}: return (the chosen code, the list of samples).",
-            )
-        code, samples = got
-        drafts = [x for x in run.steps if x.role == "generator"]
-        want_samples = [
-            (t.verdict.passed, g.code, g.prompt_tokens + g.completion_tokens)
-            for g, t in zip(drafts, [x for x in run.steps if x.role == "tests"], strict=True)
-        ]
-        if _rows(samples) != want_samples:
-            return False, (
-                f"on {k} scripted replies your samples were {samples!r}; expected one (asserts passed, code, tokens) "
-                f"per sample, in order: {want_samples!r} (the code extracted from the reply; the tokens of its "
-                "prompt and completion)."
-            )
-        if code != run.final_code:
-            chosen = next((i + 1 for i, s in enumerate(want_samples) if s[1] == code), None)
-            return False, (
-                f"with asserts passed {[s[0] for s in want_samples]}, resample chose sample {chosen}; the evidence "
-                f"chooses {run.chosen.split(':')[0]} (the most asserts, the earliest on a tie)."
-            )
+    problem = RESAMPLE.problem(resample)
+    if problem:
+        return False, problem
     return True, (
-        f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE_CASES)} scripted runs "
-        "(a tie, the best sample last, and the first tied with the last)."
+        f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE.cases)} scripted runs "
+        "(a tie, the best sample last, the first tied with the last, evidence that cannot tell, another task)."
     )
 
 
