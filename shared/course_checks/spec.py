@@ -1,14 +1,16 @@
 """A check is a short spec of one of three kinds, each graded on cases the spec makes:
 
-- `Values`: the learner's function gives the oracle's value on every case. Where it does not, the first
-  `Misreading` (a wrong reading a learner may take) whose value it gives names the mistake; otherwise the
-  message says what was expected and what came back.
+- `Values`: the learner's function gives the oracle's value on every case (an oracle that raises: the same kind
+  of error), and leaves its arguments as they were. Where it does not, the first `Misreading` (a wrong reading a
+  learner may take) that behaves as the function did on every case tried names the mistake; otherwise the
+  message says what was expected and what came back. Cases from the lesson's own data (`also`) come last, one by
+  one, once the made-up ones pass.
 - `Properties`: every rule holds of what the learner's function returns on every case (the cases are made up
   where many answers are right, such as what a request may say).
 - `Calls`: on scripted runs (a `ScriptedChat` script per case), the learner's function sends the answer key's
   requests, in order (role, messages, sampling), and returns the answer key's result.
 
-Either may forbid calling the package's own version (`forbid`). A spec also carries a right answer
+Each may forbid calling the package's own version (`forbid`). A spec also carries a right answer
 (`reference`; for `Values` the oracle, for `Calls` the answer key), from which tests/test_check_specs.py makes the
 wrong answers every check must fail: a typed-in constant, the right answer with any one argument ignored, and for
 `Calls` the right answer sending a request one word off.
@@ -29,7 +31,8 @@ from fractions import Fraction
 
 from . import offline, package_calls
 
-SPECS: dict[str, list[Values | Properties]] = {}  # by exercise key; the generic tests read them
+# by exercise key; the generic tests read them
+SPECS: dict[str, list[Values | Properties | Calls]] = {}
 
 
 @dataclass(frozen=True)
