@@ -141,7 +141,17 @@ def hosted_bill(
         for n in range(1, len(records) + 1)
     ]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
-    if seen is None or seen < CALLS_BEFORE_EXERCISE_2:
+    if seen is not None and seen < CALLS_BEFORE_EXERCISE_2:
+        return (
+            False,
+            (
+                f"bill is right, and gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls; "
+                f"the lesson makes {CALLS_BEFORE_EXERCISE_2} before this exercise: run sections 3 to 5 first, then "
+                "this cell."
+            ),
+            False,
+        )
+    if seen is None:
         return (
             False,
             (
@@ -174,6 +184,10 @@ TRUNCATED = Values(
         ),
         Case((Reply("The answer is", "probe", "m", 9, 3, 0.1, "length"),), "cut mid-sentence"),
         Case((Reply("4", "probe", "m", 9, 1, 0.1, "stop"),), "a short finished reply"),
+        Case(
+            (Reply("", "probe", "m", 9, 0, 0.1, "content_filter"),),
+            "stopped by a filter, not by the cap",
+        ),
     ],
     oracle=lambda reply: reply.finish_reason == "length",
     equal=lambda got, want: bool(got) is want,
