@@ -1,6 +1,6 @@
 """The evaluation layer: running strategies over tasks and storing what they did (results)."""
 
-from .recorded import RecordedCalls, verdicts_as_recorded
+from .recorded import RecordedCalls, evaluate_each, loop_histories, verdicts_as_recorded
 from .report import exact_sign_test, paired, provenance
 from .results import (
     LIVE_SAMPLE,
@@ -18,10 +18,12 @@ __all__ = [
     "LIVE_SAMPLE",
     "RecordedCalls",
     "current_rows",
+    "evaluate_each",
     "exact_sign_test",
     "full_run",
     "live_sample",
     "load_attempts",
+    "loop_histories",
     "paired",
     "provenance",
     "recorded_dir",

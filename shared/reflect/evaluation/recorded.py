@@ -1,4 +1,6 @@
 """A lesson experiment's model replies, committed, so the lesson recomputes its tables from them.
+Beside it, what lesson 03b runs on them: `evaluate_each` (every critic on every draft) and
+`loop_histories` (a critic's loops from the same first drafts, each draft with its hidden verdict).
 
 `RecordedCalls` wraps a chat function: a request the recording holds (`results/<name>.calls.json`)
 is answered from it, any other goes to the model. Its rules: docs/package.md, "The modules in
@@ -128,3 +130,43 @@ def verdicts_as_recorded(
             *moved,
         ]
     )
+
+
+def evaluate_each(
+    critics: Mapping[str, Any],
+    tasks: Mapping[str, Any],
+    drafts: Mapping[str, str],
+    spread: Callable = map,
+) -> dict[str, dict[str, Any]]:
+    """Every critic on every draft (`drafts`: task id -> code), task by task; `spread` runs the independent
+    evaluations (`conn.map`: the server's slots). Returns critic name -> task id -> Evaluation."""
+    jobs = [(name, k) for k in drafts for name in critics]
+    results = list(
+        spread(lambda job: critics[job[0]].evaluate(tasks[job[1]], drafts[job[1]]), jobs)
+    )
+    return {
+        name: {k: ev for (n, k), ev in zip(jobs, results, strict=True) if n == name}
+        for name in critics
+    }
+
+
+def loop_histories(
+    chat: Callable,
+    tasks: Mapping[str, Any],
+    drafts: Mapping[str, str],
+    critic: Any,
+    rule: Any,
+    spread: Callable = map,
+) -> dict[str, list]:
+    """`scored_reflection` with `critic` and `rule` from each first draft (task id -> code), the loops spread by
+    `spread`: task id -> the loop's drafts as the rule reads them, each with its hidden-test verdict in `passed`."""
+    from dataclasses import replace
+
+    from ..judging.hidden import judge
+    from ..strategies import scored_reflection
+
+    def one(k: str) -> list:
+        run = scored_reflection(chat, tasks[k], critic, rule, first_draft=drafts[k])
+        return [replace(a, passed=judge(tasks[k], a.code).passed) for a in rule.drafts(run.steps)]
+
+    return dict(zip(drafts, spread(one, list(drafts)), strict=True))

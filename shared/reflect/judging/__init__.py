@@ -1,6 +1,18 @@
 """The judging layer: hidden-test verdicts, critics, critique parsing, sentinels, stop rules and
 calibration. Everything that says whether a draft is good, and when to stop asking."""
 
+from .calibration import (
+    accepted_but_failing,
+    agreement_rows,
+    failure_census,
+    format_agreement,
+    format_calibration,
+    format_loops,
+    format_sweep,
+    lowest_threshold,
+    mean_scores,
+    score_grid,
+)
 from .controller import Draft, StopRule, best_so_far, drafts_of
 from .critics import (
     GENERIC_TEXT_CRITERIA,
@@ -11,6 +23,8 @@ from .critics import (
     RuleCritic,
     TestGroundedCritic,
     VotingCritic,
+    course_critics,
+    critic_view,
     split_tests,
 )
 from .critique import Critique, ParseFailure, critique_schema, parse_critique
@@ -19,6 +33,16 @@ from .self_tests import run_self_tests, write_tests
 from .sentinel import contains_sentinel, starts_with_sentinel, strict_sentinel
 
 __all__ = [
+    "accepted_but_failing",
+    "agreement_rows",
+    "failure_census",
+    "format_agreement",
+    "format_calibration",
+    "format_loops",
+    "format_sweep",
+    "lowest_threshold",
+    "mean_scores",
+    "score_grid",
     "GENERIC_TEXT_CRITERIA",
     "MEDICAL_CRITERIA",
     "contains_sentinel",
@@ -39,6 +63,8 @@ __all__ = [
     "TestGroundedCritic",
     "VotingCritic",
     "best_so_far",
+    "course_critics",
+    "critic_view",
     "critique_schema",
     "drafts_of",
     "judge",

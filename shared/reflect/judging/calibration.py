@@ -8,16 +8,21 @@
   rate, tokens, for the threshold table and plot.
 - `uninformative_band`: the scores whose share of passing drafts is close to the base rate
   (`base_rate`), where the score adds little to knowing nothing.
+- `lowest_threshold`: the lowest score whose accepted drafts pass at a target share.
+- What lesson 03b reads rather than builds: `agreement_rows` (and `format_agreement`) for several
+  critics beside accept-all, `loop_summary` of one evaluator's loops, the `failure_census` of
+  recorded loops, and the inflation `mean_scores`.
 Each draft must carry its hidden-test verdict in `draft.passed`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..records import Stop
-from .controller import Draft, StopRule
+from .controller import Draft, StopRule, best_so_far
+from .critics import Evaluation
 
 
 @dataclass(frozen=True)
@@ -103,3 +108,173 @@ def uninformative_band(
             by_score.setdefault(score, []).append(passed)
     rate = base_rate(pairs) if base is None else base
     return sorted(s for s, v in by_score.items() if abs(sum(v) / len(v) - rate) <= margin + 1e-12)
+
+
+def agreement_rows(
+    verdicts: Mapping[str, Mapping[str, Evaluation]], truth: Mapping[str, bool], threshold: float
+) -> dict[str, dict]:
+    """Per critic (`verdicts`: name -> task id -> Evaluation), then 'accept-all' (a critic that accepts every
+    draft): `agreement` with `truth` (task id -> hidden tests passed), its counts, and the critic's tokens."""
+    tasks = next(iter(verdicts.values()), {})
+    every = {**verdicts, "accept-all": {k: Evaluation(threshold, "accepted") for k in tasks}}
+    rows = {}
+    for name, evs in every.items():
+        a = agreement([(ev.score, truth[k]) for k, ev in evs.items()], threshold)
+        rows[name] = {
+            "agree": a.rate,
+            "true accept": a.true_accepts,
+            "FALSE ACCEPT": a.false_accepts,
+            "true reject": a.true_rejects,
+            "FALSE REJECT": a.false_rejects,
+            "unscored": a.unscored,
+            "tokens": sum(ev.tokens for ev in evs.values()),
+        }
+    return rows
+
+
+def format_agreement(rows: Mapping[str, Mapping[str, float]]) -> str:
+    """`agreement_rows` as a table: one line per critic."""
+    heads = list(next(iter(rows.values())))
+    lines = [f"{'':<11}" + "".join(f"{h:>13}" for h in heads)]
+    for name, row in rows.items():
+        lines.append(
+            f"{name:<11}"
+            + "".join(f"{v:>13.0%}" if h == "agree" else f"{v!s:>13}" for h, v in row.items())
+        )
+    return "\n".join(lines)
+
+
+def loop_summary(histories: Mapping[str, Sequence[Draft]]) -> dict:
+    """One evaluator's loops (task id -> history): loops whose returned draft (`best_so_far`) passes the hidden
+    tests, attempts per loop, tokens over every attempt, loops that returned a later attempt than the first."""
+    returned = [best_so_far(list(h)) for h in histories.values()]
+    return {
+        "passed": sum(bool(b and b.passed) for b in returned),
+        "iterations": sum(len(h) for h in histories.values()) / max(len(histories), 1),
+        "tokens": sum(a.tokens for h in histories.values() for a in h),
+        "replaced": sum(bool(b and b.iteration > 1) for b in returned),
+    }
+
+
+def failure_census(histories: Sequence[Sequence[Draft]], rule: StopRule) -> dict[str, int]:
+    """Five counts over recorded loops: attempts with blank code; loops `rule` stops as regressed or
+    oscillating (`replay_rule`); refiner replies whose code is the code they were given; loops whose returned
+    draft (`best_so_far`) reaches `rule.threshold` and fails the hidden tests."""
+    stops = [replay_rule(h, rule)[1] for h in histories]
+    returned = [best_so_far(list(h)) for h in histories]
+    return {
+        "no code": sum(not a.code.strip() for h in histories for a in h),
+        "regressed": stops.count(Stop.REGRESSED),
+        "same draft back": sum(
+            a.code.strip() == b.code.strip()
+            for h in histories
+            for a, b in zip(h, h[1:], strict=False)
+        ),
+        "oscillating": stops.count(Stop.OSCILLATING),
+        "accepted but failing": sum(
+            b is not None
+            and b.score is not None
+            and b.score >= rule.threshold
+            and b.passed is False
+            for b in returned
+        ),
+    }
+
+
+def mean_scores(
+    evaluations: Mapping[str, Evaluation], passed: Mapping[str, bool]
+) -> tuple[float | None, float | None]:
+    """Score inflation: (the mean score of the drafts that pass the hidden tests, of those that fail), leaving out
+    unscored drafts; None for a group with no score."""
+
+    def mean(xs: list[float]) -> float | None:
+        return sum(xs) / len(xs) if xs else None
+
+    scored = [(passed[k], ev.score) for k, ev in evaluations.items() if ev.score is not None]
+    return mean([s for ok, s in scored if ok]), mean([s for ok, s in scored if not ok])
+
+
+def score_grid(verdicts: Mapping[str, Mapping[str, Evaluation]], truth: Mapping[str, bool]) -> str:
+    """Each task's hidden verdict and every critic's score, with the voting critic's spread where it has one."""
+    names = list(verdicts)
+    lines = [f"{'task':<16}{'hidden':>7}" + "".join(f"{n:>10}" for n in names) + "   voting spread"]
+    for k in truth:
+        marks = "".join(f"{verdicts[n][k].score!s:>10}" for n in names)
+        spread = verdicts.get("voting", {}).get(k)
+        spread = (spread.detail.get("spread") or 0.0) if spread else 0.0
+        lines.append(f"{k:<16}{'pass' if truth[k] else 'FAIL':>7}{marks}   {spread:.2f}")
+    voting = verdicts.get("voting")
+    if voting:
+        zero = [k for k in truth if not voting[k].detail.get("spread")]
+        lowest = min(min(voting[k].detail.get("scores") or [10]) for k in truth)
+        lines.append(
+            f"voting spread 0 on {len(zero)} of {len(truth)} drafts; lowest single vote on any draft: {lowest}"
+        )
+    return "\n".join(lines)
+
+
+def format_loops(
+    loops: Mapping[str, Mapping[str, Sequence[Draft]]], one_shot: Mapping[str, bool]
+) -> str:
+    """`loop_summary` of each evaluator's loops, under the one-shot line (`one_shot`: task id -> first draft passed)."""
+    lines = [f"{'':<8}{'passed':>9}{'iterations':>12}{'tokens':>10}{'replaced':>10}"]
+    lines.append(
+        f"{'one-shot':<8}{sum(one_shot.values()):>6}/{len(one_shot)}{1:>12.2f}{'-':>10}{'-':>10}"
+    )
+    for name, histories in loops.items():
+        s = loop_summary(histories)
+        lines.append(
+            f"{name:<8}{s['passed']:>6}/{len(histories)}{s['iterations']:>12.2f}{s['tokens']:>10}{s['replaced']:>10}"
+        )
+    return "\n".join(lines)
+
+
+def lowest_threshold(pairs: list[tuple[float | None, bool]], target: float) -> float | None:
+    """The lowest score at which accepting every draft scored at least that much accepts drafts that pass the
+    hidden tests at a share of `target` or more (unscored drafts are never accepted); None when no score does."""
+    scored = [(s, ok) for s, ok in pairs if s is not None]
+    for t in sorted({s for s, _ in scored}):
+        kept = [ok for s, ok in scored if s >= t]
+        if sum(kept) / len(kept) >= target - 1e-12:
+            return t
+    return None
+
+
+def accepted_but_failing(
+    loops: Mapping[str, Sequence[Draft]], threshold: float
+) -> dict[str, Draft]:
+    """False convergence: the loops (task id -> history) whose returned draft (`best_so_far`) scores at least
+    `threshold` while the hidden tests fail it, task id -> that draft."""
+    out = {}
+    for k, h in loops.items():
+        b = best_so_far(list(h))
+        if b is not None and b.score is not None and b.score >= threshold and b.passed is False:
+            out[k] = b
+    return out
+
+
+def format_calibration(groups: Mapping[float, Sequence[bool]], band: Sequence[float]) -> str:
+    """What each score says (`groups`: score -> hidden verdicts of its drafts, as lesson 03b's `outcomes_by_score`),
+    beside the base rate over them all; the scores in `band` marked as saying little."""
+    scored = [ok for oks in groups.values() for ok in oks]
+    lines = [
+        f"base rate: {sum(scored) / max(len(scored), 1):.0%} of the {len(scored)} scored drafts pass"
+    ]
+    for score, oks in sorted(groups.items()):
+        mark = " <- says little" if score in band else ""
+        lines.append(
+            f"score {score:>4}: {len(oks):>2} drafts, {sum(oks):>2} pass ({sum(oks) / len(oks):.0%}){mark}"
+        )
+    return "\n".join(lines)
+
+
+def format_sweep(rows: Sequence[Mapping[str, float]]) -> str:
+    """A threshold table (rows as `sweep` gives them), and a line saying so when every threshold gives the same loops."""
+    lines = [f"{'threshold':>9}{'iterations':>12}{'pass rate':>11}{'tokens/task':>13}"]
+    for row in rows:
+        lines.append(
+            f"{row['threshold']:>9}{row['avg_iterations']:>12.2f}{row['pass_rate']:>11.0%}{row['avg_tokens']:>13.0f}"
+        )
+    if len(rows) > 1 and len({(r["avg_iterations"], r["pass_rate"]) for r in rows}) == 1:
+        lines.append("Flat: every threshold gives the same loops.")
+    return "\n".join(lines)

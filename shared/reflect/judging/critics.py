@@ -205,6 +205,29 @@ def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
     return part(steps[:k]), part(steps[k:])
 
 
+def critic_view(code: str) -> str:
+    """The code as a critic should read it: no comments and no docstrings, where a draft can talk to its
+    reviewer (lesson 03b's injection and gaming), and otherwise the same program (`ast.unparse`: layout and
+    quotes may change, behaviour does not). A body left empty gets `pass`; code that does not parse is
+    returned as it is."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or (
+                    [ast.Pass()] if not isinstance(node, ast.Module) else []
+                )
+    return ast.unparse(tree) + "\n"
+
+
 @dataclass
 class TestGroundedCritic:
     """Runs the visible share of the tests in the sandbox and quotes the failures."""
@@ -317,3 +340,16 @@ class EvidenceCritic:
         res = run_self_tests(task, code, asserts)
         score = 1 + 9 * len(res.passed) / len(asserts)
         return Evaluation(round(score, 1), res.trace(), usage, {"result": res})
+
+
+def course_critics(chat: Callable) -> dict[str, object]:
+    """Lesson 03b's five evaluators, on one chat: the JSON critic, the static rules, the hybrid of both, the visible
+    tests, and three voting critic prompts."""
+    llm = LLMCritic(chat)
+    return {
+        "llm": llm,
+        "rules": RuleCritic(),
+        "hybrid": HybridCritic(llm),
+        "tests": TestGroundedCritic(),
+        "voting": VotingCritic(chat),
+    }

@@ -1,0 +1,184 @@
+"""Lesson 03b's checks that grade a design rather than a value: several right answers written differently pass, and
+each wrong answer fails with the message that names its mistake."""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import tokenize
+
+import pytest
+
+from course_checks import lesson03b as ex
+from reflect.judging import Evaluation, split_tests
+
+
+def _visible(task, code):
+    return task.run(code, tests=split_tests(task.tests)[0])
+
+
+class ByShare:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(
+            1 + 9 * r.n_passed / len(r.tests) if r.tests else 1, r.feedback(label="visible")
+        )
+
+
+class PerFailure:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        if r.passed:
+            return Evaluation(10, "all visible tests pass")
+        failed = [t.describe() for t in r.failures] or [r.error or "did not load"]
+        return Evaluation(max(1, 9 - 2 * len(r.failures)) if r.tests else 1, "\n".join(failed))
+
+
+class AllOrNothing:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(
+            10.0 if r.passed else 1.0, "; ".join(t.call for t in r.failures) or str(r.error)
+        )
+
+
+class Leaks:
+    """Scores the visible half but quotes every failing test, held-out ones too."""
+
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(
+            1 + 9 * r.n_passed / len(r.tests) if r.tests else 1, task.run(code).feedback()
+        )
+
+
+class MoreIsBetter:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(10 if r.passed else 1 + len(r.failures), r.feedback(label="visible"))
+
+
+class Silent:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(10 if r.passed else 1, "" if r.passed else "wrong")
+
+
+@pytest.mark.parametrize("critic", [ByShare, PerFailure, AllOrNothing])
+def test_visible_tests_passes_any_scoring_with_the_properties(critic):
+    ok, message = ex.visible_tests.check(critic)
+    assert ok, message
+
+
+@pytest.mark.parametrize(
+    ("critic", "words"),
+    [
+        (Leaks, "held-out test"),
+        (Silent, "quotes no failing test"),
+        (MoreIsBetter, "never score higher"),
+    ],
+)
+def test_visible_tests_names_the_mistake(critic, words):
+    ok, message = ex.visible_tests.check(critic)
+    assert not ok and words in message, message
+
+
+def by_ast(code):
+    """The lesson's solution: ast drops the comments; docstrings removed, an emptied body given pass."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body:
+            if (
+                isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                node.body = body[1:] or ([] if isinstance(node, ast.Module) else [ast.Pass()])
+    return ast.unparse(tree)
+
+
+def by_tokens(code):
+    """A right critic_view written with tokenize and ast, not ast.unparse."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    lines = code.splitlines(keepends=True)
+    cut = []  # (first line, last line, needs pass) of each docstring
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body:
+            first = body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                cut.append(
+                    (
+                        first.lineno,
+                        first.end_lineno,
+                        len(body) == 1 and not isinstance(node, ast.Module),
+                    )
+                )
+    for start, end, needs_pass in sorted(cut, reverse=True):
+        indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+        lines[start - 1 : end] = [f"{indent}pass\n"] if needs_pass else []
+    text = "".join(lines)
+    tokens = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(text).readline)
+        if t.type != tokenize.COMMENT
+    ]
+    return tokenize.untokenize(tokens)
+
+
+@pytest.mark.parametrize("view", [by_ast, by_tokens])
+def test_critic_view_passes_ast_and_tokenize_answers(view):
+    ok, message = ex.critic_views.check(view)
+    assert ok, message
+
+
+def _unparsed(code):
+    try:
+        return ast.unparse(ast.parse(code))
+    except SyntaxError:
+        return code
+
+
+@pytest.mark.parametrize(
+    ("view", "words"),
+    [
+        (
+            lambda code: "\n".join(
+                line for line in code.splitlines() if not line.strip().startswith("#")
+            ),
+            "left the comment",
+        ),
+        (_unparsed, "left the docstring"),
+        (lambda code: by_ast(code).replace("'#'", "''"), "changed what the code does"),
+        (lambda code: by_ast(code) if by_ast(code) != code else "", "as it is"),
+        (lambda code: by_ast(code).replace("    pass", ""), "no longer parses"),
+    ],
+)
+def test_critic_view_names_the_mistake(view, words):
+    ok, message = ex.critic_views.check(view)
+    assert not ok and words in message, message
+
+
+def test_mcnemar_by_hand_passes_and_one_tail_is_named():
+    def right(b, c):
+        n = b + c
+        return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n) if n else 1.0
+
+    def one_tail(b, c):
+        n = b + c
+        return sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n if n else 1.0
+
+    assert ex.MCNEMAR.problem(right) is None
+    assert "one tail" in ex.MCNEMAR.problem(one_tail)
