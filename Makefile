@@ -14,7 +14,8 @@ help:
 	@echo "make lab        install everything, prepare the local model, start JupyterLab (python3 course.py lab)"
 	@echo "make run        execute every notebook live on the configured model (headless), into build/run/"
 	@echo "make model      fetch and verify the local model (COURSE_LOCAL_MODEL=qwen2.5-coder-0.5b for the second size)"
-	@echo "make test       install if needed and run the whole suite (unit, integration, nbval in replay)"
+	@echo "make test       install if needed and run the suite: ruff, unit tests, nbval in replay (what a learner runs)"
+	@echo "make test-integration  the tests on the real local model (CI runs it after make test)"
 	@echo "make grade DIR=submissions  (instructors) grade one folder per learner offline: build/grades/grades.csv, feedback/"
 	@echo "make lock       (maintainers) regenerate requirements/lock.txt from pyproject.toml (UPGRADE=1)"
 	@echo "make test-browser  (maintainers) open every notebook in JupyterLab in headless Chromium: opens clean, saves unchanged"
@@ -39,6 +40,9 @@ run:
 
 test:
 	@$(PYTHON) course.py test
+
+test-integration:
+	@$(PYTHON) course.py test-integration
 
 # Maintainers: requirements/lock.txt from pyproject.toml's ranges (UPGRADE=1 moves every pin).
 grade:

@@ -183,9 +183,16 @@ def test() -> None:
     run(py, "-m", "ruff", "check", *LINTED)
     run(py, "-m", "ruff", "format", "--check", *FORMATTED)
     # One run on both cores: the tests, and the solved lessons under nbval in replay, each exercise's
-    # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py).
-    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "--nbval",
-        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "tests", "solutions")
+    # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py). The tests on the real model are
+    # their own tier (`test_integration`); the 15 slowest tests are listed at the end.
+    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "-m", "not integration", "--durations=15",
+        "--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "tests", "solutions")
+
+
+def test_integration() -> None:
+    """The tests on the real local model (it is loaded once: one worker), the 15 slowest listed."""
+    py = setup()
+    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "integration", "--durations=15", "tests")
 
 
 def lock(upgrade: bool) -> None:
@@ -208,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("lab", help="set up, then JupyterLab at the repository root (other options go to JupyterLab)")
     sub.add_parser("run", help="set up, then every lesson live, headless").add_argument("--only", metavar="NN")
     sub.add_parser("test", help="set up, then ruff, the tests and the notebooks in replay")
+    sub.add_parser("test-integration", help="set up, then the tests on the real local model")
     setup_args = sub.add_parser("setup", help="only set up")
     setup_args.add_argument("--no-model", action="store_true")
     setup_args.add_argument("--model", metavar="NAME", help="qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b")
@@ -225,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             run_lessons(args.only)
         elif args.command == "test":
             test()
+        elif args.command == "test-integration":
+            test_integration()
         elif args.command == "grade":
             grade(args.folder, args.out)
         elif args.command == "setup":

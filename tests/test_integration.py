@@ -2,7 +2,7 @@
 slots and speculative decoding that leave temperature-0 outputs unchanged, and a classroom
 server started by hand and reached with COURSE_BACKEND=openai.
 
-Slow (loads the 1.1 GB model); part of `make test`. Skipped only if the local extra is not
+Slow (loads the 1.1 GB model): `make test-integration`, CI's step after `make test`. Skipped only if the local extra is not
 installed, with a message saying so.
 """
 

@@ -59,10 +59,18 @@ class MoreIsBetter:
         return Evaluation(10 if r.passed else 1 + len(r.failures), r.feedback(label="visible"))
 
 
+class Vague:
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(10 if r.passed else 1, "" if r.passed else "some visible tests failed")
+
+
 class Silent:
     def evaluate(self, task, code):
         r = _visible(task, code)
-        return Evaluation(10 if r.passed else 1, "" if r.passed else "wrong")
+        return Evaluation(
+            10 if r.passed else 1, "" if r.passed else f"{len(r.failures)} visible tests failed"
+        )
 
 
 @pytest.mark.parametrize("critic", [ByShare, PerFailure, AllOrNothing])
@@ -77,6 +85,7 @@ def test_visible_tests_passes_any_scoring_with_the_properties(critic):
         (Leaks, "held-out test"),
         (Silent, "quotes no failing test"),
         (MoreIsBetter, "never score higher"),
+        (Vague, "say which tests failed"),
     ],
 )
 def test_visible_tests_names_the_mistake(critic, words):

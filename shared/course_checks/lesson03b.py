@@ -24,6 +24,7 @@ from reflect.judging.critics import (
     critic_view,
     split_tests,
 )
+from reflect.records import Stop
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
@@ -148,6 +149,17 @@ def _scores(case: Case, value: object) -> str | None:
 def _feedback(case: Case, value: object) -> str | None:
     task, drafts = case.args
     hidden = _held_out_calls(task)
+    said: dict[str, tuple] = {}  # feedback -> the visible tests failed by the first draft given it
+    for code, ev in zip(drafts, value, strict=True):
+        res = _visible_run(task, code)
+        failed = tuple(t.call for t in res.failures) if res.tests else ("did not load",)
+        if failed and ev.feedback in said and said[ev.feedback][1] != failed:
+            return (
+                f"the feedback on {DRAFTS[code]} of {task.id} is word for word the feedback on {said[ev.feedback][0]}, "
+                "though they fail different visible tests: say which tests failed."
+            )
+        if failed:
+            said.setdefault(ev.feedback, (DRAFTS[code], failed))
     for code, ev in zip(drafts, value, strict=True):
         leaked = [c for c in hidden if c in ev.feedback]
         if leaked:
@@ -433,6 +445,25 @@ def _history(*drafts: Draft) -> list[Draft]:
 def _show(value: object) -> str:
     if isinstance(value, list) and value and all(isinstance(d, Draft) for d in value):
         return f"<drafts scored {[d.score for d in value]}>"
+    if (
+        isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)
+    ):  # what cut returns
+        reason = value[1].name if isinstance(value[1], Stop) else show(value[1])
+        return f"({_show(value[0]) if value[0] else '[]'}, {reason})"
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(r, dict) and "threshold" in r for r in value)
+    ):
+        return (
+            "["
+            + "; ".join(
+                f"t={r.get('threshold')}: {show(r.get('avg_iterations'))} it., pass {show(r.get('pass_rate'))}, "
+                f"{show(r.get('avg_tokens'))} tok."
+                for r in value
+            )
+            + "]"
+        )
     if isinstance(value, StopRule):
         return f"<StopRule threshold={value.threshold}, max_iterations={value.max_iterations}>"
     if isinstance(value, (list, tuple)) and value and all(isinstance(h, list) for h in value):
@@ -529,6 +560,10 @@ CALIBRATION_PAIRS = (  # (pairs, margin)
         0.25,
     ),  # exactly the margin away
     ([(9, True)] * 6 + [(2, False)] * 2, 0.25),  # unequal groups: the base rate pools the drafts
+    (
+        [(9, True)] * 3 + [(9, False)] + [(2, True)] + [(2, False)] * 3,
+        0.3,
+    ),  # 0.25 away, within a wide margin
     ([(None, True), (None, False)], 0.2),
     ([], 0.2),
 )
@@ -569,6 +604,9 @@ BAND = Values(
         Misreading(
             lambda pairs, margin: _band(pairs, margin, base=0.5),
             "The band is around the base rate, the share of scored drafts that pass, not around 50%.",
+        ),
+        Misreading(
+            lambda pairs, margin: _band(pairs, 0.2), "Use the margin you are given, not 0.2."
         ),
         Misreading(
             lambda pairs, margin: _band(pairs, margin, strict=True),
@@ -625,6 +663,7 @@ TARGETS = (  # (pairs, target)
     ),  # exactly the target; None never accepted
     ([(3, True), (6, False), (9, True)], 0.6),  # a lower score reaches it before a higher one
     ([(None, True)], 0.5),
+    ([(8, True), (None, False)], 0.9),  # an unscored failing draft: accepted by none
 )
 
 
