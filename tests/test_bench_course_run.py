@@ -56,3 +56,46 @@ def test_the_results_file_is_named_however_out_gave_it(monkeypatch, tmp_path):
     )
     assert bcr.shown(ROOT / "course_run.json") == "course_run.json"
     assert bcr.shown(tmp_path / "elsewhere.json") == str(tmp_path / "elsewhere.json")
+
+
+def test_the_cell_log_has_a_line_per_cell_with_its_model_calls(tmp_path):
+    """course_runtime.connect.log_cells, what bench_course_run's per-cell table reads: each executed cell's calls,
+    cached calls, tokens and model seconds, from the connection's ledger."""
+    import json
+    from types import SimpleNamespace
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from course_runtime.connect import log_cells
+    from reflect.model.accounting import Ledger
+
+    shell = InteractiveShell.instance()
+    conn = SimpleNamespace(ledger=Ledger())
+    shell.user_ns["conn"] = conn
+    path = tmp_path / "cells.jsonl"
+    try:
+        assert log_cells(conn, path, "99_test")
+        shell.run_cell("x = 1  # no call")
+        shell.run_cell(
+            "from reflect.model.accounting import CallRecord\n"
+            "conn.ledger.add(CallRecord('generator', 100, 20, 3.5, 'local', 'm'))\n"
+            "conn.ledger.add(CallRecord('critic', 50, 5, 9.0, 'local', 'm', cached=True))"
+        )
+    finally:
+        shell.events.callbacks["pre_run_cell"].clear()
+        shell.events.callbacks["post_run_cell"].clear()
+        InteractiveShell.clear_instance()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(c["cell"], c["calls"]) for c in lines] == [
+        ("x = 1  # no call", 0),
+        ("from reflect.model.accounting import CallRecord", 2),
+    ]
+    assert lines[1] | {"wall_s": 0} == {
+        "lesson": "99_test",
+        "cell": "from reflect.model.accounting import CallRecord",
+        "wall_s": 0,
+        "calls": 2,
+        "cached": 1,
+        "tokens": 175,
+        "model_s": 3.5,
+    }
