@@ -65,11 +65,11 @@ def load_attempts(name: str) -> list[Attempt]:
         ) from err
 
 
-LIVE_SAMPLE = [
-    "unique",
-    "running_average",
-    "median",
-]  # the course tasks a lesson re-runs live beside its recording
+# The course tasks a lesson re-runs live beside its recording: no more than the difference the sample must be able to
+# show. running_average is the one task of the three stated before (unique, running_average, median) on which the
+# recorded runs differ: lesson 01's draft fails it, the test critics reject it, Reflexion and resampling repair it,
+# the other loops do not; on the other two every strategy, critic and memory mode passed or accepted alike.
+LIVE_SAMPLE = ["running_average"]
 
 
 def full_run() -> bool:
