@@ -301,7 +301,13 @@ MADE_UP_ATTEMPTS = [
 MISSES = Values(
     "misses_of",
     [Case((MADE_UP_ATTEMPTS[i:j],)) for i, j in ((0, 6), (1, 3), (0, 1), (2, 5), (0, 0))]
-    + [Case(([MADE_UP_ATTEMPTS[1]] * 2,), "the same failure twice")],
+    + [Case(([MADE_UP_ATTEMPTS[1]] * 2,), "the same failure twice")]
+    + [
+        Case(
+            ([Attempt("f", "medium", False, 3, 3, ""), MADE_UP_ATTEMPTS[0]],),
+            "a failure with no failed test to quote (every test passed, a requirement missed)",
+        )
+    ],
     oracle=lambda attempts: [
         (a.task_id, a.n_passed, a.n_tests, a.first_failure) for a in attempts if not a.passed
     ],
@@ -684,6 +690,10 @@ def _pick_cases() -> list[Case]:
         ("factorial", [FACT_BAD, FACT_GOOD, ""]),
         ("factorial", ["", FACT_BAD]),
         ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
+        (
+            "factorial",
+            [FACT_BAD, "def calculate_factorial(n):\n    return 1\n", FACT_BAD],
+        ),  # the best is no 10 and not the last draw
         (
             "fibonacci",
             [

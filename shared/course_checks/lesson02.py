@@ -198,6 +198,12 @@ LOOP = Calls(
             ),
             ("max_iterations=1", _script(["Wrong."]), 1, CHECK_TASK),
             (
+                "an approval in the last round",
+                _script(["Wrong for n = 2.", "Still wrong.", "Use a loop.", "APPROVED"]),
+                4,
+                CHECK_TASK,
+            ),
+            (
                 "a draft with prose after its code, then two versions of the function",
                 _script(
                     ["Handle n = 10.", "APPROVED"],
@@ -753,9 +759,9 @@ FALSE_APPROVALS = Values(
                             ["APPROVED"],
                         )
                     ),
-                    "factorial": _made_up(
-                        ("factorial", [FACTORIAL_WRONG], ["APPROVED"]),
-                        ("factorial", [FACTORIAL_WRONG], ["APPROVED"]),
+                    "factorial": _made_up(  # approvals in other words than the bare sentinel
+                        ("factorial", [FACTORIAL_WRONG], ["APPROVED."]),
+                        ("factorial", [FACTORIAL_WRONG], ["**APPROVED**"]),
                     ),
                 },
             ),
