@@ -145,3 +145,31 @@ def test_a_run_that_sent_new_requests_saves_every_reply_it_used_under_its_own_pr
         "recorded reply",
         "the model's reply",
     ]
+
+
+def test_a_lessons_recording_on_a_connection_saves_what_the_model_answered_when_the_block_ends(
+    dirs, monkeypatch
+):
+    """RecordedCalls.of(conn, name): the connection's chat behind the recording, its provenance naming the lesson's
+    record command; as a context manager it saves on leaving, and only when a reply came from the model."""
+    from types import SimpleNamespace
+
+    from reflect.evaluation import results
+
+    committed, mine = dirs
+    monkeypatch.setattr(results, "full_run", lambda: False)
+    conn = SimpleNamespace(
+        chat=ScriptedChat({"generator": ["the model's reply"]}),
+        model="qwen",
+        live_backend="local",
+        base_url="http://127.0.0.1:1",
+    )
+    with rec.RecordedCalls.of(conn, "05_reflexion_memory") as calls:
+        calls(ASK, role="generator", temperature=0, seed=42)
+    saved = json.loads((mine / "05_reflexion_memory.calls.json").read_text())
+    assert saved["meta"]["command"] == "COURSE_FULL=1 make record NB=05"
+    assert [c["reply"]["text"] for c in saved["calls"]] == ["the model's reply"]
+    (mine / "05_reflexion_memory.calls.json").unlink()
+    with rec.RecordedCalls.of(conn, "05_reflexion_memory") as calls:
+        pass
+    assert not (mine / "05_reflexion_memory.calls.json").exists()

@@ -34,6 +34,27 @@ class RecordedCalls:
         self._new: dict[str, dict] = {}
         self._lock = threading.Lock()
 
+    @classmethod
+    def of(cls, conn: Any, name: str) -> RecordedCalls:
+        """A lesson's recording on `conn`: its chat behind it, `COURSE_FULL=1` honoured, and the recording's
+        provenance (`recording_meta`) naming the command that re-records it. As a context manager it saves the
+        replies on leaving (`save`)."""
+        from .results import full_run, recording_meta
+
+        return cls(
+            name,
+            conn.chat,
+            full_run(),
+            recording_meta(conn, f"COURSE_FULL=1 make record NB={name.split('_')[0]}"),
+        )
+
+    def __enter__(self) -> RecordedCalls:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.save()
+
     @staticmethod
     def _load(path: Path) -> tuple[dict, dict[str, dict]]:
         try:
