@@ -347,44 +347,85 @@ def misses(
     )
 
 
+def _rates(attempts: Sequence[Attempt]) -> dict[str, float]:
+    """The truth: each level's share of passing attempts, 0.0 for a level with none."""
+    out = {}
+    for level in LEVELS:
+        group = [a for a in attempts if a.difficulty == level]
+        out[level] = sum(a.passed for a in group) / len(group) if group else 0.0
+    return out
+
+
+def _attempts(spec: str) -> list[Attempt]:
+    """Made-up attempts from a spec like 'eP mF hf': level (e, m, h) and P for a pass, f for a failure."""
+    levels = {"e": "easy", "m": "medium", "h": "hard"}
+    return [
+        Attempt(
+            f"t{i}",
+            levels[w[0]],
+            w[1] == "P",
+            1,
+            1,
+            "" if w[1] == "P" else "f(1): expected 1, got 0",
+        )
+        for i, w in enumerate(spec.split())
+    ]
+
+
+RATES = Values(
+    "rates_by_level",
+    [
+        Case((_attempts(spec),))
+        for spec in (
+            "eP ef mP mP mf hf",
+            "eP eP ef mf hP hf hf",
+            "mP mf",
+            "hP",
+            "",
+            "ef ef eP mP hP hf hP",
+        )
+    ],
+    oracle=_rates,
+    misreadings=[
+        Misreading(
+            lambda attempts: {
+                lv: sum(a.passed for a in attempts if a.difficulty == lv) for lv in LEVELS
+            },
+            "Those are counts of passing attempts: divide by the attempts at that level.",
+        ),
+        Misreading(
+            lambda attempts: {
+                lv: sum(a.passed for a in attempts if a.difficulty == lv) / max(len(attempts), 1)
+                for lv in LEVELS
+            },
+            "That divides by all the attempts: a level's rate is over the attempts at that level.",
+        ),
+        Misreading(
+            lambda attempts: {lv: round(r, 2) for lv, r in _rates(attempts).items()},
+            "Keep the share unrounded; round only when you print it.",
+        ),
+    ],
+).register("01.4")
+
+
 @exercise(
     "01.4",
     hints=(
         "every Attempt has a .difficulty: group the attempts by it, then take the share that passed in each group.",
-        "pass_rate(list_of_attempts) is that share, between 0 and 1: call it on the attempts of one level at a time.",
+        "pass_rate(list_of_attempts) is that share, between 0 and 1 (0.0 for an empty list): call it on the attempts "
+        "of one level at a time, for each of 'easy', 'medium' and 'hard'.",
     ),
 )
-def per_level(rate_by_level: dict[str, float] | None, attempts: Sequence[Attempt]) -> tuple:
-    """Build 4: one pass rate (an unrounded share between 0 and 1) per difficulty, from the baseline's attempts."""
-    if not isinstance(rate_by_level, dict):
-        return False, f"rate_by_level should be a dict, not {type(rate_by_level).__name__}."
-    if set(rate_by_level) != set(LEVELS):
-        return False, f"rate_by_level's keys should be {list(LEVELS)}, not {sorted(rate_by_level)}."
-    for level in LEVELS:
-        group = [a for a in attempts if a.difficulty == level]
-        want = sum(a.passed for a in group) / len(group) if group else 0.0
-        got = rate_by_level[level]
-        if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - want) > 1e-9:
-            if not isinstance(got, (int, float)) or not 0 <= got <= 1:
-                return (
-                    False,
-                    f"rate_by_level[{level!r}] is {got!r}: a pass rate is a share between 0 and 1.",
-                )
-            if abs(got - want) <= 0.005 + 1e-9:
-                return (
-                    False,
-                    (
-                        f"rate_by_level[{level!r}] = {got!r} is the share rounded: keep it unrounded "
-                        f"({want!r}), and round only when you print it."
-                    ),
-                    False,
-                )
-            return False, (
-                f"rate_by_level[{level!r}] = {got:.3f} is not the share of the {len(group)} {level} "
-                "attempts that passed."
-            )
-    shown = ", ".join(f"{level} {rate_by_level[level]:.0%}" for level in LEVELS)
-    return True, f"Per-level pass rates match: {shown}."
+def per_level(
+    rates_by_level: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
+) -> tuple:
+    """Build 4: one pass rate (an unrounded share between 0 and 1) per difficulty, on made-up attempts (a level with
+    none among them) and on the baseline's."""
+    problem = RATES.problem(rates_by_level, also=[Case((list(attempts),), "section 2's attempts")])
+    if problem:
+        return False, problem
+    shown = ", ".join(f"{level} {rate:.0%}" for level, rate in _rates(attempts).items())
+    return True, f"Per-level pass rates match on made-up attempts and on section 2's: {shown}."
 
 
 @exercise(
