@@ -63,3 +63,25 @@ def test_retries_sent_without_the_sampling_fail_and_say_so():
     assert not passed and "without the first draft's sampling" in message
     passed, message, *_ = evaluate((("max_tokens", 512), ("temperature", 0.8)))
     assert not passed and "flatten" in message
+
+
+def test_rates_by_level_is_a_function_and_a_typed_table_fails():
+    """Build 4 grades a function on made-up attempts: the old dict answer is told to become a function, and a table
+    typed in from section 2 fails on the made-up attempts."""
+    from course_checks import lesson01 as ex
+    from reflect.judging import pass_rate
+
+    def right(attempts):
+        return {
+            lv: pass_rate([a for a in attempts if a.difficulty == lv])
+            for lv in ("easy", "medium", "hard")
+        }
+
+    attempts = ex._attempts("eP ef mP hf")
+    assert ex.per_level.check(right, attempts)[0]
+    ok, message = ex.per_level.check({"easy": 0.5, "medium": 1.0, "hard": 0.0}, attempts)
+    assert not ok and "not a function" in message
+    ok, message = ex.per_level.check(
+        lambda attempts: {"easy": 0.5, "medium": 1.0, "hard": 0.0}, attempts
+    )
+    assert not ok

@@ -421,6 +421,11 @@ def per_level(
 ) -> tuple:
     """Build 4: one pass rate (an unrounded share between 0 and 1) per difficulty, on made-up attempts (a level with
     none among them) and on the baseline's."""
+    if not callable(rates_by_level):
+        return False, (
+            f"rates_by_level is {type(rates_by_level).__name__}, not a function: write def rates_by_level(attempts) "
+            "returning the dict, then rate_by_level = rates_by_level(attempts)."
+        )
     problem = RATES.problem(rates_by_level, also=[Case((list(attempts),), "section 2's attempts")])
     if problem:
         return False, problem
