@@ -100,10 +100,12 @@ def _failing(task: Task, code: str) -> int:
 
 def _held_out_calls(task: Task) -> list[str]:
     """The calls of the held-out half, as the sandbox quotes a test (`f(1, 2)`)."""
-    calls = []
-    for node in ast.parse(split_tests(task.tests)[1]).body:
-        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
-            calls.append(ast.get_source_segment(split_tests(task.tests)[1], node.test.left) or "")
+    held_out = split_tests(task.tests)[1]
+    calls = [
+        ast.get_source_segment(held_out, node.test.left) or ""
+        for node in ast.parse(held_out).body
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)
+    ]
     return [c for c in calls if c]
 
 
