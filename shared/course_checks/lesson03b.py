@@ -287,6 +287,14 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
             False,
             f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6).",
         )
+    other = get_task("palindrome")  # a second task: the tests critic tests the task it is given
+    palindrome = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
+    if combo.evaluate(other, palindrome) is None or len(scripted.calls) != 2:
+        return (
+            False,
+            "on a palindrome draft that passes that task's visible tests the model was not asked: evaluate must "
+            "test the draft against the task it is given.",
+        )
     nearly = _ScriptedTests(
         9.0
     )  # one visible test of several failed: 9 is above any threshold but not 10

@@ -8,11 +8,12 @@ Every check builds its own graph and task (`get_task("factorial")`), so no globa
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 from reflect.judging.critics import Evaluation, LLMCritic
-from reflect.model.roles import SAMPLING, SEED
+from reflect.model.roles import sampling
 from reflect.records import Step
 from reflect.strategies import graph as rg
 from reflect.tasks import prompts
@@ -386,7 +387,13 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                 False,
                 f"escalating(small, strong, {after}) returned {chat!r}: it should return a chat function.",
             )
-        out = rg.build_graph(rg.GraphParts(chat, LLMCritic(chat), task=task)).invoke(
+        sent = []  # what the graph asked of the learner's chat, to compare with what reached the models
+
+        def asked(messages, role="generator", chat=chat, sent=sent, **params):  # noqa: ANN001
+            sent.append((role, copy.deepcopy(messages), dict(params)))
+            return chat(messages, role=role, **params)
+
+        out = rg.build_graph(rg.GraphParts(asked, LLMCritic(asked), task=task)).invoke(
             rg.start_state(task.prompt(), 4), rg.run_config(4)
         )
         want_small = (
@@ -405,14 +412,13 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                 f"with after={after}: small got {got_small}, strong got {got_strong}; "
                 f"expected {want_small} and ['refiner', 'refiner'] (every refiner call after the first {after} goes to strong)."
             )
-        refine = strong.calls[0]
-        if refine.messages[0].get("content") != prompts.REFINER_SYSTEM or refine.params != {
-            **SAMPLING["refiner"],
-            "seed": SEED,
-        }:
+        received = [(c.role, c.messages, c.params) for c in (*small.calls, *strong.calls)]
+        changed = next((r for r in received if r not in sent), None)
+        if changed:
             return False, (
-                f"with after={after}: strong was sent {refine.messages[:1]} with {refine.params}: pass the refiner's "
-                "request on unchanged (its messages and its parameters)."
+                f"with after={after}: the {changed[0]} request reached a model as {show(changed[1])} with "
+                f"{changed[2]}, not as the graph sent it: pass each request on unchanged (its messages and its "
+                "parameters)."
             )
         if out["status"] != "ok" or not out["final_output"]["final_code"].endswith("return 6\n"):
             return (
@@ -518,8 +524,14 @@ class _Critic:
         return Evaluation(score, f"critique {len(self.seen)}: fix the edge cases", raw="{}")
 
 
-def _drafts() -> ScriptedChat:
-    return ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]})
+def _drafts(task: Task | None = None) -> ScriptedChat:
+    """Scripted drafts returning 1, 2, ...: factorial's (which pass its rule checks), or another task's."""
+    if task is None or task.id == "factorial":
+        return ScriptedChat(
+            {"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]}
+        )
+    fenced = [f"```python\ndef {task.entry_point}(x):\n    return {k}\n```" for k in range(1, 9)]
+    return ScriptedChat({"generator": fenced[:1], "refiner": fenced[1:]})
 
 
 def _code(n: int) -> str:
@@ -567,11 +579,13 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
     from reflect.judging.controller import StopRule
     from reflect.strategies import scored as scored_module
 
-    task = get_task("factorial")
-    for scores, threshold, budget, what in LOOP_CASES:
-        chat, critic = _drafts(), _Critic(*scores)
+    for k, (scores, threshold, budget, what) in enumerate(LOOP_CASES):
+        # the last cases on another task, and the out-of-budget exit named otherwise every other case
+        task = get_task("palindrome" if k >= len(LOOP_CASES) - 2 else "factorial")
+        exit_node = ("over", "spent")[k % 2]
+        chat, critic = _drafts(task), _Critic(*scores)
         builder = loop_builder(
-            chat, critic, task, threshold=threshold, max_iterations=budget, out_of_budget="over"
+            chat, critic, task, threshold=threshold, max_iterations=budget, out_of_budget=exit_node
         )
         if builder is None:
             return False, "loop_builder returned None: return the StateGraph builder."
@@ -586,9 +600,9 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                 f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine.",
             )
         builder.add_node(
-            "over", lambda state: {"status": "over budget"}
-        )  # where out_of_budget leads here
-        builder.add_edge("over", END)
+            exit_node, lambda state: {"status": "over budget"}
+        )  # where out_of_budget leads
+        builder.add_edge(exit_node, END)
         reached, out = package_calls(
             lambda b=builder, n=budget: b.compile().invoke(
                 {"scores": []}, {"recursion_limit": 4 * n + 10}
@@ -601,7 +615,7 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                 False,
                 "your graph ran the package's loop or graph: the nodes and the edge are yours to write.",
             )
-        ref_chat, ref_critic = _drafts(), _Critic(*scores)
+        ref_chat, ref_critic = _drafts(task), _Critic(*scores)
         rule = StopRule(
             threshold=threshold,
             max_iterations=budget,
@@ -662,6 +676,7 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                     else "a run that spends its budget without an acceptance leaves by out_of_budget."
                 )
             )
+    task = get_task("factorial")
     spy, critic, chat = ReviseSpy(task.entry_point), _Critic(3, 4, 9), _drafts()
     builder = loop_builder(
         chat, critic, task, threshold=8, max_iterations=3, out_of_budget="over", revise=spy
@@ -770,41 +785,81 @@ def your_review(
 
     task = get_task("factorial")
     with tempfile.TemporaryDirectory() as folder:
-        db = str(Path(folder) / "reviews.sqlite")
-        conn = sqlite3.connect(db, check_same_thread=False)
+        # approve and edit pause in one file, reject in another: a resume opens the file it is given
+        dbs = {
+            a: str(Path(folder) / f"reviews-{a == 'reject'}.sqlite")
+            for a in ("approve", "edit", "reject")
+        }
+        conns = {db: sqlite3.connect(db, check_same_thread=False) for db in set(dbs.values())}
         try:
-            built = review_builder(_drafts(), _Critic(9), task)
+            chat = _drafts()
+            built = review_builder(chat, _Critic(9), task)
             if built is None:
                 return (
                     False,
                     "review_builder returned None: return the builder (your loop_builder's, with the review node added).",
                 )
-            accepted = built.compile(checkpointer=SqliteSaver(conn))
+            accepted = built.compile(checkpointer=SqliteSaver(conns[dbs["approve"]]))
             out = accepted.invoke({"scores": []}, {"configurable": {"thread_id": "accepted"}})
             if "__interrupt__" in out:
                 return (
                     False,
                     "a run whose first draft the critic accepted paused for a person: only a spent budget goes to review.",
                 )
-            for decision in DECISIONS:
-                thread = {"configurable": {"thread_id": decision["action"]}}
-                graph = review_builder(_drafts(), _Critic(3, 3, 3), task).compile(
-                    checkpointer=SqliteSaver(conn)
+            problem = _generator_problem(chat, task, "a run accepted at once")
+            if problem:
+                return False, problem
+            palindrome = get_task("palindrome")
+            for what, scores, kwargs, on, pauses, code in (
+                ("a draft accepted on the second try", (3, 9), {}, task, None, None),
+                (
+                    "a threshold of 5 and a first score of 6",
+                    (6,),
+                    {"threshold": 5},
+                    task,
+                    None,
+                    None,
+                ),
+                ("a budget of 2 drafts", (3, 3), {"max_iterations": 2}, task, [3, 3], _code(2)),
+                (
+                    "palindrome, its budget spent",
+                    (3, 3, 3),
+                    {},
+                    palindrome,
+                    [3, 3, 3],
+                    "def is_palindrome(x):\n    return 3\n",
+                ),
+                *((d["action"], (3, 3, 3), {}, task, [3, 3, 3], _code(3)) for d in DECISIONS),
+            ):
+                saver = SqliteSaver(conns[dbs.get(what, dbs["approve"])])
+                chat = _drafts(on)
+                graph = review_builder(chat, _Critic(*scores), on, **kwargs).compile(
+                    checkpointer=saver
                 )
                 try:
-                    out = graph.invoke({"scores": []}, thread)
+                    out = graph.invoke({"scores": []}, {"configurable": {"thread_id": what}})
                 except Exception as err:  # noqa: BLE001 - the learner's node may call what the script lacks
                     return False, (
-                        f"running your review graph until it pauses raised {type(err).__name__}: {err}. The review node "
+                        f"running your review graph on {what} raised {type(err).__name__}: {err}. The review node "
                         "asks the person with interrupt() and calls nothing else before it."
                     )
+                problem = _generator_problem(chat, on, what)
+                if problem:
+                    return False, problem
+                if pauses is None and "__interrupt__" in out:
+                    return (
+                        False,
+                        f"on {what} the run paused for a person: only a spent budget goes to review.",
+                    )
+                if pauses is None:
+                    continue
                 if "__interrupt__" not in out:
                     swallowed = "review" in graph.get_graph().nodes and out.get("status") not in (
                         None,
                         "",
                     )
                     return False, (
-                        "three rejected drafts spent the budget, and the run ended without pausing: "
+                        f"on {what} the drafts were all rejected, and the run ended without pausing: "
                         + (
                             "your review node ran but did not pause: is interrupt() inside a try/except? It works by raising."
                             if swallowed
@@ -814,16 +869,17 @@ def your_review(
                 asked = out["__interrupt__"][0].value
                 if (
                     not isinstance(asked, dict)
-                    or asked.get("code") != _code(3)
-                    or list(asked.get("scores") or []) != [3, 3, 3]
+                    or asked.get("code") != code
+                    or list(asked.get("scores") or []) != pauses
                 ):
                     return (
                         False,
-                        f"the person was asked {asked!r}: the question should carry the draft under review as 'code' "
-                        "and the critic's scores as 'scores'.",
+                        f"on {what} the person was asked {asked!r}: the question should carry the draft under review as "
+                        "'code' and the critic's scores as 'scores'.",
                     )
         finally:
-            conn.close()
+            for conn in conns.values():
+                conn.close()
         for decision, (status, code) in zip(
             DECISIONS,
             (("approved", _code(3)), ("edited", FIXED), ("rejected", _code(3))),
@@ -831,7 +887,9 @@ def your_review(
         ):
             quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
             try:
-                final = resume_review(db, decision["action"], decision, quiet, judge_not, task)
+                final = resume_review(
+                    dbs[decision["action"]], decision["action"], decision, quiet, judge_not, task
+                )
             except Exception as err:  # noqa: BLE001 - the learner's graph may call what it must not
                 if quiet.calls or judge_not.seen:
                     return False, (
@@ -854,7 +912,12 @@ def your_review(
                 return False, (
                     f"resumed with {decision} in a new connection, the run ended with status {got[0]!r} and "
                     f"{'the person' + chr(39) + 's code' if got[1] == FIXED else 'code ' + repr(str(got[1])[:40])}; "
-                    f"expected status {status!r} and {'the edited code' if code == FIXED else 'the draft under review'}."
+                    f"expected status {status!r} and {'the edited code' if code == FIXED else 'the draft under review'}"
+                    + (
+                        " (the reject run paused in another file than the others: open the one given)."
+                        if decision["action"] == "reject"
+                        else "."
+                    )
                 )
     return (
         True,
@@ -876,7 +939,28 @@ REPEAT_CASES = (  # (what, revise, critic scores, threshold, budget, stopped as 
     ("a reviser that writes new drafts, the budget spent", "new", (3, 3, 3), 8, 3, False, 3, 2),
     ("a new draft, then a copy", "new-then-copy", (3, 4, 4), 8, 4, True, 2, 2),
     ("a copy under a budget of 1", "copy", (3,), 8, 1, False, 1, 0),
+    ("new drafts, at a threshold of 4", "new", (3, 4, 9), 4, 3, False, 2, 1),
+    ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3, True, 1, 1),
 )
+
+
+def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
+    """What is wrong with a graph's first request, or "": lesson 03's generator request for the run's task."""
+    want = [
+        {"role": "system", "content": prompts.GENERATOR_PROMPT},
+        {"role": "user", "content": task.prompt()},
+    ]
+    first = chat.calls[0] if chat.calls else None
+    if first is None or (first.role, first.messages, first.params) != (
+        "generator",
+        want,
+        sampling("generator"),
+    ):
+        return (
+            f"on {what}: your graph's first request was not lesson 03's generator request for the run's task "
+            "(GENERATOR_PROMPT, then task.prompt(), with sampling('generator'))."
+        )
+    return ""
 
 
 @exercise(
@@ -894,8 +978,8 @@ def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
     makes the calls and critiques its loop makes; graded on scripted runs by what it calls and how it ends."""
     from langgraph.graph import StateGraph
 
-    task = get_task("factorial")
     for what, kind, scores, threshold, budget, repeated, critiques, revisions in REPEAT_CASES:
+        task = get_task("palindrome" if "palindrome" in what else "factorial")
         spy = ReviseSpy(task.entry_point)
 
         def revise(chat, task, code, feedback, n, spy=spy, kind=kind):  # noqa: ANN001
@@ -904,7 +988,7 @@ def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
                 return _copying(chat, task, code, feedback, n)
             return spy.returned[-1]
 
-        critic, chat = _Critic(*scores), _drafts()
+        critic, chat = _Critic(*scores), _drafts(task)
         builder = repeat_builder(
             chat, critic, task, revise=revise, threshold=threshold, max_iterations=budget
         )
@@ -927,6 +1011,9 @@ def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
                 False,
                 f"on {what}: your graph made model calls of its own ({[c.role for c in chat.calls]}).",
             )
+        problem = _generator_problem(chat, task, what)
+        if problem:
+            return False, problem
     return True, (
         f"On {len(REPEAT_CASES)} scripted runs your graph stopped at a repeated draft before judging it again, "
         "and ran as your loop does otherwise."

@@ -416,10 +416,12 @@ def _package_run(chat, task, asserts, max_attempts=3, window=3, memory=()) -> Ru
         ).run(task, chat)
 
 
-def _reference(drafts, verdicts, max_attempts=3, window=3, memory=()) -> tuple[Run, ScriptedChat]:
-    """The package's run on the script of `drafts` and `verdicts`, on factorial, and its chat."""
+def _reference(
+    drafts, verdicts, max_attempts=3, window=3, memory=(), task="factorial", asserts=ASSERTS
+) -> tuple[Run, ScriptedChat]:
+    """The package's run on the script of `drafts` and `verdicts` (on factorial unless told), and its chat."""
     chat = ScriptedChat(_script(drafts, verdicts))
-    return _package_run(chat, get_task("factorial"), ASSERTS, max_attempts, window, memory), chat
+    return _package_run(chat, get_task(task), asserts, max_attempts, window, memory), chat
 
 
 def _calls(chat: ScriptedChat) -> list[tuple]:
@@ -494,9 +496,20 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
             False,
             "the last evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
         )
+    # another task, its own asserts and a new chat: nothing may stay from the run before
+    other, drafts = get_task("palindrome"), ["def is_palindrome(text):\n    return False\n", GOOD_P]
+    verdicts = [_verdict(0.1), _verdict(0.9, "pass")]
+    _, ref = _reference(drafts, verdicts, max_attempts=2, task="palindrome", asserts=ASSERTS_P)
+    again = ScriptedChat(_script(drafts, verdicts))
+    code, evidence, judged_p = attempt(again, other, list(ASSERTS_P), [], 43)
+    lesson = reflect(again, other, code, evidence, judged_p)
+    attempt(again, other, list(ASSERTS_P), [lesson], 44)
+    problem = _first_difference(again, ref, "a second task, palindrome, with its own asserts")
+    if problem:
+        return False, problem
     return True, (
         f"your attempts and reflections send the package's requests, call for call "
-        f"({', '.join(c.role for c in mine.calls)}); the unreadable verdict is a fail with no score ({ref_run.stop.value} there)."
+        f"({', '.join(c.role for c in mine.calls)}); the unreadable verdict is a fail with no score ({ref_run.stop.value} there); and so on a second task, palindrome."
     )
 
 
@@ -807,6 +820,15 @@ def memory_round_trip(
             return (
                 False,
                 "recall on another, empty file gave reflections: recall must read the file at db_path, not what this session remembers.",
+            )
+        other = str(
+            Path(folder) / "other.sqlite"
+        )  # a second file: remember writes where it is told
+        remember(other, "caesar", "s3", ["shift wraps around"])
+        if list(recall(other, "caesar", 3)) != ["shift wraps around"] or recall(mine, "caesar", 3):
+            return False, (
+                "remember(other_file, 'caesar', ...) did not land in that file: remember must write to the file at "
+                "db_path, whichever it is."
             )
     return True, (
         "your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the "

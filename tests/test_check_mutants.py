@@ -1,0 +1,211 @@
+"""Every exercise whose check is not a spec (course_checks.spec: those are graded by tests/test_check_specs.py) and
+reads only what the learner wrote: the solved cells pass its check, and the wrong answers made from them by rule fail
+it: each function of the answer returning its first value whatever it is given (a typed-in constant), each of its
+arguments ignored in turn (pinned to the first call's), and, where the answer sends requests, each request cut to
+its first line with a word added (a request that breaks whatever rule the exercise sets for it)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import inspect
+import json
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from course_checks import REGISTRY
+from course_checks.spec import SPECS
+from reflect.testing import ScriptedChat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cells(lesson: str) -> list[dict]:
+    path = next((ROOT / "solutions").glob(f"{lesson}_*.ipynb"))
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _keyed(lesson: str) -> list[tuple[str, str, str]]:
+    """(key, solved cell, check cell) of every exercise of a lesson, in order."""
+    cells, out = _cells(lesson), []
+    for i, cell in enumerate(cells):
+        key = cell.get("metadata", {}).get("reflect", {}).get("key")
+        if key:
+            check = next(c for c in cells[i + 1 :] if c["cell_type"] == "code")
+            out.append((key, "".join(cell["source"]), "".join(check["source"])))
+    return out
+
+
+def _bespoke() -> list[str]:
+    """The exercises this file grades: no spec, and a check that reads only functions and classes."""
+    for lesson in ("00", "01", "02", "03", "03b", "04", "05", "06"):
+        __import__(f"course_checks.lesson{lesson}")
+    return sorted(k for k, ex in REGISTRY.items() if k not in SPECS and ex.scripted)
+
+
+def solved(key: str) -> tuple[dict, list[str]]:
+    """The lesson's imports and its solved cells up to `key`'s, run in one namespace; and the names the check cell
+    passes."""
+    lesson = key.split(".")[0]
+    cells = _cells(lesson)
+    module = types.ModuleType(
+        f"solved_{lesson}"
+    )  # a module: LangGraph reads a state's hints from its globals
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    for cell in cells:  # every import of the lesson, wherever its cell is
+        try:
+            tree = ast.parse("".join(cell["source"])) if cell["cell_type"] == "code" else None
+        except SyntaxError:
+            continue
+        imports = [
+            n for n in getattr(tree, "body", []) if isinstance(n, ast.Import | ast.ImportFrom)
+        ]
+        exec(compile(ast.Module(imports, []), "imports", "exec"), namespace)  # noqa: S102 - the course's
+    for k, source, check in _keyed(lesson):
+        if k.split(".")[1].isdigit() and int(k.split(".")[1]) > int(key.split(".")[1]):
+            continue
+        exec(source, namespace)  # noqa: S102
+        if k == key:
+            args = re.fullmatch(r"ex\.\w+\((.*)\)", check.strip()).group(1)
+            return namespace, [a.strip() for a in args.split(",")]
+    raise LookupError(key)
+
+
+class _Broken:
+    """A chat that cuts the last message of every request it passes on to its first line, and adds a word."""
+
+    def __init__(self, chat: ScriptedChat, sent: list) -> None:
+        self.chat, self.sent = chat, sent
+
+    def __call__(self, messages, role="generator", **params):
+        messages = [dict(m) for m in messages]
+        first = str(messages[-1].get("content", "")).split("\n", 1)[0]
+        messages[-1]["content"] = f"{first} Briefly."
+        self.sent.append(role)
+        return self.chat(messages, role=role, **params)
+
+    def __getattr__(self, name):
+        return getattr(self.chat, name)
+
+
+def constant(fn):
+    """`fn` that returns its first value on every later call."""
+    first: list = []
+
+    @functools.wraps(fn)
+    def typed_in(*args, **kwargs):
+        if not first:
+            first.append(fn(*args, **kwargs))
+        try:
+            return copy.deepcopy(first[0])
+        except Exception:  # noqa: BLE001 - a value that cannot be copied is handed back itself
+            return first[0]
+
+    return typed_in, first
+
+
+def pinned(fn, name: str):
+    """`fn` with its argument `name` fixed at the first call's value."""
+    signature, first = inspect.signature(fn), {}
+
+    @functools.wraps(fn)
+    def ignoring(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        if name in first:
+            bound.arguments[name] = first[name]
+        else:
+            first[name] = bound.arguments[name]
+        return fn(*bound.args, **bound.kwargs)
+
+    return ignoring
+
+
+def breaking(fn, sent: list):
+    """`fn` whose chats (the ScriptedChats it is given) receive requests cut short."""
+
+    @functools.wraps(fn)
+    def rude(*args, **kwargs):
+        wrap = lambda a: _Broken(a, sent) if isinstance(a, ScriptedChat) else a  # noqa: E731
+        return fn(*map(wrap, args), **{k: wrap(v) for k, v in kwargs.items()})
+
+    return rude
+
+
+def _parameters(fn) -> list[str]:
+    return [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"
+    ]
+
+
+def mutants(answer):
+    """(what is wrong, the wrong answer, what tells whether it applies) for one function or class of an answer."""
+    if inspect.isclass(answer):  # a class: its own public methods, one at a time
+        for method, fn in vars(answer).items():
+            if callable(fn) and not method.startswith("_"):
+                for what, wrong, applies in mutants(fn):
+                    yield (
+                        f"{answer.__name__}.{method}: {what}",
+                        type(answer.__name__, (answer,), {method: wrong}),
+                        applies,
+                    )
+        return
+    typed_in, first = constant(answer)
+    yield "a typed-in constant", typed_in, lambda: bool(first) and first[0] is not None
+    for name in _parameters(answer):
+        yield f"{name} ignored", pinned(answer, name), lambda: True
+    sent: list = []
+    yield "a request cut short", breaking(answer, sent), lambda: bool(sent)
+
+
+def passes(key: str, args: list) -> bool:
+    return REGISTRY[key].evaluate(*args)[0]
+
+
+BESPOKE = _bespoke()
+# (exercise, function): the arguments a right answer may leave unread, and why
+MAY_IGNORE = {
+    ("03.6", "fresh"): {"code"},  # a fresh revision is the lesson's point: the old code stays out
+    ("05.5", "remember"): {
+        "session"
+    },  # recall reads a task's entries in order, whatever their session
+    ("05.9", "keep"): {
+        "chat",
+        "task",
+        "code",
+        "judged",
+    },  # the entry can be made from the evidence alone
+    ("04.3", "resume_review"): {
+        "chat",
+        "critic",
+        "task",
+    },  # a resume calls neither, on the paused run
+}
+
+
+@pytest.mark.parametrize("key", BESPOKE)
+def test_the_solved_cells_pass_and_every_wrong_answer_made_from_them_fails(key):
+    namespace, names = solved(key)
+    args = [namespace[n] for n in names]
+    assert passes(key, args), REGISTRY[key].evaluate(*args)[1]
+    passed = []
+    for i, answer in enumerate(args):
+        for what, wrong, applies in mutants(answer):
+            if what.removesuffix(" ignored") in MAY_IGNORE.get((key, names[i]), ()):
+                continue
+            if passes(key, [*args[:i], wrong, *args[i + 1 :]]) and applies():
+                passed.append(f"{names[i]}: {what}")
+    assert passed == [], f"{key}: wrong answers that pass: {passed}"
+
+
+def test_the_bespoke_exercises_are_the_ones_named():
+    """The file grades what it says: every exercise of a check that reads only functions (and has no spec)."""
+    assert len(BESPOKE) >= 10 and "04.1" in BESPOKE and "02.2" not in BESPOKE
