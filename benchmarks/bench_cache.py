@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from reflect import connect
+from course_runtime import connect
 
 
 def main() -> None:

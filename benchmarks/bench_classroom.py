@@ -74,7 +74,8 @@ def digest(text: str) -> str:
 def learner(out: Path, stop_file: Path | None) -> None:
     """One learner's lessons 01 and 02 (or, with `stop_file`, lesson 01 again and again until it
     exists, on COURSE_WORKERS threads); writes what it measured to `out`."""
-    from reflect import ModelError, connect
+    from course_runtime import connect
+    from reflect import ModelError
     from reflect.model.parallel import parallel_map
     from reflect.model.roles import sampling
     from reflect.strategies.maker_checker import maker_checker

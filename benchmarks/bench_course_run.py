@@ -11,7 +11,7 @@ as on a new machine; `make run`; then `tools/compare_runs.py` in the clone, whic
 model output that differs from the committed notebooks. Per lesson it records the wall time
 (from `make run`'s own progress lines), the model calls and how many the request cache
 answered (from each executed lesson's last line), and per cell (`COURSE_CELL_LOG`, written by
-`course_runtime.connect` in each lesson's kernel) the wall seconds, model calls, tokens and model
+`course_runtime.client` in each lesson's kernel) the wall seconds, model calls, tokens and model
 seconds: `cells` in the result, the slowest printed. The goal (issue "The live course in 15
 minutes"): at most 15 minutes in all and 3 for any one lesson. Run it on an otherwise idle
 machine: a second CPU-heavy process slows the model several-fold.

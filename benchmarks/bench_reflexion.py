@@ -19,7 +19,7 @@ import argparse
 import time
 from pathlib import Path
 
-from reflect import connect
+from course_runtime import connect
 from reflect.bench import task_sample
 from reflect.evaluation.runner import run_bench
 from reflect.model.cache import CachedChat

@@ -19,7 +19,7 @@ import json
 import time
 from pathlib import Path
 
-from reflect import connect
+from course_runtime import connect
 from reflect.judging.self_tests import accuracy_on, write_tests
 from reflect.tasks.task import _humaneval_problems, get_task
 

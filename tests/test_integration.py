@@ -15,8 +15,9 @@ import time
 import openai
 import pytest
 
+from course_runtime import connect
 from course_runtime import manager as server
-from reflect import ModelError, connect
+from reflect import ModelError
 from reflect.model.config import Settings
 from reflect.tasks.extract import extract_code
 from reflect.tasks.task import get_task

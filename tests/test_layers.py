@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parents[1] / "shared" / "reflect"
 RUNTIME = PKG.parent / "course_runtime"
 SANDBOX = PKG.parent / "course_sandbox"
@@ -93,46 +95,62 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
     assert target == "strategies.scored" and layer_of(target) > layer_of("model.x")
 
 
-def test_the_local_runtime_sits_beside_the_package_above_its_client():
-    """`course_runtime` (model file, server manager, connect) reads the client's settings and hands it the
-    function that starts the server: it imports `reflect.model` only, and `reflect` imports it only where a
-    connection is made (the package root's `connect`, on first use, and the bench command)."""
-    below = []
+def test_the_runtime_and_the_sandbox_sit_above_the_package_which_imports_neither():
+    """`course_runtime` (model file, server manager, `connect`) imports the client's layer, `reflect.model`, only;
+    `course_sandbox` the bottom of the package only (records' thread-safe parsing, the platform check); and no
+    module of `reflect` imports either, by name or lazily: a lesson connects through `course_runtime.connect`, and
+    `Task.run` finds the sandbox through the entry point group `reflect.sandbox`."""
+    above = []
     for path in RUNTIME.glob("*.py"):
-        below += [t for t, _ in imports_of_runtime(path) if not t.startswith("model")]
-    assert below == []
-    users = sorted(
-        str(p.relative_to(PKG))
-        for p in PKG.rglob("*.py")
-        if any(
-            isinstance(n, ast.ImportFrom) and (n.module or "").startswith("course_runtime")
-            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-        )
-    )
-    assert users == ["__init__.py", "bench/__init__.py"]
-
-
-def test_the_sandbox_sits_beside_the_package_below_its_tasks():
-    """`course_sandbox` runs model-written code in its own process: it imports the bottom of the package only
-    (records' thread-safe parsing, the platform check), and the package runs code through it from one
-    place, the tasks' `Task.run`."""
-    below = []
+        above += [t for t, _ in imports_of_runtime(path) if not t.startswith(("model", "bench"))]
     for path in SANDBOX.glob("*.py"):
-        below += [t for t, _ in imports_of_runtime(path) if t not in ("records", "model.config")]
-    assert below == []
-    users = sorted(
-        str(p.relative_to(PKG))
+        above += [t for t, _ in imports_of_runtime(path) if t not in ("records", "model.config")]
+    assert above == []
+    back = sorted(
+        f"{p.relative_to(PKG)}: {name}"
         for p in PKG.rglob("*.py")
-        if any(
-            isinstance(n, ast.ImportFrom | ast.Import)
-            and any(
-                name.startswith("course_sandbox")
-                for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
-            )
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
+        if name.startswith(("course_runtime", "course_sandbox", "course_checks"))
+    )
+    strings = (
+        sorted(  # a lazy import by a module's name in a string (import_module("course_runtime..."))
+            str(p.relative_to(PKG))
+            for p in PKG.rglob("*.py")
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and n.value.startswith(("course_runtime.", "course_sandbox."))
+            and " " not in n.value
         )
     )
-    assert users == ["tasks/task.py"]
+    assert back == [] and strings == []
+
+
+def test_the_layer_check_would_see_an_import_back_up(tmp_path, monkeypatch):
+    fake = tmp_path / "reflect"
+    (fake / "tasks").mkdir(parents=True)
+    (fake / "tasks" / "task.py").write_text("from course_sandbox import run_code\n")
+    monkeypatch.setattr(sys.modules[__name__], "PKG", fake)
+    with pytest.raises(AssertionError):
+        test_the_runtime_and_the_sandbox_sit_above_the_package_which_imports_neither()
+
+
+def test_the_sandbox_is_the_installed_entry_point_and_its_absence_is_a_clear_error(monkeypatch):
+    from importlib import metadata
+
+    import course_sandbox
+    from reflect.tasks import task
+
+    assert task.sandbox() is course_sandbox.run_code
+    task.sandbox.cache_clear()
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [])
+    try:
+        with pytest.raises(RuntimeError, match="course.py setup"):
+            task.sandbox()
+    finally:
+        task.sandbox.cache_clear()
 
 
 def imports_of_runtime(path: Path) -> list[tuple[str, int]]:
@@ -163,7 +181,7 @@ def test_import_reflect_loads_no_heavy_library():
         [
             sys.executable,
             "-c",
-            "import reflect, sys; reflect.connect; print('openai' in sys.modules)",
+            "import reflect, sys; reflect.Connection; print('openai' in sys.modules)",
         ],
         capture_output=True,
         text=True,

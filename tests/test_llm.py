@@ -4,7 +4,8 @@ import httpx
 import openai
 import pytest
 
-from reflect import ModelError, connect
+from course_runtime import connect
+from reflect import ModelError
 from reflect.model import llm
 from reflect.model.config import ConfigError
 from reflect.model.llm import response_format_for

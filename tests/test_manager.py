@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from course_runtime import connect
 from course_runtime import manager as server
-from reflect import connect
 from reflect.model.config import Settings
 from tests.conftest import cmdline
 

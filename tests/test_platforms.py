@@ -34,10 +34,11 @@ def as_windows(code: str, before: str = "") -> subprocess.CompletedProcess:
     "before, code",
     [
         ("", "import course_sandbox"),  # what a lesson's imports reach first (tasks, judging)
-        ("", "import reflect.tasks.task"),
+        # the package imports no sandbox: the first run of model code loads it (the entry point reflect.sandbox)
+        ("", "from reflect.tasks import get_task\nget_task('factorial').run('x = 1')"),
         # every lesson's first model cell; its libraries are imported first, since a faked sys.platform
         # would send their own import-time platform checks (sysconfig) to Windows files this machine lacks
-        ("from reflect import connect\n", "connect('00_first_call')"),
+        ("from course_runtime import connect\n", "connect('00_first_call')"),
     ],
 )
 def test_native_windows_stops_with_the_wsl_message_before_anything_else_fails(before, code):

@@ -7,7 +7,8 @@ import pytest
 import yaml
 from pytest_socket import disable_socket, enable_socket
 
-from reflect import ReplayMiss, connect
+from course_runtime import connect
+from reflect import ReplayMiss
 from reflect.model.replay import recorded_requests
 from tests.conftest import settings_for
 

@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from reflect import ModelError, connect
+from course_runtime import connect
+from reflect import ModelError
 from reflect.model import llm
 from tests.conftest import settings_for
 

@@ -6,12 +6,23 @@ course's Jupyter kernel.
                   (`python -m course_runtime.manager stop`, what `make stop-model` runs)
   server_process  the supervised process that runs llama.cpp's server (xllamacpp, or the fallback binary)
   fallback_build  llama.cpp's `llama-server` built once from the pinned sources, where the wheel fails
-  connect         `connect()`: the client (`reflect.model.llm`) with this runtime as its local server
+  client          `connect()`: the client (`reflect.model.llm`) with this runtime as its local server;
+                  every lesson's way to its model (`from course_runtime import connect`)
+  bench           `python -m course_runtime.bench`: `reflect.bench`'s command line on that connection
   response_cache  the local model's replies on disk, per model file (`python -m course_runtime.response_cache
                   clear`, what `make clear-cache` runs)
   kernel          the course's `python3` kernel: ipykernel's, without a Python version in `language_info`
                   (`python -m course_runtime.kernel`, what `course.py setup` runs)
 
 It sits above the client: it reads the settings (`reflect.model.config`) and hands the client the
-function that starts the server; the client never imports it.
+function that starts the server; the package never imports it.
 """
+
+
+def __getattr__(name: str) -> object:
+    """`connect`, imported on first use (the client brings openai; the kernel and the manager do not need it)."""
+    if name == "connect":
+        from .client import connect
+
+        return connect
+    raise AttributeError(f"module 'course_runtime' has no attribute {name!r}")

@@ -11,13 +11,14 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report
   notebook/    widgets and plots
-  bench/       `python -m reflect.bench`: the command line that compares the strategies
+  bench/       `python -m course_runtime.bench`: the command line that compares the strategies
 
-Beside it, not in it: `course_runtime` (the local model's file, its one shared server per user, the
-fallback build, the disk cache of its replies, the course's Jupyter kernel; `reflect.connect` imports it
-on first use), `course_sandbox` (model-written code run in
-a separate process, the verdict decided outside it; `Task.run` uses it) and `course_checks` (the
-lessons' exercise checks).
+Beside it, not in it, and never imported by it (tests/test_layers.py): `course_runtime` (the local
+model's file, its one shared server per user, the fallback build, the disk cache of its replies, the
+course's Jupyter kernel, and `connect`, the client with that server: `from course_runtime import connect`),
+`course_sandbox` (model-written code run in a separate process, the verdict decided outside it; `Task.run`
+finds it through the entry point group `reflect.sandbox`) and `course_checks` (the lessons' exercise
+checks).
 
 The names below are imported on first use, so `import reflect` stays fast.
 """
@@ -32,7 +33,6 @@ _EXPORTS = {
     "Connection": "model.llm",
     "ModelError": "model.llm",
     "Reply": "model.llm",
-    "connect": "course_runtime.connect",
     "response_format_for": "model.llm",
     "Ledger": "model.accounting",
     "ReplayMiss": "model.replay",
@@ -54,7 +54,6 @@ __all__ = [
     "Step",
     "Stop",
     "Verdict",
-    "connect",
     "response_format_for",
 ]
 
@@ -64,19 +63,12 @@ def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'reflect' has no attribute {name!r}")
     where = _EXPORTS[name]
-    module = (
-        import_module(where)
-        if where.startswith("course_")
-        else import_module(f".{where}", __name__)
-    )
-    value = getattr(module, name)
+    value = getattr(import_module(f".{where}", __name__), name)
     globals()[name] = value
     return value
 
 
 if TYPE_CHECKING:  # for editors and type checkers; never run
-    from course_runtime.connect import connect
-
     from .model.accounting import Ledger
     from .model.cache import CachedChat
     from .model.config import ConfigError, Settings

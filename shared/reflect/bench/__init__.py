@@ -1,10 +1,10 @@
-"""`python -m reflect.bench`: the course's strategies over a task set, resumably, and the report.
+"""`python -m course_runtime.bench`: the course's strategies over a task set, resumably, and the report.
 
-    python -m reflect.bench --tasks course                           # the 18 course tasks
-    python -m reflect.bench --tasks humaneval --limit 80 --concurrency 2
-    python -m reflect.bench --tasks humaneval --limit 80 --seed 7     # a random sample of 80, seed 7
-    python -m reflect.bench --report results/06_humaneval.jsonl       # the report only, no model
-    python -m reflect.bench --tasks humaneval --strategies feedback --replicates 2 --concurrency 2 \
+    python -m course_runtime.bench --tasks course                           # the 18 course tasks
+    python -m course_runtime.bench --tasks humaneval --limit 80 --concurrency 2
+    python -m course_runtime.bench --tasks humaneval --limit 80 --seed 7     # a random sample of 80, seed 7
+    python -m course_runtime.bench --report results/06_humaneval.jsonl       # the report only, no model
+    python -m course_runtime.bench --tasks humaneval --strategies feedback --replicates 2 --concurrency 2 \
         --out results/06_feedback_164.jsonl                           # lesson 06's fair test
 
 Each strategy is one line of `reflect.strategies.catalog`; `feedback` names lesson 06's fair test. One
@@ -19,8 +19,10 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..evaluation import feedback, report
 from ..evaluation.runner import current_rows, run_bench
@@ -177,10 +179,11 @@ def _fair_test_report(path: Path, replicates: int | None = None) -> None:
         )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (see the module docstring)."""
+def main(argv: list[str] | None = None, connect: Callable[[], Any] | None = None) -> int:
+    """The command line (see the module docstring); `connect` makes the model connection a run needs
+    (`course_runtime.bench` passes the course's, `course_runtime.connect`)."""
     ap = argparse.ArgumentParser(
-        prog="python -m reflect.bench",
+        prog="python -m course_runtime.bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -233,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen += feedback_arms(args.replicates) if fair else []
     tasks = task_sample(args.tasks, args.limit, args.seed)
     out = args.out or repo_root() / "results" / f"bench_{args.tasks}.jsonl"
-    from course_runtime.connect import connect
-
+    if connect is None:
+        raise SystemExit(
+            "a benchmark run needs a model connection: run it as `python -m course_runtime.bench`."
+        )
     conn = connect()
     workers = args.concurrency or conn.workers
     print(

@@ -1,6 +1,6 @@
 """The client: settings (`config`), the connection (`connect`, `chat`), accounting, replay cassettes,
 `CachedChat` (in memory) and the sampling of each role. The local server it talks to by default, and
-that server's disk cache, come from `course_runtime`, which passes them in (`reflect.connect`): this
+that server's disk cache, come from `course_runtime`, which passes them in (`course_runtime.client`): this
 layer never imports it.
 
 Its names are imported on first use: the client brings openai, and the sandbox and the runtime read

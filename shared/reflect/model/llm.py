@@ -1,8 +1,8 @@
 """The one way into a model: `connect()` returns a ready `Connection` (an `openai.OpenAI` client, its
-model name, `chat`, `map` and a ledger of every call); `reflect.connect` is this one with the course's
-local runtime.
+model name, `chat`, `map` and a ledger of every call); `course_runtime.client` is this one with the
+course's local runtime.
 
-    from reflect import connect
+    from course_runtime import connect
     conn = connect("01_one_shot")          # prints one banner line
     client, model = conn                   # a plain openai client, if you want it
     reply = conn.chat([{"role": "user", "content": "Hi"}], role="generator", temperature=0)
@@ -401,7 +401,7 @@ def connect(
 
     `notebook` names the cassette (cassettes/<notebook>.yaml) used by replay and record.
     `transport` replaces the HTTP transport (tests use httpx.MockTransport). `local` starts the
-    local server and returns its state (base_url, alias, key, model_path): `reflect.connect`
+    local server and returns its state (base_url, alias, key, model_path): `course_runtime.client`
     passes the course's runtime (`course_runtime.manager.ensure_server`), and `cache_for` its disk
     cache of the started server's model file (`course_runtime.response_cache.for_server`).
     """
@@ -434,7 +434,7 @@ def connect(
     elif live == "local":
         if local is None:
             raise ConfigError(
-                "The local backend needs the course's runtime: use `from reflect import connect`."
+                "The local backend needs the course's runtime: use `from course_runtime import connect`."
             )
         state = local(settings)
         base_url, model, api_key = state.base_url, state.alias, state.key

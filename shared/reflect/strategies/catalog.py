@@ -1,4 +1,4 @@
-"""The named strategies of `python -m reflect.bench`: each is one short configuration of the shared
+"""The named strategies of `python -m course_runtime.bench`: each is one short configuration of the shared
 parts. To add a strategy, add one line to `catalog`. `LESSON_06` is lesson 06's seven;
 `feedback_arms(R)` its fair test. Details: docs/package.md, "The modules in detail".
 """

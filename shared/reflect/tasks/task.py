@@ -10,11 +10,11 @@ from __future__ import annotations
 import gzip
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-
-from course_sandbox import Limits, SandboxResult, run_code
+from importlib import metadata, resources
+from typing import Any
 
 from .checks import CheckResult, run_checks
 
@@ -44,17 +44,30 @@ class Task:
         """Trusted code the tests need on the judge's side: HumanEval's prompt (its helpers)."""
         return self.statement if self.source == "humaneval" else ""
 
-    def run(
-        self, code: str, limits: Limits | None = None, tests: str | None = None
-    ) -> SandboxResult:
-        """Run the hidden tests (or the given share of them, `tests`) against `code` in the sandbox."""
-        return run_code(
+    def run(self, code: str, limits: Any = None, tests: str | None = None) -> Any:
+        """Run the hidden tests (or the given share of them, `tests`) against `code` in the sandbox (`sandbox()`):
+        its result says which passed."""
+        return sandbox()(
             code, self.tests if tests is None else tests, self.entry_point, limits, setup=self.setup
         )
 
     def static_checks(self, code: str) -> list[CheckResult]:
         """Run the task's static (ast) checks on `code`."""
         return run_checks(code, self.checks or {"name": self.entry_point})
+
+
+@cache
+def sandbox() -> Callable[..., Any]:
+    """The function that runs model-written code against tests: the one the installed course names in its entry
+    point group `reflect.sandbox` (`course_sandbox.run_code`, beside the package, which imports the package and is
+    never imported by it)."""
+    found = metadata.entry_points(group="reflect.sandbox")
+    if not found:
+        raise RuntimeError(
+            "no sandbox is installed to run model-written code (entry point group 'reflect.sandbox'): "
+            "run `python3 course.py setup`, which installs the course's own, course_sandbox."
+        )
+    return next(iter(found)).load()
 
 
 @cache
