@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from reflect.judging.critics import Evaluation, LLMCritic
+from reflect.judging.critics import Evaluation, LLMCritic, TestGroundedCritic
 from reflect.model.roles import sampling
 from reflect.records import Step
 from reflect.strategies import graph as rg
@@ -239,6 +239,23 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
+def _gated_run(tests_gate: Callable[[dict], dict], chat: ScriptedChat, critic: _Scores, task: Task):
+    """The gated graph's run on `task`: (its final state, None), or (None, what went wrong) when it asked the
+    refiner for more drafts than the script holds (the gate rejected the fixed draft too)."""
+    try:
+        out = gated_graph(tests_gate, rg.GraphParts(chat, critic, task=task)).invoke(
+            rg.start_state(task.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate"))
+        )
+    except IndexError:
+        refined = sum(c.role == "refiner" for c in chat.calls)
+        return None, (
+            f"on {task.id}, your gate rejected the fixed draft too: the graph asked the refiner {refined + 1} "
+            "times, where one revision passes the visible tests. Does the gate test the run's current draft "
+            "(rg.current_draft(state)) against the run's own task (state['metadata']['task_id'])?"
+        )
+    return out, None
+
+
 @exercise(
     "04.5",
     hints=(
@@ -294,9 +311,9 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
         {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
     )
     critic = _Scores(9)
-    out = gated_graph(tests_gate, rg.GraphParts(chat, critic, task=task)).invoke(
-        rg.start_state(task.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate"))
-    )
+    out, stuck = _gated_run(tests_gate, chat, critic, task)
+    if stuck:
+        return False, stuck
     refiner = [c for c in chat.calls if c.role == "refiner"]
     if BROKEN in critic.seen:
         return (
@@ -327,9 +344,9 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             "refiner": [f"```python\n{DURATION_GOOD}```"] * 3,
         }
     )
-    gated_graph(tests_gate, rg.GraphParts(chat, _Scores(9, 9, 9), task=other)).invoke(
-        rg.start_state(other.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate"))
-    )
+    _, stuck = _gated_run(tests_gate, chat, _Scores(9, 9, 9), other)
+    if stuck:
+        return False, stuck
     refiner = [c for c in chat.calls if c.role == "refiner"]
     if not refiner or 'parse_duration("45s")' not in refiner[0].messages[-1]["content"]:
         return False, (
@@ -337,7 +354,14 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             "state['metadata']['task_id']."
         )
     verdict = recorded[0].verdict
-    if verdict.accepted is not False or verdict.score is None or verdict.score >= 10:
+    if verdict.score is None:
+        return (
+            False,
+            "the graph ran as it should, but the step tests_gate recorded has no score: pass the evaluation's "
+            "score (ev.score) to rg.critic_step, so the run's record says what the tests said.",
+            False,
+        )
+    if verdict.accepted is not False or verdict.score >= 10:
         return (
             False,
             (
@@ -345,6 +369,16 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
                 f"recorded says {verdict.label!r}: record it as 'needs_revision' with the evaluation's score "
                 "(below 10 for that draft), so the run's record says what the tests said."
             ),
+            False,
+        )
+    passed = [
+        Step.from_dict(d) for d in (tests_gate(_drafted(task, GOOD)) or {}).get("steps") or [{}]
+    ]
+    if passed[0].reply != TestGroundedCritic().evaluate(task, GOOD).feedback:
+        return (
+            False,
+            "the graph ran as it should, but on a draft that passes every visible test the step tests_gate "
+            f"recorded says {passed[0].reply!r}: record the evaluation's feedback as it is (it says what passed).",
             False,
         )
     return True, (
@@ -393,9 +427,12 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
             sent.append((role, copy.deepcopy(messages), dict(params)))
             return chat(messages, role=role, **params)
 
-        out = rg.build_graph(rg.GraphParts(asked, LLMCritic(asked), task=task)).invoke(
-            rg.start_state(task.prompt(), 4), rg.run_config(4)
-        )
+        try:
+            out = rg.build_graph(rg.GraphParts(asked, LLMCritic(asked), task=task)).invoke(
+                rg.start_state(task.prompt(), 4), rg.run_config(4)
+            )
+        except Exception as err:  # noqa: BLE001 - a model's script ran out: which got which call says why
+            out = {"status": f"raised {type(err).__name__}", "final_output": {"final_code": ""}}
         want_small = (
             ["generator", "critic", "refiner", "critic", "critic", "critic"]
             if after == 1
@@ -531,7 +568,9 @@ def _drafts(task: Task | None = None) -> ScriptedChat:
             {"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]}
         )
     fenced = [f"```python\ndef {task.entry_point}(x):\n    return {k}\n```" for k in range(1, 9)]
-    return ScriptedChat({"generator": fenced[:1], "refiner": fenced[1:]})
+    # the first draft comes with a second version after it: the draft is the block that defines the entry point
+    other = f"\nOr, shorter:\n```python\ndef {task.entry_point}(x):\n    return -1\n```"
+    return ScriptedChat({"generator": [fenced[0] + other], "refiner": fenced[1:]})
 
 
 def _code(n: int) -> str:
@@ -667,6 +706,15 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
                 f"{(out or {}).get('scores')}; expected the last draft and every critique's score, in order."
             )
         over = (out or {}).get("status") == "over budget"
+        if (
+            not over
+            and run.stop.value != "accepted"
+            and "status" not in builder.schema.__annotations__
+        ):
+            return False, (
+                f"on {what}: the exit node's {{'status': 'over budget'}} was dropped: your state has no status "
+                "field, and LangGraph keeps only the fields the state declares."
+            )
         if over != (run.stop.value != "accepted"):
             return False, (
                 f"on {what}: your router {'took' if over else 'did not take'} the out_of_budget exit; "
@@ -870,7 +918,8 @@ def your_review(
                 if (
                     not isinstance(asked, dict)
                     or asked.get("code") != code
-                    or list(asked.get("scores") or []) != pauses
+                    or not isinstance(asked.get("scores"), list | tuple)
+                    or list(asked["scores"]) != pauses
                 ):
                     return (
                         False,
@@ -941,6 +990,7 @@ REPEAT_CASES = (  # (what, revise, critic scores, threshold, budget, stopped as 
     ("a copy under a budget of 1", "copy", (3,), 8, 1, False, 1, 0),
     ("new drafts, at a threshold of 4", "new", (3, 4, 9), 4, 3, False, 2, 1),
     ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3, True, 1, 1),
+    ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4, False, 4, 3),
 )
 
 
@@ -986,6 +1036,8 @@ def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
             spy(chat, task, code, feedback, n)
             if kind == "copy" or (kind == "new-then-copy" and n > 2):
                 return _copying(chat, task, code, feedback, n)
+            if kind == "alternate":  # A, B, A: each differs from the draft it was given
+                return f"def {task.entry_point}(*args):\n    return {'AB'[n % 2]!r}\n"
             return spy.returned[-1]
 
         critic, chat = _Critic(*scores), _drafts(task)

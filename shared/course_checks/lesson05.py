@@ -133,7 +133,9 @@ def memory_window(
             )
         if set(attempts) == {3}:
             return False, (
-                f"every run made 3 attempts; the runs asked for make at most 4 (max_attempts=4): {want}."
+                f"your attempts are 3 for every window; the runs made {[want[k][1] for k in windows]}: count "
+                "the drafts (the generator steps of r.steps), and run each with max_attempts=4 and a patience of "
+                "9 (a smaller patience or max_attempts stops a run early)."
             )
         if attempts != [want[k][1] for k in windows]:
             wrong.append(
@@ -208,6 +210,18 @@ LABELLED = {  # a reflection: (worth remembering, why)
         True,
         "names a call, in exactly 8 words",
     ),
+    "An empty input must give [] back instead of raising an error.": (
+        True,
+        "names [] and nothing else concrete",
+    ),
+    "Define the default result as 'none' before reading any of the inputs.": (
+        True,
+        "names a quoted value (define and default are words, not a def)",
+    ),
+    "Here is the corrected version of the whole function:\n```\nreturn sum(nested, [])\n```": (
+        False,
+        "carries code in a fence without a language",
+    ),
 }
 
 
@@ -278,6 +292,9 @@ REWORDINGS = {
     "doubled spaces and a newline": lambda t: "  " + t.replace(" ", "  ") + "\n",
     "no full stops": lambda t: t.replace(".", ""),
     "no commas or colons": lambda t: t.replace(",", "").replace(":", ""),
+    "brackets, quotes, hyphens and other marks as spaces": lambda t: t.translate(
+        str.maketrans("()[]{}'\"`-;!?", " " * 13)
+    ),
 }
 
 
@@ -301,6 +318,11 @@ DISTINCT = (  # (task text, another task's text, what the key must not throw awa
         "Write f(x) that returns x plus 1.",
         "Write f(x) that returns x plus 2.",
         "a number in the statement",
+    ),
+    (
+        "Write a function f(x) that returns x plus one.",
+        "Write a function f(x) that returns x minus one.",
+        "the same function name, another statement",
     ),
 )
 
@@ -555,7 +577,7 @@ LOOP = Calls(
             (
                 _script(d, v),
                 get_task("palindrome" if d[0] is GOOD_P or "palindrome" in what else "factorial"),
-                ASSERTS_P if "palindrome" in what else ASSERTS,
+                [] if "no asserts" in what else ASSERTS_P if "palindrome" in what else ASSERTS,
             ),
             what,
             {"max_attempts": a, "window": w, "memory": list(m)},
@@ -683,6 +705,14 @@ LOOP = Calls(
                 (),
                 "palindrome, its own three asserts",
             ),
+            (
+                [GOOD, _bad(1)],
+                [_verdict(1.0, "pass"), _verdict(0.3)],
+                2,
+                3,
+                (),
+                "no asserts to run: an evaluator's pass on evidence of nothing",
+            ),
         )
     ],
     key=_reflexion_key,
@@ -793,6 +823,13 @@ def memory_round_trip(
             [sys.executable, "-c", dump, mine], capture_output=True, text=True, timeout=60
         )
         if "strings are items" not in read.stdout:
+            if "recurse into lists" in read.stdout or "sort first" in read.stdout:
+                return False, (
+                    "another process finds later reflections in the file but not the first one, 'strings are "
+                    "items': a later write replaced it, or remember kept only part of what it was given (INSERT OR "
+                    "REPLACE, one row per key or per session, or reflections[-1] keeps only the last); memory keeps "
+                    "every reflection, one row each."
+                )
             return False, (
                 "another process that opens the file finds no reflection in it: remember must write to the SQLite "
                 "file at db_path and commit, so that another session can read it."
