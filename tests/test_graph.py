@@ -19,18 +19,18 @@ from reflect.strategies.graph import (
     GraphParts,
     ReflectionGraph,
     build_graph,
+    fresh_thread,
+    run_config,
+    start_state,
+)
+from reflect.strategies.graph_requirements import derive_requirements, rule_checks, task_for
+from reflect.strategies.graph_state import (
     critique,
     critique_status,
     current_draft,
-    derive_requirements,
-    fresh_thread,
     iteration,
     normalise,
     reply_has_code,
-    rule_checks,
-    run_config,
-    start_state,
-    task_for,
 )
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.task import get_task
