@@ -52,8 +52,9 @@ grade:
 lock:
 	@$(PYTHON) course.py lock $(if $(UPGRADE),--upgrade,)
 
-# Both cores: pytest-xdist, each test module (and each notebook, whose cells run in order) on one worker.
-XDIST := -n 2 --dist loadscope
+# pytest-xdist, each test module (and each notebook, whose cells run in order) on one worker: 3 workers on
+# 2 cores, since many tests wait (a sandbox timeout, a server to stop, a kernel to start).
+XDIST := -n 3 --dist loadscope
 
 # Every committed notebook opened in a real JupyterLab (Debian's chromium and chromium-driver, driven
 # by Selenium): no dialog, no stderr, pictures decoded, widgets' text views, unchanged after a save.

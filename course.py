@@ -34,7 +34,8 @@ STAMP = VENV / ".installed"
 STEPS = "4"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
 OLDEST, NEWEST = (3, 11), (3, 14)
 UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
-XDIST = ["-n", "2", "--dist", "loadscope"]  # both cores; each test module and notebook on one worker
+XDIST = ["-n", "3", "--dist", "loadscope"]  # each test module and notebook on one worker; 3 on 2 cores, since
+# many tests wait (a sandbox timeout, a server to stop, a kernel to start): measured in docs/measured.md
 LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py", "conftest.py"]
 FORMATTED = ["shared", "tests", "tools"]  # `ruff format` (lines of at most 100 characters, pyproject.toml)
 
@@ -182,7 +183,7 @@ def test() -> None:
     py = setup()
     run(py, "-m", "ruff", "check", *LINTED)
     run(py, "-m", "ruff", "format", "--check", *FORMATTED)
-    # One run on both cores: the tests, and the solved lessons under nbval in replay, each exercise's
+    # One run on three workers: the tests, and the solved lessons under nbval in replay, each exercise's
     # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py). The tests on the real model are
     # their own tier (`test_integration`); the 15 slowest tests are listed at the end.
     run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "-m", "not integration", "--durations=15",

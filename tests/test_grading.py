@@ -1,8 +1,8 @@
 """`course.py grade` end to end (course_grading): nbgrader grades a class folder of lesson 00 submissions offline with
-the course's checks, and the table holds exactly the expected marks: a complete submission, one with its own prompt
-(not in the recording), a partial one, a wrong one, one that raises, one that never ends, one whose check cells were
-edited to print a pass (and that rebinds `ex`), and one that deletes its own course directory; none stops the batch
-or changes another learner's marks."""
+the course's checks, and the table holds exactly the expected marks: a complete submission with a prompt of its own
+(not in the recording), a partial one, one that raises, one that never ends, one of the planted wrong answers whose
+check cells were edited to print a pass (and that rebinds `ex`), and one that deletes its own course directory; none
+stops the batch or changes another learner's marks."""
 
 from __future__ import annotations
 
@@ -70,16 +70,14 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
         "Reply with one number only.",
     )
     assert own_prompt != solved["00.1"]
-    learners = {
-        "complete": submission(),
-        "own_prompt": submission({"00.1": own_prompt}),
+    learners = {  # the solved lesson with a prompt of the learner's own: graded offline, it costs nothing
+        "complete": submission({"00.1": own_prompt}),
         "partial": submission({"00.3": None, "00.4": None}),
-        "wrong": submission({k: _planted(k) for k in EXERCISES}),
         "raises": submission(
             {"00.2": "raise RuntimeError('my bill is not ready')\n" + solved["00.2"]}
         ),
         "never_ends": submission({"00.4": "while True:\n    pass\n" + solved["00.4"]}),
-        "edited_checks": submission(
+        "edited_checks": submission(  # the planted wrong answers, and checks edited to print ✅
             {
                 **{k: _planted(k) for k in EXERCISES},
                 "00.4": _planted("00.4")
@@ -103,9 +101,7 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
     got = {(r["learner"], r["exercise"]): r["passed"] == "True" for r in rows}
     passed = {
         "complete": EXERCISES,
-        "own_prompt": EXERCISES,  # graded on made-up cases and scripted models: its own prompt costs nothing
         "partial": ("00.1", "00.2"),
-        "wrong": (),
         "raises": ("00.1", "00.3", "00.4"),
         "never_ends": ("00.1", "00.2", "00.3"),
         "edited_checks": (),
@@ -122,7 +118,7 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
         text = (out / "feedback" / f"{name}.md").read_text(encoding="utf-8")
         assert text.startswith(f"# {name}: {len(passed[name] or ())} of 4 points"), text
     assert (
-        "ex.NAME" not in (out / "feedback" / "wrong.md").read_text()
-        and "❌" in (out / "feedback" / "wrong.md").read_text()
+        "ex.NAME" not in (out / "feedback" / "edited_checks.md").read_text()
+        and "❌" in (out / "feedback" / "edited_checks.md").read_text()
     )
     assert (out / "feedback" / "complete").is_dir()  # nbgrader's own HTML feedback beside the table
