@@ -30,10 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements" / "lock.txt"
+UV_LOCK = ROOT / "requirements" / "uv.txt"  # uv, hashed: pip installs it, then uv installs the lock (seconds, not 30 s)
 STAMP = VENV / ".installed"
 STEPS = "4"  # the set-up steps' version, kept in STAMP: a change here re-runs them on every existing .venv
 OLDEST, NEWEST = (3, 11), (3, 14)
-UV = "uv==0.13.9"  # the lock's resolver, in a throwaway venv under build/ (maintainers only)
+UV = "uv==0.13.9"  # the installer of the lock (UV_LOCK) and the lock's resolver
 XDIST = ["-n", "3", "--dist", "loadscope"]  # each test module and notebook on one worker; 3 on 2 cores, since
 # many tests wait (a sandbox timeout, a server to stop, a kernel to start): measured in docs/measured.md
 LINTED = ["shared", "tests", "tools", "benchmarks", "notebooks", "solutions", "course.py", "conftest.py"]
@@ -80,7 +81,7 @@ def installed_up_to_date() -> bool:
     try:
         if STAMP.read_text().strip() != STEPS:
             return False
-        return all(STAMP.stat().st_mtime >= p.stat().st_mtime for p in (LOCK, ROOT / "pyproject.toml"))
+        return all(STAMP.stat().st_mtime >= p.stat().st_mtime for p in (LOCK, UV_LOCK, ROOT / "pyproject.toml"))
     except OSError:
         return False
 
@@ -117,6 +118,17 @@ def quiet_nbgrader(py: Path) -> None:
     run(py, "-m", "jupyter", "labextension", "disable", "--level=sys_prefix", "@jupyter/nbgrader")
 
 
+def uv_index() -> list[str]:
+    """pip's index settings as uv's options, so a room's folder of wheels serves both (docs/instructor.md:
+    PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR)."""
+    args = ["--no-index"] if os.environ.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on") else []
+    for folder in os.environ.get("PIP_FIND_LINKS", "").split():
+        args += ["--find-links", folder]
+    if os.environ.get("PIP_INDEX_URL"):
+        args += ["--index-url", os.environ["PIP_INDEX_URL"]]
+    return args
+
+
 def setup(model: bool = True, name: str | None = None) -> Path:
     """.venv with the locked versions and the course installed editable, then the model (`name`: a local
     model of course_runtime.model_file, else the one COURSE_LOCAL_MODEL names); returns its python."""
@@ -130,8 +142,10 @@ def setup(model: bool = True, name: str | None = None) -> Path:
         run(py, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     if not installed_up_to_date():
         print("Installing the course's tested versions (requirements/lock.txt, hashes checked): a few minutes...")
-        run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", LOCK)
-        run(py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT)
+        run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", UV_LOCK)
+        uv = [py, "-m", "uv", "pip", "install", "--quiet", "--python", py, *uv_index()]
+        run(*uv, "--require-hashes", "-r", LOCK)
+        run(*uv, "--no-deps", "-e", ROOT)
         run(py, "-m", "course_runtime.kernel")  # python3 without a Python version: lessons open unchanged
         quiet_nbgrader(py)
         parts = old_model_parts(py)
@@ -205,9 +219,13 @@ def lock(upgrade: bool) -> None:
     if not tool_py.exists():
         run(sys.executable, "-m", "venv", tool)
         run(tool_py, "-m", "pip", "install", "--quiet", UV)
-    run(tool_py, "-m", "uv", "pip", "compile", "pyproject.toml", "--extra", "local", "--extra", "dev",
-        "--universal", "--python-version", ".".join(map(str, OLDEST)), "--generate-hashes", "--no-emit-index-url",
-        "--custom-compile-command", "python course.py lock", "-o", LOCK, *(["--upgrade"] if upgrade else []))
+    common = ["--universal", "--python-version", ".".join(map(str, OLDEST)), "--generate-hashes", "--no-emit-index-url",
+              "--custom-compile-command", "python course.py lock", *(["--upgrade"] if upgrade else [])]
+    run(tool_py, "-m", "uv", "pip", "compile", "pyproject.toml", "--extra", "local", "--extra", "dev", *common,
+        "-o", LOCK)
+    pin = tool / "uv.in"
+    pin.write_text(UV + "\n")
+    run(tool_py, "-m", "uv", "pip", "compile", pin.relative_to(ROOT), *common, "-o", UV_LOCK)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,10 +138,12 @@ def fake_course(tmp_path, monkeypatch):
     root = tmp_path
     (root / "requirements").mkdir()
     (root / "requirements" / "lock.txt").write_text("x==1 --hash=sha256:00\n")
+    (root / "requirements" / "uv.txt").write_text("uv==1 --hash=sha256:00\n")
     (root / "pyproject.toml").write_text("")
     monkeypatch.setattr(course, "ROOT", root)
     monkeypatch.setattr(course, "VENV", root / ".venv")
     monkeypatch.setattr(course, "LOCK", root / "requirements" / "lock.txt")
+    monkeypatch.setattr(course, "UV_LOCK", root / "requirements" / "uv.txt")
     monkeypatch.setattr(course, "STAMP", root / ".venv" / ".installed")
     steps: list[list[str]] = []
 
@@ -168,15 +170,17 @@ def test_setup_installs_from_the_lock_once_then_only_checks_the_model(fake_cours
         "-m venv --clear " + str(course.VENV),
         "-m pip install --quiet",
         "-m pip install --quiet",
-        "-m pip install --quiet",
+        "-m uv pip install",
+        "-m uv pip install",
         "-m course_runtime.kernel",
         "-m jupyter server extension",
         "-m jupyter labextension disable",
         "-m course_runtime.model_file",
     ]
-    lock_step = steps[2]
+    uv_step, lock_step = steps[2], steps[3]
+    assert "--require-hashes" in uv_step and uv_step[-2:] == ["-r", str(course.UV_LOCK)]
     assert "--require-hashes" in lock_step and lock_step[-2:] == ["-r", str(course.LOCK)]
-    assert steps[3][-3:] == ["--no-deps", "-e", str(course.ROOT)]
+    assert steps[4][-3:] == ["--no-deps", "-e", str(course.ROOT)]
     steps.clear()
     course.setup()
     assert _what(steps) == ["-m course_runtime.model_file"]
@@ -268,7 +272,7 @@ def test_a_failed_install_leaves_no_stamp_and_the_next_run_installs_again(fake_c
     steps.clear()
     course.setup(model=False)
     assert (
-        sum("--require-hashes" in s for s in steps) == 1
+        sum("--require-hashes" in s for s in steps) == 2  # uv, then the lock
         and course.STAMP.read_text().strip() == course.STEPS
     )
 
@@ -334,3 +338,31 @@ def test_course_lab_opens_without_the_jupyter_news_toast(tmp_path):
             allowed = [c["const"] for c in schema[key].get("oneOf", [])] or [value]
             assert value in allowed, (key, value, allowed)
     assert written["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+
+
+def test_a_rooms_folder_of_wheels_reaches_uv_as_it_reaches_pip(monkeypatch):
+    """docs/instructor.md's PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR: uv installs the lock, and reads pip's settings."""
+    course = _course()
+
+    for name in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert course.uv_index() == []
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", "/media/wheels /srv/more")
+    assert course.uv_index() == [
+        "--no-index",
+        "--find-links",
+        "/media/wheels",
+        "--find-links",
+        "/srv/more",
+    ]
+    monkeypatch.setenv("PIP_NO_INDEX", "0")
+    monkeypatch.setenv("PIP_INDEX_URL", "http://mirror/simple")
+    assert course.uv_index() == [
+        "--find-links",
+        "/media/wheels",
+        "--find-links",
+        "/srv/more",
+        "--index-url",
+        "http://mirror/simple",
+    ]
