@@ -143,7 +143,8 @@ def setup(model: bool = True, name: str | None = None) -> Path:
     if not installed_up_to_date():
         print("Installing the course's tested versions (requirements/lock.txt, hashes checked): a few minutes...")
         run(py, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", UV_LOCK)
-        uv = [py, "-m", "uv", "pip", "install", "--quiet", "--python", py, *uv_index()]
+        # bytecode compiled now, as pip does: else every first import of a test run compiles it again
+        uv = [py, "-m", "uv", "pip", "install", "--quiet", "--compile-bytecode", "--python", py, *uv_index()]
         run(*uv, "--require-hashes", "-r", LOCK)
         run(*uv, "--no-deps", "-e", ROOT)
         run(py, "-m", "course_runtime.kernel")  # python3 without a Python version: lessons open unchanged
