@@ -26,6 +26,7 @@ NUMBERS = Values(
             "4\n5",
             "0",
             "\t7 ",
+            "007",
         )
     ],
     oracle=lambda text: text.strip().isdigit(),

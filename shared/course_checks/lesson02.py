@@ -879,7 +879,7 @@ def _checks_reviewer(chat: Chat, task: Task, seen: list) -> Chat:
     def review(messages, role, **params):
         if role != "reviewer":
             return chat(messages, role=role, **params)
-        seen.append([dict(m) for m in messages])
+        seen.append(([dict(m) for m in messages], dict(params)))
         evaluation = critic.evaluate(
             task, extract_code(messages[-1]["content"], task.entry_point).code
         )
@@ -895,7 +895,7 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
     fresh = fresh_chat(_checks_reviewer(inner, task, reviews))
 
     def front(messages, role, **params):  # what the loop asks fresh_chat for
-        asked.append((role, [dict(m) for m in messages]))
+        asked.append((role, [dict(m) for m in messages], dict(params)))
         reply = fresh(messages, role=role, **params)
         if messages != asked[-1][1]:
             changed.append(role)
@@ -912,15 +912,18 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
             "which every later call re-sends. Build a new list instead."
         )
     sent = [c for c in inner.calls if c.role == "generator"]
-    turns = [m for role, m in asked if role == "generator"]
+    turns = [m for role, m, _ in asked if role == "generator"]
     if len(sent) != len(turns) or any(c.role != "generator" for c in inner.calls):
         return (
             f"on {task_id}, the loop asked for {len(turns)} generator turns and the chat behind fresh_chat "
             f"received {len(sent)} generator calls ({[c.role for c in inner.calls]}): one call per turn, in the "
             "generator's role."
         )
-    if [m for role, m in asked if role == "reviewer"] != reviews:
-        return "a reviewer's request was changed on its way: fresh_chat passes every other role's call unchanged."
+    if [(m, p) for role, m, p in asked if role == "reviewer"] != reviews:
+        return (
+            "a reviewer's request was changed on its way (its messages or its sampling): fresh_chat passes every "
+            "other role's call unchanged."
+        )
     if sent[0].messages != turns[0] or sent[0].params:
         return (
             f"on {task_id}, the first draft's request was changed ({short(sent[0].messages[-1]['content'])}, "
