@@ -151,3 +151,14 @@ def test_an_exercise_is_graded_offline_only_when_its_check_reads_nothing_the_mod
         and not REGISTRY["02.7"].scripted
         and not REGISTRY["03.7"].scripted
     )
+
+
+def test_a_call_past_the_answer_keys_last_is_named_not_a_bare_index_error():
+    def key(chat, x):
+        return chat([{"role": "user", "content": x}], role="generator").text
+
+    once = spec.Calls("f", [spec.Case(({"generator": ["a"]}, "hi"))], key=key)
+    assert once.problem(key) is None
+    problem = once.problem(lambda chat, x: key(chat, x) + key(chat, x))
+    assert "f made more calls than the answer key, 2 (['generator', 'generator'])" in problem
+    assert "IndexError" not in problem

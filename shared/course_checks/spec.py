@@ -387,6 +387,14 @@ class Calls(_Spec):
                 differs = first_difference(ours.calls, theirs.calls, count=False)
                 if differs:  # a call the script has no reply for: say how the calls differ
                     return f"{where}: {differs}"
+                if len(theirs.calls) > len(
+                    ours.calls
+                ):  # the same calls, then one the key never makes
+                    return (
+                        f"{where}: {self.name} made more calls than the answer key, {len(theirs.calls)} "
+                        f"({[c.role for c in theirs.calls]}) where it makes {len(ours.calls)}: the script has no "
+                        "reply for the last one. When does yours stop?"
+                    )
                 return f"{where}: {self.name} raised {type(err).__name__}: {err}"
             if reached:
                 return f"{self.name} {REAL_CALL}"
