@@ -22,7 +22,7 @@ from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, offline
-from .spec import Calls, Case, Misreading, Values, same, show
+from .spec import REAL_CALL, Calls, Case, Misreading, Values, same, show
 
 # the package modules whose functions the builds must not call (course_checks.package_calls)
 one_shot_module = importlib.import_module(
@@ -77,12 +77,6 @@ def _unaccounted(
 
 def _failed_ids(attempts: Sequence[Attempt]) -> list[str]:
     return [a.task_id for a in attempts if not a.passed]
-
-
-REAL_CALL = (
-    "it called the real model (conn.chat, or a chat made from it, such as section 2's `chat` or `hot`) "
-    "instead of the `chat` it was given; the check stopped that call before it was sent."
-)
 
 
 def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str) -> str | None:

@@ -19,13 +19,9 @@ from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, short
 from .revisions import revision_problem, sampling_problem
-from .spec import Calls, Case, Misreading, Values, same
+from .spec import REAL_CALL, Calls, Case, Misreading, Values, same
 
 Chat = Callable[..., object]
-REAL_CALL = (
-    "called the real model (conn.chat, or the lesson's `chat`) instead of the `chat` it was given; the "
-    "check stopped that call before it was sent (it tries your function without a model)."
-)
 
 SORTED_DRAFT = '```python\ndef merge_sorted_lists(list1, list2):\n    """Merge two sorted lists."""\n    return sorted(list1 + list2)\n```'
 MERGE_DRAFT = (

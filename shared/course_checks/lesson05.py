@@ -22,7 +22,7 @@ from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, offline, package_calls
-from .spec import Calls, Case, Misreading, Values, show
+from .spec import Calls, Case, Misreading, Values, first_difference, show
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -446,19 +446,10 @@ def _reference(
     return _package_run(chat, get_task(task), asserts, max_attempts, window, memory), chat
 
 
-def _calls(chat: ScriptedChat) -> list[tuple]:
-    return [(c.role, c.messages, c.params) for c in chat.calls]
-
-
 def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
-    got, want = _calls(mine), _calls(ref)
-    if [c[0] for c in got] != [c[0] for c in want]:
-        return f"on {what}: your calls were {[c[0] for c in got]}; the package's {[c[0] for c in want]}."
-    for k, (a, b) in enumerate(zip(got, want, strict=True), 1):
-        if a != b:
-            part = "messages" if a[1] != b[1] else f"parameters ({a[2]} against {b[2]})"
-            return f"on {what}: call {k} ({a[0]}) differs from the package's in its {part}."
-    return ""
+    """How the learner's calls differ from the package's on a scripted run, or "" (spec.first_difference)."""
+    differs = first_difference(ref.calls, mine.calls)
+    return f"on {what}: {differs}" if differs else ""
 
 
 @exercise(

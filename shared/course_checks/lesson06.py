@@ -31,7 +31,6 @@ from .spec import Calls, Case, Misreading, Properties, Values, same, show
 
 Row = dict[str, Any]
 Entry = tuple[int, float, float]
-REAL_CALL = "reached the real model: use the `chat` it is given (the check passes a scripted one)."
 # the package modules whose functions a build must not call (course_checks.package_calls)
 hidden_module = importlib.import_module("reflect.judging.hidden")
 resample_module = importlib.import_module("reflect.strategies.resample")
