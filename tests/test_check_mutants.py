@@ -50,15 +50,42 @@ def _recorded_rows(name: str, **kwargs) -> list[dict]:
     return feedback.rows(recorded_dir() / name, **kwargs)[0]
 
 
-# what a check reads besides the learner's functions, made here as the lesson makes it
+def _trimmed(ns: dict) -> dict:
+    """Lesson 02's `trimmed`: section 4's run with the solved `trim`, its calls answered from the lesson's cassette."""
+    from course_runtime import connect
+    from reflect.model.config import Settings
+    from reflect.model.roles import sampling
+    from reflect.strategies import maker_checker
+
+    conn = connect(
+        "02_maker_checker", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
+    )
+
+    def chat(messages, role, **params):
+        return conn.chat(messages, role=role, **{**sampling(role), **params})
+
+    task = get_task("roman_to_int")
+    run = maker_checker(
+        chat,
+        task.prompt(),
+        entry_point=task.entry_point,
+        is_approved=lambda review: False,
+        trim=ns["trim"],
+    )
+    return {"trimmed": run}
+
+
+# what a check reads besides the learner's functions, made here as the lesson makes it (from the namespace of the
+# lesson's solved cells)
 VALUES = {
-    "05.6": lambda ex: {
+    "02.6": _trimmed,
+    "05.6": lambda ns: {
         "fact": get_task("factorial"),
-        "fact_tests": ex.fact_tests,
-        "window_chat": ex.window_chat,
+        "fact_tests": ns["ex"].fact_tests,
+        "window_chat": ns["ex"].window_chat,
     },
-    "05.8": lambda ex: {"store": MemoryStore(Path(tempfile.mkdtemp()) / "store.sqlite")},
-    "06.9": lambda ex: {
+    "05.8": lambda ns: {"store": MemoryStore(Path(tempfile.mkdtemp()) / "store.sqlite")},
+    "06.9": lambda ns: {
         "small": _recorded_rows("06_feedback_164_0.5b.jsonl"),
         "table": _recorded_rows("06_feedback_164.jsonl", replicates=2),
     },
@@ -98,10 +125,18 @@ def solved(key: str) -> tuple[dict, list[str], set[str]]:
         if k.split(".")[1].isdigit() and int(k.split(".")[1]) > int(key.split(".")[1]):
             continue
         before = dict(namespace)
-        exec(source, namespace)  # noqa: S102
+        try:
+            exec(source, namespace)  # noqa: S102
+        except (
+            NameError
+        ):  # a cell that also runs on the lesson's model output: its definitions alone
+            defs = [
+                n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef | ast.ClassDef)
+            ]
+            exec(compile(ast.Module(defs, []), key, "exec"), namespace)  # noqa: S102
         if k == key:
             own = {n for n, v in namespace.items() if before.get(n) is not v}
-            namespace.update(VALUES.get(key, lambda ex: {})(namespace.get("ex")))
+            namespace.update(VALUES.get(key, lambda ns: {})(namespace))
             args = re.fullmatch(r"ex\.\w+\((.*)\)", check.strip()).group(1)
             return namespace, [a.strip() for a in args.split(",")], own
     raise LookupError(key)
