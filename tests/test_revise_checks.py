@@ -110,10 +110,10 @@ def test_each_broken_rule_of_fresh_chat_is_failed_and_named():
 
 def test_fresh_chat_that_rewrites_the_first_draft_or_the_review_is_failed():
     def all_generator_calls(chat):
-        return lambda messages, role, **params: chat(
-            one_user(messages[-1]["content"]) if role == "generator" else messages,
-            role=role,
-            temperature=0.6,
+        return lambda messages, role, **params: (
+            chat(one_user(messages[-1]["content"]), role=role, temperature=0.6)
+            if role == "generator"
+            else chat(messages, role=role, **params)
         )
 
     passed, message, _ = lesson02.fresh_revision.evaluate(all_generator_calls)
@@ -129,6 +129,17 @@ def test_fresh_chat_that_rewrites_the_first_draft_or_the_review_is_failed():
 
     passed, message, _ = lesson02.fresh_revision.evaluate(touches_reviews)
     assert not passed and "reviewer's request was changed" in message
+
+    def resamples_reviews(chat):  # the reviewer's messages as they come, its sampling not
+        def wrapped(messages, role, **params):
+            if role == "reviewer":
+                return chat(messages, role=role, **{**params, "temperature": 0.7, "seed": 7})
+            return chat(messages, role=role, **params)
+
+        return wrapped
+
+    passed, message, _ = lesson02.fresh_revision.evaluate(resamples_reviews)
+    assert not passed and "reviewer's request was changed" in message and "sampling" in message
 
 
 def revise(make, role="generator"):
