@@ -151,6 +151,7 @@ READ = Values(
             '{"score": 7.5, "issues": [], "strengths": [], "suggestion": "y"}',
             '{"score": "eight", "issues": [], "strengths": [], "suggestion": "y"}',
             '{"score": 8, "issues": []}',
+            '{"score": 7, "issues": [], "strengths": []}',  # no suggestion
             '{"issues": [], "strengths": [], "suggestion": "y"}',
             '{"score": 6, "issues": ["the loop',
             "Looks great to me, 9/10!",
