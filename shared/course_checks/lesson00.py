@@ -142,6 +142,15 @@ def hosted_bill(
         for n in range(1, len(records) + 1)
     ]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
+    if seen is not None and seen < CALLS_BEFORE_EXERCISE_2 <= len(records):
+        return (
+            False,
+            (
+                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls, and "
+                f"it holds {len(records)}: bill every call in conn.ledger.records."
+            ),
+            False,
+        )
     if seen is not None and seen < CALLS_BEFORE_EXERCISE_2:
         return (
             False,
