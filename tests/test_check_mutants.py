@@ -75,9 +75,42 @@ def _trimmed(ns: dict) -> dict:
     return {"trimmed": run}
 
 
+def _draws(ns: dict) -> dict:
+    """Lesson 01's exercise 7 values: the baseline's attempts, the first failed task and its three draws by the
+    solved `sample_three`, each call answered from the lesson's cassette."""
+    from functools import partial
+
+    from course_runtime import connect
+    from reflect.judging import judge
+    from reflect.model.config import Settings
+    from reflect.model.roles import sampling
+    from reflect.strategies import one_shot
+    from reflect.tasks import course_tasks
+
+    conn = connect(
+        "01_one_shot_baseline", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
+    )
+    chat = partial(conn.chat, **sampling("generator"))
+    runs = [one_shot(chat, t) for t in course_tasks()]
+    attempts = [
+        judge(
+            t,
+            r.final_code,
+            prompt_tokens=r.steps[0].prompt_tokens,
+            completion_tokens=r.steps[0].completion_tokens,
+        )
+        for t, r in zip(course_tasks(), runs, strict=True)
+    ]
+    first_failed = get_task(next(a.task_id for a in attempts if not a.passed))
+    draws = ns["sample_three"](conn.chat, first_failed)
+    values = {"attempts": attempts, "first_failed": first_failed, "draws": draws, "conn": conn}
+    return values | {"any_passes": any(run.passed for run in draws)}
+
+
 # what a check reads besides the learner's functions, made here as the lesson makes it (from the namespace of the
 # lesson's solved cells)
 VALUES = {
+    "01.7": _draws,
     "02.6": _trimmed,
     "05.6": lambda ns: {
         "fact": get_task("factorial"),

@@ -664,10 +664,23 @@ class _FakeChat:
         return Reply(text, role, "fake", self.PROMPT_TOKENS, self.COMPLETION_TOKENS, 0.0, "stop")
 
 
+SAMPLER_CASES = (  # (task, the draft each seed's chat answers)
+    ("factorial", {1: FACT_BAD, 2: FACT_GOOD, 3: FACT_VISIBLE_ONLY}),
+    ("palindrome", {s: f"def is_palindrome(text):\n    return {s == 2}\n" for s in (1, 2, 3)}),
+)
+
+
 def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Run]]) -> str:
-    """What is wrong with sample_three on a fake chat and a made-up task ("" when nothing is)."""
-    task = get_task("factorial")
-    codes = {1: FACT_BAD, 2: FACT_GOOD, 3: FACT_VISIBLE_ONLY}
+    """What is wrong with sample_three on a fake chat, on two tasks, each with a chat of its own ("" when nothing is)."""
+    for task_id, codes in SAMPLER_CASES:
+        problem = _sampled(sample_three, get_task(task_id), codes)
+        if problem:
+            return problem if task_id == "factorial" else f"on a second task, {task_id}: {problem}"
+    return ""
+
+
+def _sampled(sample_three: Callable[[Any, Task], Sequence[Run]], task: Task, codes: dict) -> str:
+    """What is wrong with sample_three's three draws of `task` from a fake chat answering `codes` by seed."""
     fake = _FakeChat({s: _fenced(c) for s, c in codes.items()})
     out = sample_three(fake, task)
     if not fake.calls and out is None:
