@@ -75,9 +75,8 @@ def _trimmed(ns: dict) -> dict:
     return {"trimmed": run}
 
 
-def _draws(ns: dict) -> dict:
-    """Lesson 01's exercise 7 values: the baseline's attempts, the first failed task and its three draws by the
-    solved `sample_three`, each call answered from the lesson's cassette."""
+def _baseline() -> tuple:
+    """Lesson 01's connection (replaying its cassette), its generator chat and its baseline attempts."""
     from functools import partial
 
     from course_runtime import connect
@@ -101,6 +100,20 @@ def _draws(ns: dict) -> dict:
         )
         for t, r in zip(course_tasks(), runs, strict=True)
     ]
+    return conn, chat, attempts
+
+
+def _retry(ns: dict) -> dict:
+    """Lesson 01's exercise 6 values: the failed tasks retried by the solved `retry_failed` with its prompt."""
+    conn, chat, attempts = _baseline()
+    retry = ns["retry_failed"](chat, attempts, ns["CAREFUL_PROMPT"])
+    return {"attempts": attempts, "conn": conn, "retry": retry}
+
+
+def _draws(ns: dict) -> dict:
+    """Lesson 01's exercise 7 values: the baseline's attempts, the first failed task and its three draws by the
+    solved `sample_three`, each call answered from the lesson's cassette."""
+    conn, _, attempts = _baseline()
     first_failed = get_task(next(a.task_id for a in attempts if not a.passed))
     draws = ns["sample_three"](conn.chat, first_failed)
     values = {"attempts": attempts, "first_failed": first_failed, "draws": draws, "conn": conn}
@@ -110,6 +123,7 @@ def _draws(ns: dict) -> dict:
 # what a check reads besides the learner's functions, made here as the lesson makes it (from the namespace of the
 # lesson's solved cells)
 VALUES = {
+    "01.6": _retry,
     "01.7": _draws,
     "02.6": _trimmed,
     "05.6": lambda ns: {
@@ -162,11 +176,12 @@ def solved(key: str) -> tuple[dict, list[str], set[str]]:
             exec(source, namespace)  # noqa: S102
         except (
             NameError
-        ):  # a cell that also runs on the lesson's model output: its definitions alone
-            defs = [
-                n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef | ast.ClassDef)
-            ]
-            exec(compile(ast.Module(defs, []), key, "exec"), namespace)  # noqa: S102
+        ):  # a cell that also runs on the lesson's model output: what runs without it
+            for statement in ast.parse(source).body:
+                try:
+                    exec(compile(ast.Module([statement], []), key, "exec"), namespace)  # noqa: S102
+                except NameError:
+                    continue
         if k == key:
             own = {n for n, v in namespace.items() if before.get(n) is not v}
             namespace.update(VALUES.get(key, lambda ns: {})(namespace))
@@ -296,7 +311,7 @@ def test_the_solved_cells_pass_and_every_wrong_answer_made_from_them_fails(key):
     assert passes(key, args), REGISTRY[key].evaluate(*args)[1]
     passed = []
     for i, answer in enumerate(args):
-        if names[i] not in own:  # the course's value, or an earlier exercise's answer
+        if names[i] not in own or not callable(answer):  # a value, or an earlier exercise's answer
             continue
         for what, wrong, applies in mutants(answer):
             if what.removesuffix(" ignored") in MAY_IGNORE.get((key, names[i]), ()):

@@ -559,14 +559,42 @@ NO_CODE = "I cannot answer that."
 def _check_retry_failed(
     retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Run]],
 ) -> str:
-    """What is wrong with retry_failed on a stand-in chat and made-up attempts ("" when nothing is)."""
-    made_up = [
-        Attempt("factorial", "easy", True, 8, 8, ""),
-        Attempt("flatten", "medium", False, 2, 5, "made up"),
-        Attempt("fibonacci", "easy", True, 7, 7, ""),
-        Attempt("caesar", "medium", False, 5, 6, "made up"),
-        Attempt("median", "medium", False, 0, 8, "made up"),
-    ]
+    """What is wrong with retry_failed on stand-in chats, two sets of made-up attempts and two prompts ("" when
+    nothing is)."""
+    cases = (
+        (
+            [
+                Attempt("factorial", "easy", True, 8, 8, ""),
+                Attempt("flatten", "medium", False, 2, 5, "made up"),
+                Attempt("fibonacci", "easy", True, 7, 7, ""),
+                Attempt("caesar", "medium", False, 5, 6, "made up"),
+                Attempt("median", "medium", False, 0, 8, "made up"),
+            ],
+            MADE_UP_PROMPT,
+        ),
+        (
+            [
+                Attempt("palindrome", "easy", False, 1, 4, "made up"),
+                Attempt("roman_to_int", "hard", True, 9, 9, ""),
+            ],
+            ANOTHER_PROMPT,
+        ),
+    )
+    for made_up, prompt in cases:
+        problem = _retried(retry_failed, made_up, prompt)
+        if problem:
+            return problem
+    return ""
+
+
+ANOTHER_PROMPT = "Another made-up system prompt: write the function, and nothing else."
+
+
+def _retried(
+    retry_failed: Callable[..., Sequence[Run]], made_up: list[Attempt], prompt: str
+) -> str:
+    """What is wrong with retry_failed on a stand-in chat, `made_up` attempts and `prompt` ("" when nothing is)."""
+    MADE_UP_PROMPT = prompt  # noqa: N806 - the messages below name the prompt the case gives
     failed = [a.task_id for a in made_up if not a.passed]
     fake = _FakeChat({})
     out = retry_failed(fake, list(made_up), MADE_UP_PROMPT)
@@ -630,7 +658,15 @@ def _task_of(messages: list[dict]) -> str | None:
     return next(
         (
             t
-            for t in ("factorial", "flatten", "fibonacci", "caesar", "median")
+            for t in (
+                "factorial",
+                "flatten",
+                "fibonacci",
+                "caesar",
+                "median",
+                "palindrome",
+                "roman_to_int",
+            )
             if get_task(t).prompt() == text
         ),
         None,
