@@ -50,6 +50,34 @@ def _recorded_rows(name: str, **kwargs) -> list[dict]:
     return feedback.rows(recorded_dir() / name, **kwargs)[0]
 
 
+def _lesson02_chat():
+    """Lesson 02's `chat`: its sampling, its calls answered from the lesson's cassette."""
+    from course_runtime import connect
+    from reflect.model.config import Settings
+    from reflect.model.roles import sampling
+
+    conn = connect(
+        "02_maker_checker", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
+    )
+    return lambda messages, role, **params: conn.chat(
+        messages, role=role, **{**sampling(role), **params}
+    )
+
+
+def _probes(ns: dict) -> dict:
+    """Lesson 02's exercise 8 values: the solved cell run on the lesson's chat, in replay."""
+    from course_checks import solution_cell
+
+    run = {
+        **ns,
+        "chat": _lesson02_chat(),
+        "SORTED_DRAFT": ns["ex"].SORTED_DRAFT,
+        "MERGE_DRAFT": ns["ex"].MERGE_DRAFT,
+    }
+    exec(solution_cell("02.7"), run)  # noqa: S102 - the course's own cell
+    return {k: run[k] for k in ("on_sorted", "on_merge", "rule_obeyed")}
+
+
 def _trimmed(ns: dict) -> dict:
     """Lesson 02's `trimmed`: section 4's run with the solved `trim`, its calls answered from the lesson's cassette."""
     from course_runtime import connect
@@ -125,6 +153,7 @@ def _draws(ns: dict) -> dict:
 VALUES = {
     "01.6": _retry,
     "01.7": _draws,
+    "02.7": _probes,
     "02.6": _trimmed,
     "05.6": lambda ns: {
         "fact": get_task("factorial"),

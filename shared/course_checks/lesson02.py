@@ -431,41 +431,54 @@ def _said(approved: bool) -> str:
 
 def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
     """ "" when `probe` runs one iteration on merge_sorted with the draft scripted and the reviewer prompt it is
-    given, on a scripted reviewer that approves once and then asks for a change; else what is wrong."""
+    given, on two scripted reviewers (one approves, one asks for a change), with two prompts and two drafts; else
+    what is wrong."""
     task = get_task("merge_sorted")
-    reviews = ScriptedChat({"reviewer": ["APPROVED", "Not yet: merge in one pass."]})
+    cases = (
+        ("RULE-X", SORTED_DRAFT, "APPROVED"),
+        ("RULE-Y", MERGE_DRAFT, "Not yet: merge in one pass."),
+    )
+    reviewers = [ScriptedChat({"reviewer": [review]}) for _, _, review in cases]
     roles: list[str] = []
 
-    def scripted(messages: list[dict], role: str = "generator", **params: object) -> object:
-        roles.append(role)
-        if role != "reviewer":  # a probe should never ask the chat for the draft
-            return FakeReply(
-                "```python\ndef merge_sorted_lists(list1, list2):\n    return []\n```", 0, 0
-            )
-        return reviews(messages, role=role, **params)
+    def scripted(reviews: ScriptedChat) -> Chat:
+        def chat(messages: list[dict], role: str = "generator", **params: object) -> object:
+            roles.append(role)
+            if role != "reviewer":  # a probe should never ask the chat for the draft
+                return FakeReply(
+                    "```python\ndef merge_sorted_lists(list1, list2):\n    return []\n```", 0, 0
+                )
+            return reviews(messages, role=role, **params)
+
+        return chat
 
     reached, runs = offline(
-        lambda: [probe(scripted, "RULE-X", SORTED_DRAFT), probe(scripted, "RULE-X", SORTED_DRAFT)]
+        lambda: [
+            probe(scripted(reviews), prompt, draft)
+            for reviews, (prompt, draft, _) in zip(reviewers, cases, strict=True)
+        ]
     )
     if reached:
         return f"probe {REAL_CALL}"
     if not all(isinstance(r, Run) for r in runs):
         return f"probe returned {type(runs[0]).__name__}: return the loop's result, what maker_checker returns."
-    if roles != ["reviewer", "reviewer"]:
+    if roles != ["reviewer", "reviewer"] or [len(r.calls) for r in reviewers] != [1, 1]:
         return (
-            f"two probes on a scripted chat made the calls {roles}; expected one reviewer call each. The "
-            "generator's turn is the draft you pass, not a call to chat, and one iteration is enough."
+            f"two probes, each on a scripted chat of its own, made the calls {roles}; expected one reviewer call "
+            "each, through the chat each was given. The generator's turn is the draft you pass, not a call to chat, "
+            "and one iteration is enough."
         )
-    sent = reviews.calls[0].messages
-    if sent[0] != {"role": "system", "content": "RULE-X"}:
-        return f"probe(chat, 'RULE-X', draft) sent the reviewer the system message {sent[0]!r}: use reviewer_prompt."
-    if not any(m["content"] == task.prompt() for m in sent[1:]):
-        return "the reviewer did not see the merge_sorted task: run the loop on get_task('merge_sorted').prompt()."
-    if not any(SORTED_DRAFT in str(m["content"]) for m in sent[1:]):
-        return "the reviewer did not see the draft you passed to probe."
+    for reviews, (prompt, draft, _) in zip(reviewers, cases, strict=True):
+        sent = reviews.calls[0].messages
+        if sent[0] != {"role": "system", "content": prompt}:
+            return f"probe(chat, {prompt!r}, draft) sent the reviewer the system message {sent[0]!r}: use reviewer_prompt."
+        if not any(m["content"] == task.prompt() for m in sent[1:]):
+            return "the reviewer did not see the merge_sorted task: run the loop on get_task('merge_sorted').prompt()."
+        if not any(draft in str(m["content"]) for m in sent[1:]):
+            return "the reviewer did not see the draft you passed to probe."
     if [r.accepted for r in runs] != [True, False]:
         return (
-            f"on a reviewer that said APPROVED, then asked for a change, your probes' .accepted were "
+            f"on a reviewer that said APPROVED, then one that asked for a change, your probes' .accepted were "
             f"{[r.accepted for r in runs]}: expected [True, False]."
         )
     return ""
