@@ -1,6 +1,7 @@
 """Every exercise whose check is not a spec (course_checks.spec: those are graded by tests/test_check_specs.py) and
-reads only what the learner wrote: the solved cells pass its check, and the wrong answers made from them by rule fail
-it: each function of the answer returning its first value whatever it is given (a typed-in constant), each of its
+reads only what the learner wrote, or also values this file makes as the lesson does (`VALUES`, the model's calls
+answered from the lesson's cassette; all but 03.7): the solved cells pass its check, and the wrong answers made from
+the learner's functions by rule fail it: each function of the answer returning its first value whatever it is given (a typed-in constant), each of its
 arguments ignored in turn (pinned to the first call's), and, where the answer sends requests, each request cut to
 its first line with a word added (a request that breaks whatever rule the exercise sets for it)."""
 
