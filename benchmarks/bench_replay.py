@@ -5,8 +5,8 @@ call or less. Both answer every recorded request of the given cassettes through 
 body exactly as recorded), and the script reports, per library, the cassettes it loaded, the calls answered
 with the recorded body byte for byte, and the median and 90th percentile milliseconds a call (load time apart).
 
-    python benchmarks/bench_replay.py                   # every cassette; vcrpy must be importable
-    python benchmarks/bench_replay.py --vcr-path DIR    # vcrpy installed apart (pip install --target DIR vcrpy)
+    python benchmarks/bench_replay.py                          # every cassette; vcrpy must be importable
+    PYTHONPATH=DIR python benchmarks/bench_replay.py           # vcrpy installed apart (pip install --target DIR vcrpy)
 """
 
 from __future__ import annotations
@@ -99,11 +99,8 @@ def vcrpy(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vcr-path", help="a folder holding vcrpy (pip install --target DIR vcrpy)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "replay.json")
     args = ap.parse_args(argv)
-    if args.vcr_path:
-        sys.path.insert(0, args.vcr_path)
     paths = sorted((ROOT / "cassettes").glob("*.yaml"))
     result: dict = {}
     for name, replay in (("course", course), ("vcrpy", vcrpy)):
