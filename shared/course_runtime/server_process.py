@@ -215,6 +215,14 @@ def forget(state_file: str | None) -> None:
         pass
 
 
+def _nap(seconds: float, stopping: list[str]) -> None:
+    """Sleep `seconds`, cut short by a signal: a handler that returns does not end `time.sleep`, so a stop would
+    wait out the whole interval."""
+    until = time.monotonic() + seconds
+    while not stopping and time.monotonic() < until:
+        time.sleep(min(0.05, seconds))
+
+
 def supervise(
     engine: Engine, s: EngineSettings, idle_minutes: float, state_file: str | None = None
 ) -> int:
@@ -233,7 +241,9 @@ def supervise(
         )
         limit, seen, last = idle_minutes * 60, None, time.monotonic()
         while not stopping:
-            time.sleep(min(2.0, max(limit / 4, 0.05)))
+            _nap(min(2.0, max(limit / 4, 0.05)), stopping)
+            if stopping:
+                break
             if not engine.alive():
                 print("course_runtime.server_process: the engine stopped on its own.", flush=True)
                 code = EXIT_ENGINE_DIED
