@@ -197,8 +197,8 @@ def prompt_cache(model: Path, tmp: Path) -> None:
 def replay_ms_per_call(n: int = 200) -> tuple[float, float]:
     """(replay ms per call, the same calls through the openai client on an in-memory transport)."""
     from course_runtime import connect
+    from course_runtime.replay import close_all
     from reflect.model.config import Settings
-    from reflect.model.replay import close_all
 
     def fake(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={

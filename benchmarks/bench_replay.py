@@ -1,6 +1,6 @@
-"""Replay per call: the course's cassette transport (reflect.model.replay) against vcrpy on the same cassettes.
+"""Replay per call: the course's cassette transport (course_runtime.replay) against vcrpy on the same cassettes.
 
-Issue 68 asks whether vcrpy itself could replace `reflect.model.replay` if it replays byte-identically at 2 ms a
+Issue 68 asks whether vcrpy itself could replace `course_runtime.replay` if it replays byte-identically at 2 ms a
 call or less. Both answer every recorded request of the given cassettes through one httpx client (the request
 body exactly as recorded), and the script reports, per library, the cassettes it loaded, the calls answered
 with the recorded body byte for byte, and the median and 90th percentile milliseconds a call (load time apart).
@@ -54,7 +54,7 @@ def timed(send, calls: list[dict]) -> tuple[list[float], int]:
 
 
 def course(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
-    from reflect.model.replay import CourseTransport, Recorder, close_all
+    from course_runtime.replay import CourseTransport, Recorder, close_all
 
     start = time.perf_counter()
     recorder = Recorder(path.stem, path, "replay").open()

@@ -13,7 +13,7 @@ from reflect.model.config import Settings
 def _close_cassettes():
     """A cassette left open would intercept every later test's HTTP calls."""
     yield
-    from reflect.model.replay import close_all
+    from course_runtime.replay import close_all
 
     close_all()
 

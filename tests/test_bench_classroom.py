@@ -5,7 +5,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from reflect.model.llm import Connection
+from course_runtime.client import Connection
 from tests.conftest import settings_for
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,11 @@ import httpx
 import openai
 import pytest
 
+from course_runtime.client import Connection
+from course_runtime.replay import CourseTransport
 from course_runtime.response_cache import ResponseCache, clear, model_fingerprint, stats
 from reflect.model.cache import deterministic
 from reflect.model.config import Settings
-from reflect.model.llm import Connection
-from reflect.model.replay import CourseTransport
 
 ASK = [{"role": "user", "content": "write f"}]
 
@@ -150,13 +150,13 @@ def test_the_fingerprint_tells_model_files_apart(tmp_path):
 
 
 def test_replay_never_reads_the_cache(fake_model, cache, tmp_path):
-    from reflect.model.replay import Recorder
+    from course_runtime.replay import Recorder
 
     connection(fake_model(["cached"]), cache).chat(ASK, temperature=0)
     rec = Recorder("99_x", tmp_path / "99_x.yaml", "replay")
     rec.path.write_text("interactions: []\nversion: 1\n")
     transport = CourseTransport(fake_model([]).transport(), rec.open(), cache)
-    from reflect.model.replay import ReplayMiss
+    from course_runtime.replay import ReplayMiss
 
     sent = json.loads(next(cache.folder.glob("*.json")).read_text())[
         "request"

@@ -210,7 +210,7 @@ def test_a_step_the_message_explains_gets_no_hint_and_keeps_the_count(capsys):
 
 
 def test_a_replay_miss_is_not_swallowed():
-    from reflect.model.replay import ReplayMiss
+    from course_runtime.replay import ReplayMiss
 
     def raises(_):
         raise ReplayMiss("miss")

@@ -98,8 +98,9 @@ def test_the_layer_check_would_see_an_upward_import(tmp_path, monkeypatch):
 def test_the_runtime_and_the_sandbox_sit_above_the_package_which_imports_neither():
     """`course_runtime` (model file, server manager, `connect`) imports the client's layer, `reflect.model`, only;
     `course_sandbox` the bottom of the package only (records' thread-safe parsing, the platform check); and no
-    module of `reflect` imports either, by name or lazily: a lesson connects through `course_runtime.connect`, and
-    `Task.run` finds the sandbox through the entry point group `reflect.sandbox`."""
+    module of `reflect` imports either, by name or lazily, nor the client's libraries (openai, httpx): a lesson
+    connects through `course_runtime.connect`, a loop is given its `chat`, and `Task.run` finds the sandbox through
+    the entry point group `reflect.sandbox`."""
     above = []
     for path in RUNTIME.glob("*.py"):
         above += [t for t, _ in imports_of_runtime(path) if not t.startswith(("model", "bench"))]
@@ -112,7 +113,7 @@ def test_the_runtime_and_the_sandbox_sit_above_the_package_which_imports_neither
         for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
         if isinstance(n, ast.Import | ast.ImportFrom)
         for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
-        if name.startswith(("course_runtime", "course_sandbox", "course_checks"))
+        if name.startswith(("course_runtime", "course_sandbox", "course_checks", "openai", "httpx"))
     )
     strings = (
         sorted(  # a lazy import by a module's name in a string (import_module("course_runtime..."))
@@ -181,7 +182,7 @@ def test_import_reflect_loads_no_heavy_library():
         [
             sys.executable,
             "-c",
-            "import reflect, sys; reflect.Connection; print('openai' in sys.modules)",
+            "import reflect, sys; reflect.CachedChat; print('reflect.model.cache' in sys.modules)",
         ],
         capture_output=True,
         text=True,

@@ -4,9 +4,9 @@ import httpx
 import openai
 import pytest
 
+from course_runtime import client as llm
 from course_runtime import connect
 from reflect import ModelError
-from reflect.model import llm
 from reflect.model.config import ConfigError
 from reflect.model.llm import response_format_for
 from tests.conftest import settings_for
@@ -109,7 +109,7 @@ def test_empty_content_becomes_empty_text(fake_model):
 
 
 def test_the_banner_names_an_address_only_where_it_means_something():
-    from reflect.model.llm import Connection
+    from course_runtime.client import Connection
 
     local = Connection(
         client=None,

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from reflect import ReplayMiss
+from course_runtime.replay import ReplayMiss
 from reflect.model.parallel import parallel_map
 from reflect.records import parse_python
 from tests.in_flight import InFlight

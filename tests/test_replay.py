@@ -8,8 +8,7 @@ import yaml
 from pytest_socket import disable_socket, enable_socket
 
 from course_runtime import connect
-from reflect import ReplayMiss
-from reflect.model.replay import recorded_requests
+from course_runtime.replay import ReplayMiss, recorded_requests
 from tests.conftest import settings_for
 
 # built at run time: no key-shaped literal in git
@@ -98,7 +97,7 @@ class FakeServer:
 
 
 def _replay_with_fallback(course_env, fake, local):
-    from reflect.model import llm
+    from course_runtime import client as llm
 
     s = settings_for(
         "replay", COURSE_CASSETTE_DIR=str(course_env / "cassettes"), COURSE_REPLAY_MISS="live"

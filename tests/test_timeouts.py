@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
+from course_runtime import client as llm
 from course_runtime import connect
 from reflect import ModelError
-from reflect.model import llm
 from tests.conftest import settings_for
 
 MSG = [{"role": "user", "content": "hi"}]

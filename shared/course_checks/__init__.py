@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reflect.model.llm import Connection
+from course_runtime.client import Connection
 
 
 class RealModelCalled(Exception):

@@ -1,5 +1,5 @@
 """The live request cache of the local model: a deterministic request sent before to the same model
-file is answered from disk instead of the model (`reflect.model.replay.CourseTransport` asks it).
+file is answered from disk instead of the model (`course_runtime.replay.CourseTransport` asks it).
 
     python -m course_runtime.response_cache stats   # entries and size, per model file
     python -m course_runtime.response_cache clear   # delete every entry (`make clear-cache`)

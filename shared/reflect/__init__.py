@@ -4,7 +4,7 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
 
   records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
   testing      ScriptedChat and FakeReply, scripted stand-ins for a model
-  model/       the client: settings, the connection and chat with accounting, replay, CachedChat
+  model/       what the package knows of a model: settings, Reply and ModelError, accounting, CachedChat
   tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
   judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
   memory/      episodic memory across attempts and sessions, in SQLite (lesson 05)
@@ -15,7 +15,7 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
 
 Beside it, not in it, and never imported by it (tests/test_layers.py): `course_runtime` (the local
 model's file, its one shared server per user, the fallback build, the disk cache of its replies, the
-course's Jupyter kernel, and `connect`, the client with that server: `from course_runtime import connect`),
+course's Jupyter kernel, and `connect`, the client with that server, and the replay cassettes: `from course_runtime import connect`),
 `course_sandbox` (model-written code run in a separate process, the verdict decided outside it; `Task.run`
 finds it through the entry point group `reflect.sandbox`) and `course_checks` (the lessons' exercise
 checks).
@@ -30,12 +30,10 @@ _EXPORTS = {
     "CachedChat": "model.cache",
     "ConfigError": "model.config",
     "Settings": "model.config",
-    "Connection": "model.llm",
     "ModelError": "model.llm",
     "Reply": "model.llm",
     "response_format_for": "model.llm",
     "Ledger": "model.accounting",
-    "ReplayMiss": "model.replay",
     "Run": "records",
     "Step": "records",
     "Stop": "records",
@@ -44,11 +42,9 @@ _EXPORTS = {
 __all__ = [
     "CachedChat",
     "ConfigError",
-    "Connection",
     "Ledger",
     "ModelError",
     "Reply",
-    "ReplayMiss",
     "Run",
     "Settings",
     "Step",
@@ -72,6 +68,5 @@ if TYPE_CHECKING:  # for editors and type checkers; never run
     from .model.accounting import Ledger
     from .model.cache import CachedChat
     from .model.config import ConfigError, Settings
-    from .model.llm import Connection, ModelError, Reply, response_format_for
-    from .model.replay import ReplayMiss
+    from .model.llm import ModelError, Reply, response_format_for
     from .records import Run, Step, Stop, Verdict

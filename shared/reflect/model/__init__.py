@@ -1,10 +1,10 @@
-"""The client: settings (`config`), the connection (`connect`, `chat`), accounting, replay cassettes,
-`CachedChat` (in memory) and the sampling of each role. The local server it talks to by default, and
-that server's disk cache, come from `course_runtime`, which passes them in (`course_runtime.client`): this
-layer never imports it.
+"""What the package knows of a model: the settings (`config`), what a call returns and how it fails
+(`llm`: `Reply`, `ModelError`), accounting (a ledger of calls, their prices), `CachedChat` (in memory) and the
+sampling of each role. The client that makes the calls (`connect`, `Connection`, replay cassettes) is
+`course_runtime.client`: this layer never imports it, and a loop is given a `chat`.
 
-Its names are imported on first use: the client brings openai, and the sandbox and the runtime read
-`config` (the platform check first) without it."""
+Its names are imported on first use: the sandbox and the runtime read `config` (the platform check first)
+without the rest."""
 
 from importlib import import_module
 from typing import Any

@@ -2,7 +2,7 @@
 
 A request is matched on its whole body, so a changed prompt is a miss: `ReplayMiss`, or, in a notebook
 a person opened in Jupyter with the local model there, an answer from that model (`LiveFallback`, in
-`reflect.model.llm`; `Settings.replay_miss`). A request asked more often than it was recorded replays
+`course_runtime.client`; `Settings.replay_miss`). A request asked more often than it was recorded replays
 its last recording again (a re-run cell). How matching, secrets, latency and re-recording work:
 docs/replay.md and docs/package.md, "The modules in detail".
 """
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .cache import CACHED_HEADER, deterministic
+from reflect.model.cache import CACHED_HEADER, deterministic
 
 LATENCY_HEADER = "x-course-latency-ms"
 REPLAYED_HEADER = "x-course-replayed"  # on a response answered from the cassette
