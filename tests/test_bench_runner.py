@@ -638,8 +638,8 @@ HE0_RIGHT = (
 def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_reported(
     tmp_path, monkeypatch, capsys, revision, passed, stop, judged
 ):
-    """`examples:2` is one line of reflect.strategies.catalog; nothing in evaluation/ or bench/ names it."""
-    from reflect.strategies.catalog import catalog
+    """`examples:2` is one line of reflect.bench.catalog; nothing in evaluation/ or bench/ names it."""
+    from reflect.bench.catalog import catalog
 
     class Conn:
         model, workers = "scripted", 1

@@ -1,5 +1,5 @@
 """Lesson 06's fair test, feedback or more tries, on a scripted model: the four arms
-(`reflect.strategies.catalog.feedback_arms`, `Resample` configurations) send one-shot's request for the first
+(`reflect.evaluation.feedback.feedback_arms`, `Resample` configurations) send one-shot's request for the first
 draft, draw samples with the same sampling and seeds, differ only in the after-failure part of a sample's
 prompt, and count every call's tokens; through the runner and the request cache they share each problem's
 first draft, resume, and add replicates; `reflect.evaluation.feedback` reads the runs and computes the stated
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from reflect.evaluation import feedback as fx
+from reflect.evaluation.feedback import SAMPLES_AFTER, feedback_arm, feedback_arms
 from reflect.evaluation.runner import config_of, current_rows, load_rows, run_bench
 from reflect.model.cache import CachedChat
 from reflect.model.roles import sampling
 from reflect.records import Stop
-from reflect.strategies.catalog import SAMPLES_AFTER, feedback_arm, feedback_arms
 from reflect.tasks.prompts import GENERATOR_PROMPT
 from reflect.tasks.task import get_task, humaneval_tasks
 from reflect.testing import FakeReply, ScriptedChat

@@ -97,11 +97,12 @@ def outcome(run) -> dict:
 
 
 def scenarios() -> dict:
+    from reflect.bench.catalog import catalog
+    from reflect.evaluation.feedback import ARMS, feedback_arms
     from reflect.judging.controller import StopRule
     from reflect.judging.critics import LLMCritic, RuleCritic
     from reflect.strategies import MakerChecker, ScoredReflection
     from reflect.strategies import graph as rg
-    from reflect.strategies.catalog import ARMS, catalog, feedback_arms
     from reflect.strategies.maker_checker import maker_checker
     from reflect.strategies.one_shot import one_shot
     from reflect.strategies.reflexion import Reflexion, memory_experiment

@@ -1,4 +1,5 @@
-"""Lesson 06's fair test, feedback or more tries: its runs read from a results file (`rows`), and
+"""Lesson 06's fair test, feedback or more tries: its arms (`feedback_arms`: `Resample` configurations that
+differ only in what a sample after a failed first draft sees), its runs read from a results file (`rows`), and
 the analysis stated before the run (`analyse`; docs/feedback_experiment.md, and docs/package.md,
 "The modules in detail").
 """
@@ -13,10 +14,39 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.controller import best_index
+from ..model.roles import SAMPLING
 from ..records import Run, Stop, parse_python
-from ..strategies.catalog import ARMS as ARM_FEEDBACK
-from ..strategies.catalog import SAMPLES_AFTER, feedback_arms
+from ..strategies.resample import Resample
 from .runner import current_rows, load_rows
+
+# lesson 06's fair test: what a sample after a failed first draft sees, by arm
+ARM_FEEDBACK = {
+    "feedback:blind": "none",  # the task only: resampling with the same first draft and stop rule
+    "feedback:checks": "failure",  # the checks it failed, never its code
+    "feedback:checks+code": "failure+code",  # its code and the checks it failed
+    "feedback:critique": "critique+code",  # its code and a critique by lesson 03's critic
+}
+SAMPLES_AFTER = 4  # samples after a failed first draft, at most, in every arm
+
+
+def feedback_arm(arm: str, replicate: int = 0) -> Resample:
+    """One arm of lesson 06's fair test in one replicate."""
+    return Resample(
+        k=1 + SAMPLES_AFTER,
+        select="examples-or-self-tests",
+        stop_on_pass=True,
+        first="draft",
+        feedback=ARM_FEEDBACK[arm],
+        name=arm if replicate == 0 else f"{arm}#{replicate}",
+        replicate=replicate,
+        sample_tokens=SAMPLING["generator"]["max_tokens"],
+    )
+
+
+def feedback_arms(replicates: int = 2) -> list[Resample]:
+    """Every arm in every replicate, replicate by replicate."""
+    return [feedback_arm(arm, r) for r in range(replicates) for arm in ARM_FEEDBACK]
+
 
 ARMS = tuple(ARM_FEEDBACK)
 BLIND, CHECKS, CHECKS_CODE, CRITIQUE = ARMS

@@ -1,12 +1,11 @@
 """The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
 LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), Reflexion
-(05), resampling (`Resample`, 06) and the named configurations of them (`catalog`, with lesson 06's
-fair test, `feedback_arms`). Each file
+(05) and resampling (`Resample`, 06; the benchmark's named configurations of them are `reflect.bench.catalog`,
+lesson 06's fair test's `reflect.evaluation.feedback.feedback_arms`). Each file
 holds its loop and the `Strategy` object that runs it and returns a `Run` (reflect.records); `base`
 holds the run frame they share, `with_sampling` and `config()`, the identity a results file keys
 their runs by."""
 
-from .catalog import feedback_arms
 from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
 from .one_shot import OneShot, one_shot
 from .reflexion import Reflexion
@@ -17,7 +16,6 @@ from .scored import ScoredReflection, critique_step, generate_step, refine_step,
 __all__ = [
     "Reflexion",
     "Resample",
-    "feedback_arms",
     "fresh",
     "MAX_ITERATIONS",
     "MakerChecker",

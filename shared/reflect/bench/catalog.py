@@ -1,49 +1,16 @@
 """The named strategies of `python -m course_runtime.bench`: each is one short configuration of the shared
-parts. To add a strategy, add one line to `catalog`. `LESSON_06` is lesson 06's seven;
-`feedback_arms(R)` its fair test. Details: docs/package.md, "The modules in detail".
+parts. To add a strategy, add one line to `catalog`. `LESSON_06` is lesson 06's seven; its fair test's arms
+are `reflect.evaluation.feedback.feedback_arms`. Details: docs/package.md, "The modules in detail".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..evaluation.feedback import ARM_FEEDBACK, feedback_arm
 from ..judging.controller import StopRule
-from ..model.roles import SAMPLING
 from ..records import Strategy
-from .maker_checker import MakerChecker
-from .one_shot import OneShot
-from .reflexion import Reflexion
-from .resample import Resample
-from .scored import ScoredReflection
-
-# lesson 06's fair test: what a sample after a failed first draft sees, by arm
-ARMS = {
-    "feedback:blind": "none",  # the task only: resampling with the same first draft and stop rule
-    "feedback:checks": "failure",  # the checks it failed, never its code
-    "feedback:checks+code": "failure+code",  # its code and the checks it failed
-    "feedback:critique": "critique+code",  # its code and a critique by lesson 03's critic
-}
-SAMPLES_AFTER = 4  # samples after a failed first draft, at most, in every arm
-
-
-def feedback_arm(arm: str, replicate: int = 0) -> Resample:
-    """One arm of lesson 06's fair test in one replicate."""
-    return Resample(
-        k=1 + SAMPLES_AFTER,
-        select="examples-or-self-tests",
-        stop_on_pass=True,
-        first="draft",
-        feedback=ARMS[arm],
-        name=arm if replicate == 0 else f"{arm}#{replicate}",
-        replicate=replicate,
-        sample_tokens=SAMPLING["generator"]["max_tokens"],
-    )
-
-
-def feedback_arms(replicates: int = 2) -> list[Resample]:
-    """Every arm in every replicate, replicate by replicate."""
-    return [feedback_arm(arm, r) for r in range(replicates) for arm in ARMS]
-
+from ..strategies import MakerChecker, OneShot, Reflexion, Resample, ScoredReflection
 
 LESSON_06 = (
     "one-shot",
@@ -97,7 +64,7 @@ def catalog(k: int = 6, iterations: int = 3) -> dict[str, Callable[[], Strategy]
         "blind-sample": lambda: repair("none", "blind-sample"),
         "repair-sample": lambda: repair("failure", "repair-sample"),
         "repair-edit-sample": lambda: repair("failure+code", "repair-edit-sample"),
-        **{arm: (lambda arm=arm: feedback_arm(arm)) for arm in ARMS},
+        **{arm: (lambda arm=arm: feedback_arm(arm)) for arm in ARM_FEEDBACK},
     }
 
 
