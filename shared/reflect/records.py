@@ -230,6 +230,11 @@ class Critic(Protocol):
         ...
 
 
+# in a strategy field's metadata: a field added after runs were recorded, part of the strategy's identity only when
+# it differs from its default, so the runs made before it keep their key (reflect.evaluation.runner.settings)
+KEYED_WHEN_SET = "keyed_when_set"
+
+
 @runtime_checkable
 class Strategy(Protocol):
     """Runs one task with a chat function and returns a Run."""

@@ -7,29 +7,71 @@ in detail".
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterable
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from ..judging.hidden import hidden_lines_in_prompts, judge
 from ..model.parallel import parallel_map
-from ..records import Run, Strategy
-from ..strategies.base import plain
+from ..model.roles import SAMPLING
+from ..records import KEYED_WHEN_SET, Run, Strategy
+from ..tasks.prompts import fingerprint
 from ..tasks.task import Task, get_task
 from .report import verdicts_beside
 from .results import LIVE_SAMPLE
 
 
 def config_of(strategy: Strategy) -> dict[str, Any]:
-    """What identifies a strategy's setup in the results file: its `config()` (reflect.strategies.base),
-    or, for a strategy without one, its fields as plain values."""
-    config = getattr(strategy, "config", None)
-    return config() if callable(config) else plain(strategy)
+    """What identifies a strategy's setup in the results file, so that a run resumes only what it ran
+    (docs/package.md, 'The modules in detail'). A course strategy names the roles it calls (`ROLES`) and the
+    prompts it sends (`prompts()`): its type, every setting, those roles' sampling and a fingerprint of the
+    prompts. Any other strategy: its fields as plain values."""
+    if not hasattr(strategy, "ROLES"):
+        return plain(strategy)
+    return {
+        "strategy": type(strategy).__name__,
+        **settings(strategy),
+        "role_sampling": {role: plain(SAMPLING[role]) for role in strategy.ROLES},
+        "prompts": fingerprint(getattr(strategy, "prompts", tuple)()),
+    }
+
+
+def plain(value: Any) -> Any:
+    """A setting as plain JSON values (docs/package.md, 'The modules in detail'), equal after a JSON round trip."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"type": type(value).__name__, **settings(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{value.__module__}.{value.__qualname__}"
+    return type(value).__name__
+
+
+def settings(obj: Any) -> dict[str, Any]:
+    """A dataclass's settings as plain values: every field but those marked `repr=False`, which hold
+    a run's own bookkeeping (what it ran, where it stops), not its setup. A field added after runs were
+    recorded (metadata `KEYED_WHEN_SET`) is keyed only when it differs from its default, so the runs made
+    before it keep their key."""
+    return {
+        f.name: plain(getattr(obj, f.name))
+        for f in dataclasses.fields(obj)
+        if f.repr and not (f.metadata.get(KEYED_WHEN_SET) and getattr(obj, f.name) == f.default)
+    }
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:

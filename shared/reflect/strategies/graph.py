@@ -26,7 +26,7 @@ from ..records import ChatFn, Critic, Run, Stop
 from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM
 from ..tasks.task import Task
 from . import graph_requirements
-from .base import Configured, execute
+from .base import execute
 from .graph_requirements import (
     GRAPH_NAME,
     failed_checks,
@@ -255,7 +255,7 @@ def build_graph(parts: GraphParts, checkpointer: Any = None):
 
 
 @dataclass
-class ReflectionGraph(Configured):
+class ReflectionGraph:
     """Lesson 04's graph as a Strategy: `run(task, chat) -> Run`, like lessons 01-03."""
 
     critic_for: Callable[[ChatFn], Critic]  # builds the critic from the chat function

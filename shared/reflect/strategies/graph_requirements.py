@@ -10,9 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..records import Step
-from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM
+from ..tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, fingerprint
 from ..tasks.task import Task, course_tasks
-from .base import fingerprint
 from .graph_state import steps_of, this_run
 
 GRAPH_NAME = "reflection_code_reviewer"

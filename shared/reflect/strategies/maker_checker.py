@@ -19,7 +19,7 @@ from ..tasks import prompts
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 from ..tasks.task import Task
-from .base import Configured, execute, with_sampling
+from .base import execute, with_sampling
 
 MAX_ITERATIONS = 4
 _PERSPECTIVES = ("shared", "own")
@@ -126,7 +126,7 @@ def keep_last(n: int) -> Callable[[list[dict]], list[dict]]:
 
 
 @dataclass
-class MakerChecker(Configured):
+class MakerChecker:
     """Lesson 02: generator and reviewer on one shared thread until APPROVED or the budget, sampled
     as lesson 02 does (temperature 0, seed 42; the generator may write 512 tokens, the reviewer 300)."""
 

@@ -11,7 +11,7 @@ from ..records import ChatFn, ReplyLike, Run, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ..tasks.task import Task
-from .base import Configured, execute, with_sampling
+from .base import execute, with_sampling
 
 
 def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) -> Run:
@@ -45,7 +45,7 @@ def _one_shot_call(
 
 
 @dataclass
-class OneShot(Configured):
+class OneShot:
     """Lesson 01: one generator call, no critic, sampled as every first draft is (temperature 0,
     seed 42, 512 tokens: `reflect.model.roles`)."""
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..judging.controller import Draft, StopRule, over_budget
+from ..judging.controller import Draft, best_so_far, drafts_of, over_budget
 from ..judging.critics import Evaluation
 from ..judging.self_tests import evidence_step, run_tests_step
 from ..memory.store import Episode, MemoryStore, task_key
@@ -31,7 +31,7 @@ from ..tasks.prompts import (
     reflection_messages,
 )
 from ..tasks.task import Task
-from .base import Configured, execute
+from .base import execute
 
 MEMORY_MODES = ("none", "last", "reflections", "last+reflections")
 _READS_LAST = ("last", "last+reflections")  # modes whose prompt carries the previous attempt's code
@@ -92,7 +92,7 @@ def attempt_prompt(task: Task, mode: str, reflections: list[str], last_code: str
 
 
 @dataclass
-class Reflexion(Configured):
+class Reflexion:
     """Lesson 05's agent as a Strategy: `run(task, chat) -> Run` (see the module docstring)."""
 
     memory_mode: str = "reflections"
@@ -157,7 +157,6 @@ class Reflexion(Configured):
         steps: list[Step],
     ) -> Run:
         last_code, used = None, sum(s.prompt_tokens + s.completion_tokens for s in steps)
-        rule = self.rule
         chosen: Draft | None = None  # the attempt returned: the accepted one, or the best so far
         stop, error = Stop.MAX_ITERATIONS, None
         for attempt in range(1, self.max_attempts + 1):
@@ -168,14 +167,11 @@ class Reflexion(Configured):
             except ModelError as err:
                 stop, error = Stop.PROVIDER_ERROR, str(err)
                 break
-            history = rule.drafts(
-                steps
-            )  # each attempt: its code, score (an unusable one as 0), cost, acceptance
+            # each attempt: its code, score (an unusable one as 0), cost, acceptance by tests and evaluator
+            history = drafts_of(steps, accept_by="judge", unscored=0.0)
             _mark_repeat(steps, [a.code for a in history[:-1]], code)
-            reason = rule.decide_drafts(
-                history
-            )  # the drafts just read: decide(steps) would read them again
-            chosen = rule.choose(history, reason)
+            reason = self.stop_reason(history)
+            chosen = history[-1] if reason is Stop.ACCEPTED else best_so_far(history)
             score = history[-1].score
             if reason is Stop.ACCEPTED:
                 self._remember(key, attempt, "", score, True, code)
@@ -222,20 +218,23 @@ class Reflexion(Configured):
             error=error,
         )
 
-    @property
-    def rule(self) -> StopRule:
-        """The stop rule, the one every scored loop uses: accepted when the evaluator passes an attempt its
-        own tests pass, a drop of over 20% below the best, no better score in `patience` attempts, or
-        `max_attempts`; no oscillation rule (a repeated attempt is noted, and the next prompt differs)."""
-        return StopRule(
-            threshold=1.0,
-            max_iterations=self.max_attempts,
-            patience=self.patience,
-            regression_drop=0.2,
-            oscillation_window=0,
-            accept_by="judge",
-            unscored=0.0,
-        )
+    def stop_reason(self, history: list[Draft]) -> Stop | None:
+        """Why the loop stops after its last attempt, or None to go on, in lesson 05's order: accepted when the
+        evaluator passes an attempt its own tests pass; regressed when its score falls below four fifths of the
+        best so far; converged when `patience` attempts bring no better score; `max_attempts`. No oscillation
+        rule: a repeated attempt is noted (`_mark_repeat`), and the next prompt differs. The token budget is
+        checked after it, before the next attempt."""
+        last, scores = history[-1], [a.score for a in history]
+        if last.accepted:
+            return Stop.ACCEPTED
+        if last.score < max(scores) * 0.8:
+            return Stop.REGRESSED
+        recent = scores[-self.patience :] if self.patience else []
+        if recent and len(scores) > self.patience and max(recent) <= max(scores[: -self.patience]):
+            return Stop.CONVERGED
+        if len(history) >= self.max_attempts:
+            return Stop.MAX_ITERATIONS
+        return None
 
     def _remember(
         self, key: str, attempt: int, reflection: str, score: float, passed: bool, code: str

@@ -16,7 +16,7 @@ from ..judging.critics import LLMCritic
 from ..judging.self_tests import SelfTestResult, evidence_step, run_tests_step
 from ..model.llm import ModelError
 from ..model.roles import SAMPLING, SEED, sampling
-from ..records import Run, Step, Stop, model_step
+from ..records import KEYED_WHEN_SET, Run, Step, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import (
     CRITIC_PROMPT,
@@ -27,7 +27,7 @@ from ..tasks.prompts import (
     repair_request,
 )
 from ..tasks.task import Task
-from .base import KEYED_WHEN_SET, Configured, execute
+from .base import execute
 
 SELECT = ("self-tests", "examples", "examples-or-self-tests", "first")
 _FIRST = ("sample", "draft")
@@ -36,7 +36,7 @@ _CRITIC_MAX_TOKENS = 400  # the critique's cap, as lesson 03's scored loop caps 
 
 
 @dataclass
-class Resample(Configured):
+class Resample:
     """k drafts; the evidence picks one (see the module docstring)."""
 
     k: int = 4

@@ -22,7 +22,7 @@ from ..tasks import prompts
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages, refine_messages
 from ..tasks.task import Task
-from .base import Configured, execute
+from .base import execute
 
 
 def _draft_call(
@@ -157,7 +157,7 @@ def scored_reflection(
 
 
 @dataclass
-class ScoredReflection(Configured):
+class ScoredReflection:
     """Lesson 03: generator, critic, refiner with a stop rule; returns the best draft."""
 
     critic: Critic | str  # a critic, or its name (_CRITIC_KINDS), built from the run's chat

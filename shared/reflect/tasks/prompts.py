@@ -4,13 +4,21 @@ System prompts by role (generator, reviewer, refiner, critic, test writer, evalu
 and the functions that build a request's messages from a task (the first draft, a revision, a
 critique's request and its repair, the test writer's, the evaluator's, the reflector's, a Reflexion
 attempt, a repair after failed checks). A strategy's identity
-records a fingerprint of the prompts it sends (`strategies.base.fingerprint`): that is the one
+records a fingerprint of the prompts it sends (`fingerprint`): that is the one
 version a prompt has; change a text here and the results keyed by the old one no longer match.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 from .task import Task
+
+
+def fingerprint(texts: tuple[str, ...]) -> str:
+    """Twelve hex digits of the SHA-256 of the texts, in order: the version of the prompts a run sent."""
+    return hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:12]
+
 
 GENERATOR_PROMPT = (
     "You are an expert Python developer. Write clean, well-documented Python code that follows best "
