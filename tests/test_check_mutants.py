@@ -1,6 +1,6 @@
 """Every exercise whose check is not a spec (course_checks.spec: those are graded by tests/test_check_specs.py) and
 reads only what the learner wrote, or also values this file makes as the lesson does (`VALUES`, the model's calls
-answered from the lesson's cassette; all but 03.7): the solved cells pass its check, and the wrong answers made from
+answered from the lesson's cassette): the solved cells pass its check, and the wrong answers made from
 the learner's functions by rule fail it: each function of the answer returning its first value whatever it is given (a typed-in constant), each of its
 arguments ignored in turn (pinned to the first call's), and, where the answer sends requests, each request cut to
 its first line with a word added (a request that breaks whatever rule the exercise sets for it)."""
@@ -51,15 +51,19 @@ def _recorded_rows(name: str, **kwargs) -> list[dict]:
     return feedback.rows(recorded_dir() / name, **kwargs)[0]
 
 
-def _lesson02_chat():
-    """Lesson 02's `chat`: its sampling, its calls answered from the lesson's cassette."""
+def _replay(notebook: str):
+    """A lesson's connection, every call answered from its cassette."""
     from course_runtime import connect
     from reflect.model.config import Settings
+
+    return connect(notebook, settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True)
+
+
+def _lesson02_chat():
+    """Lesson 02's `chat`: its sampling, its calls answered from the lesson's cassette."""
     from reflect.model.roles import sampling
 
-    conn = connect(
-        "02_maker_checker", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
-    )
+    conn = _replay("02_maker_checker")
     return lambda messages, role, **params: conn.chat(
         messages, role=role, **{**sampling(role), **params}
     )
@@ -81,14 +85,10 @@ def _probes(ns: dict) -> dict:
 
 def _trimmed(ns: dict) -> dict:
     """Lesson 02's `trimmed`: section 4's run with the solved `trim`, its calls answered from the lesson's cassette."""
-    from course_runtime import connect
-    from reflect.model.config import Settings
     from reflect.model.roles import sampling
     from reflect.strategies import maker_checker
 
-    conn = connect(
-        "02_maker_checker", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
-    )
+    conn = _replay("02_maker_checker")
 
     def chat(messages, role, **params):
         return conn.chat(messages, role=role, **{**sampling(role), **params})
@@ -108,16 +108,12 @@ def _baseline() -> tuple:
     """Lesson 01's connection (replaying its cassette), its generator chat and its baseline attempts."""
     from functools import partial
 
-    from course_runtime import connect
     from reflect.judging import judge
-    from reflect.model.config import Settings
     from reflect.model.roles import sampling
     from reflect.strategies import one_shot
     from reflect.tasks import course_tasks
 
-    conn = connect(
-        "01_one_shot_baseline", settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True
-    )
+    conn = _replay("01_one_shot_baseline")
     chat = partial(conn.chat, **sampling("generator"))
     runs = [one_shot(chat, t) for t in course_tasks()]
     attempts = [
@@ -149,6 +145,29 @@ def _draws(ns: dict) -> dict:
     return values | {"any_passes": any(run.passed for run in draws)}
 
 
+def _with_code(ns: dict) -> dict:
+    """Lesson 03's exercise 8 values: section 6's sweep of the solved loop with the solved `fresh` over every task
+    (`repairs`), then with the solved `fresh_with_code` over the tasks that one rejected (`with_code`), as the
+    lesson's cells make them, each call answered from the lesson's cassette."""
+    from reflect.judging import TestGroundedCritic
+    from reflect.notebook import sweep
+    from reflect.tasks import course_tasks
+
+    conn = _replay("03_scored_critic")
+
+    def chat(messages, role="generator", **params):  # the lesson's
+        params.setdefault("max_tokens", 512)
+        return conn.chat(messages, role=role, **params)
+
+    critic, loop, tasks = TestGroundedCritic(), ns["scored_loop"], {t.id: t for t in course_tasks()}
+    repairs = sweep(lambda c, t: loop(c, t, critic, revise=ns["fresh"])[0], chat, course_tasks())
+    rejected = [tasks[tid] for tid in repairs.rejected]
+    with_code = sweep(
+        lambda c, t: loop(c, t, critic, revise=ns["fresh_with_code"])[0], chat, rejected
+    )
+    return {"repairs": repairs, "with_code": with_code}
+
+
 # what a check reads besides the learner's functions, made here as the lesson makes it (from the namespace of the
 # lesson's solved cells)
 VALUES = {
@@ -156,6 +175,7 @@ VALUES = {
     "01.7": _draws,
     "02.7": _probes,
     "02.6": _trimmed,
+    "03.7": _with_code,
     "05.6": lambda ns: {
         "fact": get_task("factorial"),
         "fact_tests": ns["ex"].fact_tests,
