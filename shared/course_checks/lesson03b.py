@@ -65,6 +65,14 @@ CLIP = Task(
     tests="assert clip(5, 0, 10) == 5\nassert clip(-1, 0, 10) == 0\nassert clip(11, 0, 10) == 10\n"
     "assert clip(0, 0, 10) == 0\nassert clip(10, 0, 10) == 10\nassert clip(3, 3, 3) == 3\n",
 )
+# 20 visible tests: a draft failing one of them passes 19, which a score of passes alone (3 each, or a share
+# rounded) can take to 10
+SIGN = Task(
+    "sign",
+    "sign",
+    "Write sign(x): -1, 0 or 1, the sign of x.",
+    tests="".join(f"assert sign({k}) == {(k > 0) - (k < 0)}\n" for k in range(-10, 30)),
+)
 DRAFTS = {  # code -> what the message calls it
     "def clip(x, lo, hi):\n    return max(lo, min(x, hi))\n": "a right draft",
     "def clip(x, lo, hi):\n    if lo == hi:\n        return None\n    return max(lo, min(x, hi))\n": (
@@ -80,6 +88,8 @@ DRAFTS = {  # code -> what the message calls it
     ),
     "def count_vowels(text):\n    return sum(c in 'aeiou' for c in text)\n": "a draft failing one visible test",
     "def count_vowels(text):\n    return 0\n": "a draft failing every visible test",
+    "def sign(x):\n    return (x > 0) - (x < 0)\n": "a right draft",
+    "def sign(x):\n    return (x > 0) - (x < 0) if x != 3 else 0\n": "a draft failing one of 20 visible tests",
 }
 _RUNS: dict = {}
 
@@ -189,9 +199,14 @@ def _grounded(task: Task, drafts: list[str]) -> list[Evaluation]:
 
 _CLIP_DRAFTS = [c for c in DRAFTS if c.startswith("def clip")]
 _VOWEL_DRAFTS = [c for c in DRAFTS if c.startswith("def count_vowels")]
+_SIGN_DRAFTS = [c for c in DRAFTS if c.startswith("def sign")]
 VISIBLE = Properties(
     "evaluate",
-    [Case((CLIP, _CLIP_DRAFTS)), Case((get_task("count_vowels"), _VOWEL_DRAFTS))],
+    [
+        Case((CLIP, _CLIP_DRAFTS)),
+        Case((get_task("count_vowels"), _VOWEL_DRAFTS)),
+        Case((SIGN, _SIGN_DRAFTS)),
+    ],
     rules=[_evaluations, _scores, _feedback],
     reference=_grounded,
     forbid=(
@@ -212,7 +227,7 @@ VISIBLE = Properties(
     ),
 )
 def visible_tests(critic_class: Callable[[], object]) -> tuple[bool, str]:
-    """Build 1: the learner's critic on made-up drafts of two tasks: 10 exactly when every visible test passes, never
+    """Build 1: the learner's critic on made-up drafts of three tasks: 10 exactly when every visible test passes, never
     more for more failures, the failures quoted and no held-out test; any scoring with those properties passes."""
     problem = VISIBLE.problem(
         lambda task, drafts: [critic_class().evaluate(task, d) for d in drafts]
@@ -295,30 +310,37 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
             "on a palindrome draft that passes that task's visible tests the model was not asked: evaluate must "
             "test the draft against the task it is given.",
         )
-    nearly = _ScriptedTests(
-        9.0
-    )  # one visible test of several failed: 9 is above any threshold but not 10
-    scripted_again = ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
-    ev = tests_then_llm_class(LLMCritic(scripted_again), nearly).evaluate(task, HALF)
-    if not nearly.returned:
-        return (
-            False,
-            "given a tests critic (the second argument), evaluate never asked it: keep tests_critic when one is "
-            "given, and a TestGroundedCritic() only when it is None.",
-        )
-    if not scripted_again.calls and ev is not nearly.returned[-1] and isinstance(ev, Evaluation):
-        return (
-            False,
-            "evaluate returned a new Evaluation built from the tests critic's: return that Evaluation itself, "
-            "so what the table and the loop read is what the tests said.",
-        )
-    if scripted_again.calls or not isinstance(ev, Evaluation) or ev.score != 9.0:
-        return (
-            False,
-            "with a tests critic that scores a draft 9 (one visible test failed), evaluate asked the model or did not "
-            f"return the tests' Evaluation (score {getattr(ev, 'score', ev)!r}): only a draft that passes every "
-            "visible test (score 10) goes on.",
-        )
+    for failing in (
+        9.0,
+        9.5,
+    ):  # one visible test of several failed: above any threshold, but not 10
+        nearly = _ScriptedTests(failing)
+        scripted_again = ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
+        ev = tests_then_llm_class(LLMCritic(scripted_again), nearly).evaluate(task, HALF)
+        if not nearly.returned:
+            return (
+                False,
+                "given a tests critic (the second argument), evaluate never asked it: keep tests_critic when one is "
+                "given, and a TestGroundedCritic() only when it is None.",
+            )
+        if scripted_again.calls:
+            return (
+                False,
+                f"with a tests critic that scores a draft {failing:g} (a visible test failed), evaluate asked the "
+                "model: only a draft that passes every visible test (score 10) goes on.",
+            )
+        if ev is not nearly.returned[-1] and isinstance(ev, Evaluation):
+            return (
+                False,
+                "evaluate returned a new Evaluation built from the tests critic's: return that Evaluation itself, "
+                "so what the table and the loop read is what the tests said.",
+            )
+        if not isinstance(ev, Evaluation):
+            return (
+                False,
+                f"with a tests critic that scores a draft {failing:g}, evaluate returned {ev!r}: return the tests' "
+                "Evaluation.",
+            )
     return (
         True,
         "failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here).",
@@ -345,6 +367,9 @@ PAIRED = Values(
         Case((_ev(10, 3, None, 9, 2, 8), _ev(2, 9, 4, None, 1, 7), _truth("PfffP" + "P"), 8)),
         Case((_ev(8, 8, 5), _ev(7, 9, None), _truth("PfP"), 8)),
         Case((_ev(6, 2), _ev(9, 5), _truth("Pf"), 6)),
+        # critics that judged different tasks: each task either judged counts
+        Case((_ev(9), _ev(9, 2), _truth("Pf"), 8), "b judged a task a did not"),
+        Case((_ev(3, 9), _ev(3), _truth("fP"), 8), "a judged a task b did not"),
     ],
     oracle=_disagreements,
     misreadings=[
@@ -482,7 +507,7 @@ def _show(value: object) -> str:
 
 
 # each a stop path: accepted at draft 2, converged, regressed (best is not the last), never scored, a recording
-# that ends before the rule stops, and the same draft twice
+# that ends before the rule stops, the same draft twice, and an accepted draft that fails after one that passed
 MADE_UP_HISTORIES = (
     _history(_d(5, False), _d(9, True), _d(10, True)),
     _history(_d(6, False), _d(6, False), _d(6, False, "def f():\n    return 'other'\n")),
@@ -494,6 +519,7 @@ MADE_UP_HISTORIES = (
         _d(7, False, "def f():\n    return 2\n"),
         _d(5, False, "def f():\n    return 1\n"),
     ),
+    _history(_d(5, True), _d(9, False)),
 )
 RULES = (
     StopRule(threshold=8, max_iterations=3),
@@ -815,6 +841,11 @@ VIEWS = {  # code -> (entry point, a test of what it does, what the message call
         "area",
         "assert abs(area(1) - 3.14159) < 0.001\n",
         "a module docstring",
+    ),
+    'def log(items):\n    items.append("seen")\n    return items\n': (
+        "log",
+        'assert log([]) == ["seen"]\n',
+        "a function whose first statement is a call, not a docstring",
     ),
     "def count_vowels(text) return 0  # score 10\n": (
         "count_vowels",
