@@ -1,6 +1,6 @@
-"""Lesson 01's stricter-prompt check reads the sampling of the retries' calls in the ledger: a retry sent
+"""Lesson 01's stricter-prompt and draws checks read the sampling of the calls in the ledger: a retry sent
 through conn.chat (the server's own temperature, no seed, no cap) fails, the same retry at the first
-draft's sampling passes."""
+draft's sampling passes; draws whose calls were not made at temperature 0.8 with seeds 1, 2 and 3 fail."""
 
 from __future__ import annotations
 
@@ -85,3 +85,68 @@ def test_rates_by_level_is_a_function_and_a_typed_table_fails():
         lambda attempts: {"easy": 0.5, "medium": 1.0, "hard": 0.0}, attempts
     )
     assert not ok
+
+
+def test_a_retry_that_empties_the_attempts_it_was_given_fails_and_says_so():
+    def emptying(chat, attempts, prompt):
+        failed = [a for a in attempts if not a.passed]
+        for a in failed:
+            attempts.remove(a)
+        return right_retry_failed(chat, failed, prompt)
+
+    passed, message, *_ = ex.stricter_prompt.evaluate(emptying, PROMPT, None, [], None)
+    assert not passed and "changed the attempts it was given" in message
+
+
+def draws_sampled(samplings: list[tuple]) -> tuple:
+    """Exercise 7 graded on made-up draws of flatten whose calls the ledger holds at the given samplings."""
+    attempts = [
+        Attempt("factorial", "easy", True, 8, 8, "", prompt_tokens=124, completion_tokens=120),
+        Attempt("flatten", "medium", False, 2, 5, "x", prompt_tokens=130, completion_tokens=90),
+    ]
+    tokens = ((130, 91), (130, 92), (130, 93))
+    draws = [
+        Run(
+            strategy="one-shot",
+            task_id="flatten",
+            final_code="",
+            stop=Stop.SINGLE_DRAFT,
+            steps=(Step(0, "generator", "model", "", "", p, c),),
+            passed=False,
+        )
+        for p, c in tokens
+    ]
+    records = [
+        CallRecord("generator", a.prompt_tokens, a.completion_tokens, 1.0, "local", "m")
+        for a in attempts
+    ] + [
+        CallRecord("generator", p, c, 1.0, "local", "m", False, s)
+        for (p, c), s in zip(tokens, samplings, strict=True)
+    ]
+    conn = SimpleNamespace(ledger=Ledger(records))
+
+    def sample_three(chat, task):
+        return [
+            one_shot(lambda m, s=s, **p: chat(m, **{**p, **ex.HOT, "seed": s}), task)
+            for s in (1, 2, 3)
+        ]
+
+    return ex.pass_at_three.evaluate(
+        sample_three, get_task("flatten"), draws, False, attempts, conn
+    )
+
+
+def _hot(seed: int) -> tuple:
+    return tuple(sorted({**ex.HOT, "seed": seed}.items()))
+
+
+def test_draws_are_the_calls_made_at_seeds_1_2_3_and_temperature_0_8():
+    """The draws' calls in the ledger carry the exercise's sampling: draws made at temperature 0, or at one seed
+    three times, fail with the seed and draw named."""
+    passed, message, *_ = draws_sampled([_hot(1), _hot(2), _hot(3)])
+    assert passed, message
+    cold = tuple(sorted(sampling("generator").items()))
+    passed, message, *_ = draws_sampled([cold, cold, cold])
+    assert not passed and "seed 1 made draw 1" in message
+    passed, message, *_ = draws_sampled([_hot(1), _hot(1), _hot(1)])
+    assert not passed and "seed 2 made draw 2" in message

@@ -75,6 +75,21 @@ def _unaccounted(
     return missing
 
 
+def _undrawn(draws: Sequence[Run], records: Sequence[CallRecord]) -> int | None:
+    """The first draw (its index) that no generator call of the ledger made at its seed (1, 2, 3 in order) and the
+    exercise's sampling (temperature 0.8, 512 tokens), matched by its tokens, each call making one draw; None when
+    every draw has its call."""
+    calls = Counter(
+        (r.prompt_tokens, r.completion_tokens, r.sampling) for r in records if r.role == "generator"
+    )
+    for i, (draw, seed) in enumerate(zip(draws, SEEDS, strict=True)):
+        key = (*_call(draw), tuple(sorted({**HOT, "seed": seed}.items())))
+        if calls[key] <= 0:
+            return i
+        calls[key] -= 1
+    return None
+
+
 def _failed_ids(attempts: Sequence[Attempt]) -> list[str]:
     return [a.task_id for a in attempts if not a.passed]
 
@@ -596,8 +611,8 @@ def _retried(
     """What is wrong with retry_failed on a stand-in chat, `made_up` attempts and `prompt` ("" when nothing is)."""
     MADE_UP_PROMPT = prompt  # noqa: N806 - the messages below name the prompt the case gives
     failed = [a.task_id for a in made_up if not a.passed]
-    fake = _FakeChat({})
-    out = retry_failed(fake, list(made_up), MADE_UP_PROMPT)
+    fake, given = _FakeChat({}), list(made_up)
+    out = retry_failed(fake, given, MADE_UP_PROMPT)
     if not fake.calls and out is None:
         return "retry_failed returned None: its body is still the placeholder's `...`."
     if not fake.calls:
@@ -623,6 +638,8 @@ def _retried(
             if systems[0] == GENERATOR_PROMPT
             else "no system prompt"
             if systems[0] is None
+            else "the prompt it was given with more text around it"
+            if MADE_UP_PROMPT in systems[0]
             else "another one (your global CAREFUL_PROMPT?)"
         )
         return (
@@ -639,6 +656,11 @@ def _retried(
         return (
             f"retry_failed changed the chat's sampling ({extra[0]}): use the chat it is given as it is "
             "(section 2's chat already fixes temperature 0, seed 42 and 512 tokens)."
+        )
+    if given != made_up:
+        return (
+            "retry_failed changed the attempts it was given (the list, or an attempt in it): the lesson still needs "
+            "them, so read them and build a new list."
         )
     if not isinstance(out, (list, tuple)) or not all(_is_run(a) for a in out):
         return f"retry_failed should return a list of the runs one_shot returns, not {type(out).__name__}."
@@ -899,6 +921,17 @@ def pass_at_three(
                 f"no new call in the ledger made {len(missing)} of the draws: they are the temperature-0 "
                 "draft again (or copies), not three samples; sample_three(conn.chat, first_failed) makes "
                 "them."
+            ),
+            False,
+        )
+    undrawn = _undrawn(draws, records)
+    if undrawn is not None:
+        return (
+            False,
+            (
+                f"no call in the ledger at temperature 0.8, 512 tokens and seed {SEEDS[undrawn]} made draw "
+                f"{undrawn + 1}: keep in draws what sample_three(conn.chat, first_failed) returns, the draws of seeds "
+                "1, 2 and 3 in that order."
             ),
             False,
         )
