@@ -188,3 +188,51 @@ def test_a_memory_that_recalls_from_this_process_fails_the_round_trip():
     kept.clear()
     passed, message, _ = lesson05.memory_round_trip.evaluate(remember_nothing, recall)
     assert not passed and "another process" in message, message
+
+
+def test_the_fresh_reads_wrong_answers_of_lesson_05_fail():
+    """Wrong answers a fresh learner read passed, each now a case: a regression measured against the first score
+    (the best is not the first), a loop that trims the caller's memory in place, a recall whose start is counted
+    back from the end (a window above the stored count), results typed in rather than run on the scripted model,
+    an empty call counted as concrete, and a key made with the built-in hash(), salted per process."""
+    for swap in (
+        # regression measured against the first attempt's score, not the best so far
+        ("if score < 0.8 * best[1]:", "if score < 0.8 * drafts[0][1]:"),
+        # the caller's memory trimmed in place
+        (
+            "reflections, drafts, written = list(memory)[-window:] if window else [], [], []",
+            "reflections, drafts, written = memory if isinstance(memory, list) else list(memory), [], []\n"
+            "    del reflections[: max(0, len(reflections) - window)]",
+        ),
+    ):
+        wrong = solved("05", "05.1", "05.2", swap=swap)
+        assert not passes(lesson05.reflexion_loop, wrong["my_reflexion"]), swap
+    ns = solved("05")
+    exec(  # noqa: S102
+        "def remember(db_path, key, session, reflections):\n"
+        "    with sqlite3.connect(db_path) as db:\n"
+        "        db.execute('CREATE TABLE IF NOT EXISTS m (k TEXT, r TEXT)')\n"
+        "        db.executemany('INSERT INTO m VALUES (?, ?)', [(key, r) for r in reflections])\n"
+        "def recall(db_path, key, window):\n"
+        "    with sqlite3.connect(db_path) as db:\n"
+        "        db.execute('CREATE TABLE IF NOT EXISTS m (k TEXT, r TEXT)')\n"
+        "        texts = [r for (r,) in db.execute('SELECT r FROM m WHERE k = ? ORDER BY rowid', (key,))]\n"
+        "    return texts[len(texts) - window:] if window > 0 else []\n",
+        ns,
+    )
+    assert not passes(lesson05.memory_round_trip, ns["remember"], ns["recall"])
+    typed_in = {"measure_windows": lambda windows: {k: (k >= 3, 4) for k in windows}}
+    assert not passes(
+        lesson05.memory_window,
+        typed_in["measure_windows"],
+        lesson05.window_chat,
+        lesson05.get_task("factorial"),
+        lesson05.fact_tests,
+    )
+    empty_call = solved("05", "05.7", swap=("\\w\\([^()]+\\)|", "\\w\\([^()]*\\)|"))
+    assert not passes(lesson05.specific, empty_call["is_specific"], [])
+    salted = solved(
+        "05", "05.8", swap=('return task_key(" ".join(words))', 'return str(hash(" ".join(words)))')
+    )
+    message = lesson05.shared_key.evaluate(salted["family_key"], None)[1]
+    assert "salts anew in every process" in message, message

@@ -512,7 +512,7 @@ LOOP = Calls(
     ],
     key=_scored_key,
     result=_code_and_reason,
-    after=lambda key_args, my_args: (
+    after=lambda key_args, my_args, *_: (
         None
         if my_args[1].seen == key_args[1].seen
         else (

@@ -4,6 +4,7 @@ for rewordings of a task."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -156,10 +157,42 @@ def memory_window(
             ),
             False,
         )
+    problem = _other_model(measure_windows, window_chat)
+    if problem:
+        return False, problem, False
     return True, (
         f"{got}: a window of 1 or 2 forgets the first lesson by attempt 4; 3 or more keeps both, "
         "and the fourth attempt is accepted."
     )
+
+
+def _other_model(measure_windows: Callable[[list[int]], object], given: Callable[[], Chat]) -> str:
+    """measure_windows run again with `window_chat` (the name it reads, where the lesson defines it, and this
+    module's) making a model whose drafts need lessons 1 and 2: its results must be that model's, not typed in."""
+    needs = functools.partial(window_chat, (1, 2))
+    scopes = [
+        g
+        for g in (getattr(measure_windows, "__globals__", None), globals())
+        if isinstance(g, dict) and g.get("window_chat") is given
+    ]
+    saved = [g["window_chat"] for g in scopes]
+    for g in scopes:
+        g["window_chat"] = needs
+    try:
+        got, problem = _call_windows(measure_windows, [1, 2, 3])
+    finally:
+        for g, old in zip(scopes, saved, strict=True):
+            g["window_chat"] = old
+    if isinstance(got, dict):
+        got = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in got.items()}
+    want = _window_runs([1, 2, 3], needs, fact_tests, get_task("factorial"))
+    if problem or got != want:
+        return problem or (
+            f"with window_chat making a model whose drafts need lessons 1 and 2, measure_windows([1, 2, 3]) returned "
+            f"{got!r}; its runs give {want}: run the model for each window (window_chat() per run), do not type in "
+            "the results."
+        )
+    return ""
 
 
 LABELLED = {  # a reflection: (worth remembering, why)
@@ -202,6 +235,10 @@ LABELLED = {  # a reflection: (worth remembering, why)
         False,
         "names nothing concrete (a remark in parentheses is not a call)",
     ),
+    "Call the reset() method first, and then check the returned total again.": (
+        False,
+        "names nothing concrete (a call without its argument)",
+    ),
     'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (
         True,
         "names a call with a quoted value",
@@ -231,7 +268,7 @@ def _is_specific(text: str) -> bool:
     text = text.strip()
     if "```" in text or re.search(r"\bdef \w+\(", text) or len(text.split()) < 8:
         return False
-    return bool(re.search(r"\w\([^()]+\)|\w\(\)|(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|\[\]", text))
+    return bool(re.search(r"\w\([^()]+\)|(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|\[\]", text))
 
 
 def _prose(reflection: str) -> str:
@@ -327,6 +364,27 @@ DISTINCT = (  # (task text, another task's text, what the key must not throw awa
 )
 
 
+def _salted(family_key: Callable[[str], object], text: str) -> bool:
+    """Did family_key(text) pass a text to the built-in hash(), whose value changes from one process to the next?"""
+    import builtins
+
+    real, seen = builtins.hash, []
+
+    def watching(obj: object) -> int:
+        if isinstance(obj, (str, bytes)) or (
+            isinstance(obj, (tuple, frozenset)) and any(isinstance(x, (str, bytes)) for x in obj)
+        ):
+            seen.append(obj)
+        return real(obj)
+
+    builtins.hash = watching
+    try:
+        family_key(text)
+    finally:
+        builtins.hash = real
+    return bool(seen)
+
+
 @exercise(
     "05.8",
     hints=(
@@ -346,6 +404,12 @@ def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple
         return (
             False,
             f"family_key(...) returned {key!r}: return a text key (the store keys its episodes by a string).",
+        )
+    if _salted(family_key, text):
+        return False, (
+            "family_key hashes the text with the built-in hash(), which Python salts anew in every process "
+            "(PYTHONHASHSEED): the next session computes another key and finds none of its memory. Use the words "
+            "themselves, or hashlib."
         )
     moved = [name for name, reword in REWORDINGS.items() if family_key(reword(text)) != key]
     if moved:
@@ -666,6 +730,14 @@ LOOP = Calls(
             ),
             (
                 [_bad(1), _bad(2), _bad(3)],
+                [_verdict(0.5), _verdict(0.9), _verdict(0.6)],
+                3,
+                3,
+                (),
+                "a drop of over 20% below a best that is not the first",
+            ),
+            (
+                [_bad(1), _bad(2), _bad(3)],
                 [_verdict(0.5), _verdict(0.4), _verdict(0.45)],
                 3,
                 3,
@@ -708,6 +780,12 @@ LOOP = Calls(
     ],
     key=_reflexion_key,
     result=_loop_outcome,
+    after=lambda key_args, my_args, key_kwargs, my_kwargs: (
+        None
+        if my_kwargs.get("memory") == key_kwargs.get("memory")
+        else "my_reflexion changed the memory it was given (the lessons of an earlier session): the caller keeps "
+        "them; start your own list from them."
+    ),
     forbid=(
         (reflexion_module,),
         {"run", "_attempts", "_one"},
@@ -802,7 +880,9 @@ def memory_round_trip(
                 theirs.add(Episode(key, session, attempt, lesson, 0.0))
         keys = ("flatten", "median", "caesar")
         recalled = {
-            (k, w): [e.reflection for e in theirs.recall(k, w)] for k in keys for w in (0, 1, 3, 10)
+            (k, w): [e.reflection for e in theirs.recall(k, w)]
+            for k in keys
+            for w in (0, 1, 3, 5, 10)
         }
         theirs.close()
         dump = (
@@ -832,6 +912,8 @@ def memory_round_trip(
         for key, window in (
             ("flatten", 3),
             ("flatten", 10),
+            # above the 4 stored, below twice that: a start counted back from the end goes wrong
+            ("flatten", 5),
             ("flatten", 1),
             ("median", 3),
             ("caesar", 3),
@@ -876,9 +958,10 @@ def fact_tests(chat: Chat, task: Task) -> list[str]:
     return ["assert calculate_factorial(0) == 1", "assert calculate_factorial(5) == 120"]
 
 
-def window_chat() -> Chat:
-    """Exercise 6's scripted model: its drafts pass the asserts only when the prompt holds lessons 1 and 3;
-    its reflector says the lessons in order, one per failed attempt."""
+def window_chat(needed: tuple[int, ...] = (1, 3)) -> Chat:
+    """Exercise 6's scripted model: its drafts pass the asserts only when the prompt holds lessons 1 and 3 (the
+    check also tries one that needs `needed`, other lessons); its reflector says the lessons in order, one per
+    failed attempt."""
     from reflect.testing import FakeReply
 
     said = iter(LESSONS + ["no new lesson"] * 5)
@@ -892,7 +975,7 @@ def window_chat() -> Chat:
             return FakeReply(
                 json.dumps({"score": 1.0 if ok else 0.2, "verdict": "pass" if ok else "fail"})
             )
-        right = LESSONS[0] in prompt and LESSONS[2] in prompt
+        right = all(LESSONS[n - 1] in prompt for n in needed)
         body = "1 if n == 0 else n * calculate_factorial(n - 1)" if right else "n"
         return FakeReply(f"```python\ndef calculate_factorial(n):\n    return {body}\n```")
 

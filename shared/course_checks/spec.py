@@ -349,7 +349,8 @@ def first_difference(want: Sequence, got: Sequence, count: bool = True) -> str |
 class Calls(_Spec):
     """Case.args is (script, *arguments after the chat). The learner's function and `key` each get a ScriptedChat of
     the script and their own copies of the arguments; the requests must be the key's, `result(got, want)` compares
-    what they return and `after(key_args, my_args)` what became of the arguments (each a message or None). `key` is a
+    what they return and `after(key_args, my_args, key_kwargs, my_kwargs)` what became of the arguments (each a
+    message or None). `key` is a
     right answer in the learner's shape (it may call the package the learner must not); `drive(fn, chat, ...)` runs a
     function of that shape (by default it calls it)."""
 
@@ -360,7 +361,7 @@ class Calls(_Spec):
             None if same(got, want) else f"returned {show(got)}; expected {show(want)}."
         )
     )
-    after: Callable[[tuple, tuple], str | None] = field(default=lambda key_args, my_args: None)
+    after: Callable[[tuple, tuple, dict, dict], str | None] = field(default=lambda *_: None)
 
     @property
     def reference(self) -> Callable:
@@ -403,7 +404,7 @@ class Calls(_Spec):
             problem = (
                 first_difference(ours.calls, theirs.calls)
                 or self.result(got, want)
-                or self.after(tuple(key_args), tuple(my_args))
+                or self.after(tuple(key_args), tuple(my_args), key_kwargs, my_kwargs)
             )
             if problem:
                 return f"{where}: {problem}"
