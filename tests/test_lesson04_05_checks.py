@@ -7,6 +7,8 @@ the set of words)."""
 from __future__ import annotations
 
 import json
+import sys
+import types
 from pathlib import Path
 
 from course_checks import lesson04, lesson05
@@ -17,6 +19,7 @@ IMPORTS = {
     "from langgraph.checkpoint.sqlite import SqliteSaver\nfrom langgraph.graph import END, START, StateGraph\n"
     "from langgraph.types import Command, interrupt\nfrom reflect.judging import TestGroundedCritic\n"
     "from reflect.model.roles import sampling\nfrom reflect.strategies import graph as rg\n"
+    "from reflect.strategies import refine\n"
     "from reflect.tasks.extract import extract_code\n"
     "from reflect.tasks.prompts import GENERATOR_PROMPT, REFINER_SYSTEM, refine_request\n"
     "from reflect.tasks.task import get_task\n",
@@ -32,7 +35,11 @@ def solved(lesson: str, *keys: str, swap: tuple[str, str] | None = None) -> dict
     """The solved cells of the given exercises run in one namespace; `swap` replaces a text in them first."""
     path = next((ROOT / "solutions").glob(f"{lesson}_*.ipynb"))
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    namespace: dict = {}
+    module = types.ModuleType(
+        f"solved_{lesson}_{len(sys.modules)}"
+    )  # LangGraph reads a state's hints from its
+    sys.modules[module.__name__] = module  # module's globals
+    namespace = module.__dict__
     exec(IMPORTS[lesson], namespace)  # noqa: S102 - the course's own cells
     for key in keys:
         source = "".join(
@@ -236,3 +243,50 @@ def test_the_fresh_reads_wrong_answers_of_lesson_05_fail():
     )
     message = lesson05.shared_key.evaluate(salted["family_key"], None)[1]
     assert "salts anew in every process" in message, message
+
+
+def test_the_fresh_reads_wrong_answers_of_lesson_04_fail():
+    """Wrong answers a fresh learner read passed, each now a case: a repeat compared line by line without blank
+    lines (lesson 03's) rather than stripped, a gate that records another score than the tests' or returns the whole
+    state (doubling the appended errors), a chat that counts critic calls rather than revisions or keeps its count on
+    the model; and a state without `status` is named, not a crash of the check."""
+    repeat = solved(
+        "04",
+        "04.1",
+        "04.8",
+        swap=(
+            'new.strip() == state["code"].strip()',
+            "[x.rstrip() for x in new.splitlines() if x.strip()] == "
+            '[x.rstrip() for x in state["code"].splitlines() if x.strip()]',
+        ),
+    )
+    assert "blank line" in lesson04.repeat_stop.evaluate(repeat["repeat_builder"])[1]
+    for swap, said in (
+        ("ev.feedback, ev.score, role=", "score 1"),
+        ('return {"steps": [step.to_dict()]}', "errors again"),
+    ):
+        wrong = solved(
+            "04",
+            "04.5",
+            swap=(swap, "ev.feedback, 1, role=")
+            if said == "score 1"
+            else (swap, 'return {**state, "steps": [step.to_dict()]}'),
+        )
+        assert said in lesson04.sandbox_gate.evaluate(wrong["tests_gate"])[1], swap
+    for swap in (
+        (
+            'if role == "refiner":\n            sent["refiner"] += 1\n            if',
+            'if role == "critic":\n            sent["refiner"] += 1\n        if role == "refiner":\n            if',
+        ),
+        (
+            '    sent = {"refiner": 0}\n',
+            '    sent = small.__dict__.setdefault("sent", {"refiner": 0})\n',
+        ),
+    ):
+        wrong = solved("04", "04.6", swap=swap)
+        assert not passes(lesson04.escalation, wrong["escalating"]), swap
+    stateless = solved("04", "04.1", swap=("    status: str\n", ""))
+    message = lesson04.your_loop.evaluate(stateless["loop_builder"])[1]
+    assert "no status" in message or "status" in message and "AttributeError" not in message, (
+        message
+    )

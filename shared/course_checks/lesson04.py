@@ -291,6 +291,12 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             f"on a thread whose earlier run left 2 steps and whose run has 1 so far, your step's index is {index}: "
             "number it by this run's steps so far, len(rg.this_run(state, 'steps'))."
         )
+    noted = {**_drafted(task, BROKEN), "errors": ["an earlier node's error"]}
+    if list((tests_gate(noted) or {}).get("errors") or []).count("an earlier node's error"):
+        return False, (
+            "tests_gate returned the state's errors again: 'errors', like 'steps', adds what a node returns to what "
+            "is there, so they doubled. Return only the fields the node changes ({'steps': [...]})."
+        )
     # one visible test of several fails: the tests critic scores the draft above a model critic's threshold
     for task_id, draft, how in (
         (
@@ -361,6 +367,17 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             "score (ev.score) to rg.critic_step, so the run's record says what the tests said.",
             False,
         )
+    tests_score = TestGroundedCritic().evaluate(task, BROKEN).score
+    if verdict.accepted is False and verdict.score != tests_score:
+        return (
+            False,
+            (
+                f"the graph ran as it should, but on the broken draft the step tests_gate recorded has score "
+                f"{verdict.score!r}, where the tests scored it {tests_score!r}: pass the evaluation's score "
+                "(ev.score) as it is, so the run's record says what the tests said."
+            ),
+            False,
+        )
     if verdict.accepted is not False or verdict.score >= 10:
         return (
             False,
@@ -403,13 +420,31 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
     for both and a model critic (LLMCritic) that calls the same chat with role="critic"."""
     task = get_task("factorial")
     verdict = '{{"score": {}, "issues": [], "strengths": [], "suggestion": "none"}}'.format
-    for k, after in enumerate((1, 1, 0)):
+    # the same small and strong models under two escalating(...): each keeps its own count
+    small, strong = ScriptedChat({"refiner": [drafted(2)] * 2}), ScriptedChat({"refiner": []})
+    ask = [{"role": "user", "content": "Revise."}]
+    try:
+        for each in (escalating(small, strong, 1), escalating(small, strong, 1)):
+            each(ask, role="refiner")
+    except Exception:  # noqa: BLE001 - the strong model was asked, and has no reply
+        pass
+    if strong.calls:
+        return (
+            False,
+            "two escalating(small, strong, 1) on the same models share one count: the second one's first "
+            "revision went to the strong model. Keep the count in escalating's own closure, not on a model or a "
+            "global.",
+        )
+    for k, after in enumerate((1, 1, 0, 1)):
         scores = [4, 5, 6, 9] if after == 1 else [4, 6, 9]
+        repaired = (
+            k == 3
+        )  # the first critique is repaired: two critic calls before the first revision
         small = ScriptedChat(
             {
                 "generator": [drafted(1)],
                 "refiner": [drafted(2)] * 3,
-                "critic": [verdict(s) for s in scores],
+                "critic": ["Score: 4 of 10."] * repaired + [verdict(s) for s in scores],
             }
         )
         strong = ScriptedChat(
@@ -434,7 +469,7 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
         except Exception as err:  # noqa: BLE001 - a model's script ran out: which got which call says why
             out = {"status": f"raised {type(err).__name__}", "final_output": {"final_code": ""}}
         want_small = (
-            ["generator", "critic", "refiner", "critic", "critic", "critic"]
+            ["generator", *["critic"] * (1 + repaired), "refiner", "critic", "critic", "critic"]
             if after == 1
             else ["generator", "critic", "critic", "critic"]
         )
@@ -446,8 +481,9 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
                     "a second escalating(...) shares the first one's count: keep the counter inside escalating.",
                 )
             return False, (
-                f"with after={after}: small got {got_small}, strong got {got_strong}; "
-                f"expected {want_small} and ['refiner', 'refiner'] (every refiner call after the first {after} goes to strong)."
+                f"with after={after}{', a critique repaired once' if repaired else ''}: small got {got_small}, strong "
+                f"got {got_strong}; expected {want_small} and ['refiner', 'refiner'] (every refiner call after the "
+                f"first {after} goes to strong: count revisions, not other calls)."
             )
         received = [(c.role, c.messages, c.params) for c in (*small.calls, *strong.calls)]
         changed = next((r for r in received if r not in sent), None)
@@ -465,7 +501,7 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
     return True, (
         "The first `after` revisions stay on the small model, the next go to the strong one, "
         "whose draft the critic accepts; the critic's calls stay on the small model "
-        "(checked with after=1, twice, and after=0)."
+        "(checked with after=1, twice, and after=0, and with a critique repaired once)."
     )
 
 
@@ -709,7 +745,8 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
         if (
             not over
             and run.stop.value != "accepted"
-            and "status" not in builder.schema.__annotations__
+            and "status"
+            not in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
         ):
             return False, (
                 f"on {what}: the exit node's {{'status': 'over budget'}} was dropped: your state has no status "
@@ -991,6 +1028,8 @@ REPEAT_CASES = (  # (what, revise, critic scores, threshold, budget, stopped as 
     ("new drafts, at a threshold of 4", "new", (3, 4, 9), 4, 3, False, 2, 1),
     ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3, True, 1, 1),
     ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4, False, 4, 3),
+    # a blank line added inside: unchanged by a line-by-line comparison that skips blank lines, not once stripped
+    ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3, False, 3, 2),
 )
 
 
@@ -1036,6 +1075,9 @@ def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
             spy(chat, task, code, feedback, n)
             if kind == "copy" or (kind == "new-then-copy" and n > 2):
                 return _copying(chat, task, code, feedback, n)
+            if kind == "spaced":
+                first, *rest = code.strip().split("\n")
+                return "\n".join([first, "", *rest]) + "  \n"
             if kind == "alternate":  # A, B, A: each differs from the draft it was given
                 return f"def {task.entry_point}(*args):\n    return {'AB'[n % 2]!r}\n"
             return spy.returned[-1]
