@@ -36,3 +36,18 @@ def test_a_loop_returning_the_fenced_reply_fails_and_is_told_to_return_the_code(
     assert ex.loop.evaluate(right)[0]
     passed, message, _ = ex.loop.evaluate(fenced)
     assert not passed and "the code alone" in message, message
+
+
+def test_a_reading_by_the_package_or_that_strips_every_final_mark_fails():
+    """approved is the learner's reading: calling the package's sentinel reader is refused by name, and a reading
+    that strips every final . or ! (one is allowed) fails on the table."""
+    from reflect.judging import strict_sentinel
+
+    refused = ex.approved_reading.evaluate(lambda review: strict_sentinel(review))
+    assert not refused[0] and "sentinel reader" in refused[1]
+
+    def stripping(review):
+        lines = [ln for ln in review.splitlines() if ln.strip()]
+        return bool(lines) and lines[0].strip(" *_`#").rstrip(".!").strip(" *_`#") == "APPROVED"
+
+    assert not ex.approved_reading.evaluate(stripping)[0]

@@ -34,6 +34,7 @@ MERGE_DRAFT = (
 # --- The builds: each graded against the package's answer key on scripted agents. ---------------
 
 maker_checker_module = importlib.import_module("reflect.strategies.maker_checker")  # the answer key
+sentinel_module = importlib.import_module("reflect.judging.sentinel")
 CHECK_TASK = "fibonacci"  # the scripted agents' task in the loop checks
 WRONG = "```python\ndef fibonacci(n):\n    return n\n```"
 BETTER = "```python\ndef fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n```"
@@ -70,6 +71,14 @@ READINGS: tuple[tuple[str, bool], ...] = (
     ("APP*ROVED", False),
     ("**APPR_OVED**", False),
     ("...APPROVED", False),
+    # one final . or ! only, and only the marks the statement names
+    ("APPROVED?", False),
+    ("**APPROVED?**", False),
+    ("APPROVED!!", False),
+    ("APPROVED..", False),
+    ("> APPROVED", False),
+    ("- APPROVED", False),
+    ("~~APPROVED~~", False),
 )
 
 
@@ -91,6 +100,11 @@ APPROVED = Values(
             "The reading is case-sensitive: 'Approved' is not APPROVED.",
         ),
     ],
+    forbid=(
+        (sentinel_module,),
+        None,
+        "approved called the package's sentinel reader: the reading is yours to write.",
+    ),
 ).register("02.1")
 
 
