@@ -261,3 +261,31 @@ def test_size_gap_fails_wrong_answers_and_says_why(large, wrong):
     ok, message, _ = lesson06.size_gap.evaluate(wrong, small, large)
     assert not ok and WRONG[wrong] in message, message
     assert (small, large, lesson06.SMALL_TOY, lesson06.LARGE_TOY) == kept
+
+
+def test_the_fresh_reads_wrong_answers_of_lesson_06_fail(large):
+    """Wrong answers a fresh learner read passed, each now caught: differ comparing by identity (equal values built
+    apart differ), compare_arms turning the rows' verdicts into numbers (True == 1.0 hid it), and size_gap sorting
+    the rows it is given."""
+    ns = solved("06.6")
+    configs = (dict(lesson06.TOY_CONFIGS), dict(lesson06.NOT_ADJACENT))
+    assert lesson06.factors.evaluate(ns["differ"], ns["isolating"], *configs)[0]
+    identity = {"differ": lambda a, b: {k for k in a if a[k] is not b[k]}}
+    ok, message, *_ = lesson06.factors.evaluate(identity["differ"], ns["isolating"], *configs)
+    assert not ok and "equal values built apart" in message, message
+
+    def floats_then_compares(table, a, b):
+        for row in table:
+            row["run"]["passed"] = float(bool(row["run"]["passed"]))
+        return compare_arms(table, a, b)
+
+    ok, message, *_ = lesson06.primary.evaluate(floats_then_compares, large)
+    assert not ok and "changed the arguments" in message, message
+
+    def sorting(small, large_rows, a, b):
+        small.sort(key=lambda r: r["task_id"])
+        large_rows.sort(key=lambda r: r["task_id"])
+        return by_loops(small, large_rows, a, b)
+
+    ok, message, *_ = lesson06.size_gap.evaluate(sorting, stand_in_small(large), large)
+    assert not ok and "changed the rows it was given" in message, message

@@ -60,10 +60,10 @@ class Raised:
 
 
 def _unchanged(before: object, after: object) -> bool:
-    """The arguments after a call equal fresh copies of the case's (objects that cannot be compared count as
-    unchanged)."""
+    """The arguments after a call equal fresh copies of the case's, a bool still a bool (`same`: True == 1.0 would
+    hide a flag turned into a number); objects that cannot be compared count as unchanged."""
     try:
-        return bool(before == after)
+        return bool(before == after) and same(before, after, tol=0)
     except Exception:  # noqa: BLE001 - an argument without a usable ==
         return True
 
