@@ -51,3 +51,25 @@ def test_a_reading_by_the_package_or_that_strips_every_final_mark_fails():
         return bool(lines) and lines[0].strip(" *_`#").rstrip(".!").strip(" *_`#") == "APPROVED"
 
     assert not ex.approved_reading.evaluate(stripping)[0]
+
+
+def test_counting_every_failing_review_is_named_apart_from_counting_every_approval():
+    """Two misreadings of count_false, each named: every review of a failing draft, and every APPROVED."""
+    from reflect.judging.hidden import judge_the_judge
+    from reflect.tasks.task import get_task
+
+    def rows(runs):
+        return [(t, a, p) for t, r in runs.items() for _, a, p in judge_the_judge(get_task(t), r)]
+
+    def failing(runs):
+        return sum(not p for _, _, p in rows(runs)), sorted(
+            {t for t, a, p in rows(runs) if a and not p}
+        )
+
+    def approvals(runs):
+        return sum(a for _, a, _ in rows(runs)), sorted(
+            {t for t, a, p in rows(runs) if a and not p}
+        )
+
+    assert "approved or not" in ex.FALSE_APPROVALS.problem(failing)
+    assert "every APPROVED, including drafts that pass" in ex.FALSE_APPROVALS.problem(approvals)

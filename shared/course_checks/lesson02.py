@@ -788,6 +788,18 @@ FALSE_APPROVALS = Values(
                     ),
                 },
             ),
+            (
+                "a made-up run: two failing drafts rejected, then a right one APPROVED",
+                {
+                    "factorial": _made_up(
+                        (
+                            "factorial",
+                            [FACTORIAL_WRONG, FACTORIAL_WRONG, FACTORIAL_RIGHT],
+                            ["Fix the base case.", "Still wrong.", "APPROVED"],
+                        )
+                    )
+                },
+            ),
             ("no runs", {}),
         )
     ],
@@ -825,6 +837,13 @@ FALSE_APPROVALS = Values(
                 _false_approvals(runs)[1],
             ),
             "That is every APPROVED, including drafts that pass.",
+        ),
+        Misreading(
+            lambda runs: (
+                sum(not p for t, r in runs.items() for _, _, p in judge_the_judge(get_task(t), r)),
+                _false_approvals(runs)[1],
+            ),
+            "That counts every review of a failing draft, approved or not: count only the APPROVED ones.",
         ),
         Misreading(
             lambda runs: (
