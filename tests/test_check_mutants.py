@@ -80,7 +80,7 @@ def _probes(ns: dict) -> dict:
         "MERGE_DRAFT": ns["ex"].MERGE_DRAFT,
     }
     exec(solution_cell("02.7"), run)  # noqa: S102 - the course's own cell
-    return {k: run[k] for k in ("on_sorted", "on_merge", "rule_obeyed")}
+    return {k: run[k] for k in ("on_sorted", "on_merge")}
 
 
 def _trimmed(ns: dict) -> dict:

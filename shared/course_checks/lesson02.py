@@ -513,10 +513,11 @@ def requirement(
     my_reviewer_prompt: str | None,
     on_sorted: object,
     on_merge: object,
-    rule_obeyed: object,
+    obeyed: Callable[[Run, Run], object],
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 8: probe on a scripted reviewer, a rule added to the course prompt, and rule_obeyed as the probes
-    measured it. The hints are about probe; a failure after it is explained in full by its message."""
+    """Exercise 8: probe on a scripted reviewer, a rule added to the course prompt, and obeyed on every outcome of
+    two probes, then on the learner's. The hints are about probe; a failure after it is explained in full by its
+    message."""
     problem = _probe_problem(probe)
     if problem:
         return False, problem
@@ -575,26 +576,27 @@ def requirement(
                 False,
             )
     measured = (not on_sorted.accepted) and on_merge.accepted
-    if not isinstance(rule_obeyed, bool):
-        return (
-            False,
-            (
-                f"rule_obeyed should be True or False, got {rule_obeyed!r}: True when the reviewer rejected "
-                "SORTED_DRAFT and approved MERGE_DRAFT, as on_sorted and on_merge say."
-            ),
-            False,
+    outcomes = [
+        (a, b)
+        for a in (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
+        for b in (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
+    ]
+    for stop_sorted, stop_merge in [*outcomes, (on_sorted.stop, on_merge.stop)]:
+        made_up = replace(on_sorted, stop=stop_sorted), replace(on_merge, stop=stop_merge)
+        got, want = (
+            obeyed(*made_up),
+            stop_sorted is not Stop.ACCEPTED and stop_merge is Stop.ACCEPTED,
         )
-    if rule_obeyed != measured:
-        return (
-            False,
-            (
-                f"rule_obeyed is {rule_obeyed}, but your probes measured: the reviewer "
-                f"{_said(on_sorted.accepted)} SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT. "
-                "The rule is obeyed when it rejects SORTED_DRAFT and approves MERGE_DRAFT: set rule_obeyed "
-                "from on_sorted and on_merge, not by hand."
-            ),
-            False,
-        )
+        if not isinstance(got, bool) or got != want:
+            return (
+                False,
+                (
+                    f"when the reviewer {_said(made_up[0].accepted)} SORTED_DRAFT and {_said(made_up[1].accepted)} "
+                    f"MERGE_DRAFT, obeyed returned {got!r}; expected {want}. The rule is obeyed when it rejects "
+                    "SORTED_DRAFT and approves MERGE_DRAFT: read it from the two runs' .accepted, not by hand."
+                ),
+                False,
+            )
     return True, (
         f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.accepted)} "
         f"SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT: rule obeyed: {measured}."
