@@ -288,4 +288,4 @@ def test_the_fresh_reads_wrong_answers_of_lesson_06_fail(large):
         return by_loops(small, large_rows, a, b)
 
     ok, message, *_ = lesson06.size_gap.evaluate(sorting, stand_in_small(large), large)
-    assert not ok and "changed the rows it was given" in message, message
+    assert not ok and "changed the arguments it was given" in message, message

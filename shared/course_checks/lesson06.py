@@ -4,14 +4,13 @@ and Holm's correction for a family of tests."""
 
 from __future__ import annotations
 
-import copy
+import functools
 import importlib
 import itertools
 import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
 from unittest import mock
 
@@ -26,7 +25,7 @@ from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task
 from reflect.testing import FakeReply
 
-from . import exercise, package_calls
+from . import exercise
 from .spec import Calls, Case, Misreading, Properties, Values, same, show
 
 Row = dict[str, Any]
@@ -1024,83 +1023,83 @@ LARGE_TOY = _replicates(
 )  # fmt: skip
 
 
-def _counts(table: Sequence[Row], a: str, b: str) -> dict[str, int]:
-    """{problem: passes of a - passes of b}: the wrong unit when the sizes ran different replicates."""
-    out: dict[str, int] = {}
+def _d(
+    table: Sequence[Row], a: str, b: str, count: bool = False, others: bool = False
+) -> dict[str, float]:
+    """{problem: share of a's replicates passed - share of b's}, for the problems both arms ran; `count` (a
+    misreading) subtracts pass counts instead, `others` takes every arm but a for b."""
+    runs: dict[tuple[bool, str], list[bool]] = {}
     for row in table:
-        if row["strategy"] in (a, b):
-            sign = 1 if row["strategy"] == a else -1
-            out[row["task_id"]] = out.get(row["task_id"], 0) + sign * bool(row["run"]["passed"])
-    return out
+        if row["strategy"] == a or others or row["strategy"] == b:
+            runs.setdefault((row["strategy"] == a, row["task_id"]), []).append(
+                bool(row["run"]["passed"])
+            )
+    share = {k: sum(v) / (1 if count else len(v)) for k, v in runs.items()}
+    return {t: share[True, t] - share[False, t] for isa, t in share if isa and (False, t) in share}
 
 
-def _as_gaps(got: object) -> dict[str, float] | None:
-    """`got` as {problem: number}: a dict, or pairs of (problem, number); None for anything else."""
+def _gap(sm: Sequence[Row], lg: Sequence[Row], a: str, b: str, **how: bool) -> dict[str, float]:
+    """The oracle, e = d at the small size - d at the large, paired by problem id (`how`: a misreading of d)."""
+    ds, dl = _d(sm, a, b, **how), _d(lg, a, b, **how)
+    return {t: x - dl[t] for t, x in ds.items() if t in dl}
+
+
+def _gaps_equal(got: object, want: dict[str, float]) -> bool:
+    """`got` as {problem: number} (a dict, or its pairs) holds `want`'s problems and values, within 1e-6."""
     try:
         items = dict(got).items()  # type: ignore[call-overload]
-        if any(isinstance(v, bool) for _, v in items):
-            return None
-        return {str(t): float(v) for t, v in items}
+        return not any(isinstance(v, bool) for _, v in items) and same(
+            {str(t): float(v) for t, v in items}, want, tol=1e-6
+        )
     except (TypeError, ValueError):
-        return None
+        return False
 
 
-def _same_gaps(mine: dict[str, float] | None, want: dict[str, float]) -> bool:
-    """The same problems and values (within 1e-6: every share here is a multiple of 1/60)."""
-    return (
-        mine is not None
-        and mine.keys() == want.keys()
-        and all(_near(mine[t], w, 1e-6) for t, w in want.items())
-    )
+def _by_position(sm: Sequence[Row], lg: Sequence[Row], a: str, b: str) -> dict[str, float]:
+    ds, dl = _d(sm, a, b), _d(lg, a, b)
+    return {t: x - y for (t, x), y in zip(ds.items(), dl.values(), strict=False)}
 
 
-def _fraction(x: float) -> str:
-    return str(Fraction(x).limit_denominator(60))
+def _either(sm: Sequence[Row], lg: Sequence[Row], a: str, b: str) -> dict[str, float]:
+    ds, dl = _d(sm, a, b), _d(lg, a, b)
+    return {t: ds.get(t, 0) - dl.get(t, 0) for t in ds.keys() | dl.keys()}
 
 
-def _size_gap_wrong(
-    mine: dict[str, float] | None,
-    want: dict[str, float],
-    sm: Sequence[Row],
-    lg: Sequence[Row],
-    a: str,
-    b: str,
-) -> str:
-    """Why `mine` is not `want`, e (small minus large, paired by id, replicates averaged), where that can be told."""
-    ds, dl = fx._by_problem(list(sm), a, b), fx._by_problem(list(lg), a, b)
-    cs, cl = _counts(sm, a, b), _counts(lg, a, b)
-    if mine is None:
-        return "Return a dict {problem id: e}, each e a number."
-    if _same_gaps(mine, {t: -w for t, w in want.items()}):
-        return (
-            "That is -e: check the order of both subtractions, d = share(a) - share(b) per size and "
-            "e = d at the small size - d at the large."
-        )
-    if _same_gaps(mine, {t: x - y for (t, x), y in zip(ds.items(), dl.values(), strict=False)}):
-        return "That pairs the problems by position: pair each with itself, by its id."
-    if _same_gaps(mine, {t: cs[t] - cl[t] for t in want}):
-        return (
-            "Those are differences of pass counts: average each arm's replicates per problem first "
-            "(the sizes ran different numbers of replicates)."
-        )
-    if mine.keys() < want.keys() and all(want[t] == 0 for t in want.keys() - mine.keys()):
-        return "The problems whose e is 0 are missing: every problem both recordings have gets an e, 0 included."
-    if _same_gaps(mine, {t: 100 * w for t, w in want.items()}):
-        return "Those are percentages: return e as a share of 1, as d is (-1/6, not -16.7)."
-    if mine.keys() != want.keys():
-        extra, missing = sorted(mine.keys() - want.keys()), sorted(want.keys() - mine.keys())
-        return (
-            "Only the problems both recordings have get an e"
-            + (f"; not {', '.join(extra[:4])}" if extra else "")
-            + (f"; missing {', '.join(missing[:4])}" if missing else "")
-            + "."
-        )
-    if any(_same_gaps(mine, {t: round(w, k) for t, w in want.items()}) for k in range(1, 7)):
-        return "Those are rounded: return the exact differences."
-    return (
-        f"Per size, d(p) = share({a}) - share({b}) on p, only those two arms' rows, each arm's replicates "
-        "averaged; then e = d at the small size - d at the large."
-    )
+def _each(f: Callable[[float], object]) -> Callable[..., dict]:
+    return lambda *args: {t: f(e) for t, e in _gap(*args).items()}
+
+
+_ROUNDED = "Those are rounded: return the exact differences."
+SIZE_GAP = Values(
+    "size_gap",
+    [
+        Case((SMALL_TOY, LARGE_TOY, "x", "y"), "the made-up sizes"),
+        Case((LARGE_TOY, SMALL_TOY, "x", "y"), "the made-up sizes the other way round (2 replicates small, 3 large)"),
+        Case((SMALL_TOY, LARGE_TOY, "y", "x"), "the made-up sizes, the arms the other way round"),
+    ],
+    oracle=_gap,
+    equal=_gaps_equal,
+    misreadings=[
+        Misreading(_each(lambda e: -e), "That is -e: check the order of both subtractions, d = share(a) - "
+                   "share(b) per size and e = d at the small size - d at the large."),
+        Misreading(_by_position, "That pairs the problems by position: pair each with itself, by its id."),
+        Misreading(functools.partial(_gap, count=True), "Those are differences of pass counts: average each "
+                   "arm's replicates per problem first (the sizes ran different numbers of replicates)."),
+        Misreading(_either, "Only the problems both recordings have get an e: a problem one size lacks has none."),
+        Misreading(lambda *args: {t: e for t, e in _gap(*args).items() if e}, "The problems whose e is 0 are "
+                   "missing: every problem both recordings have gets an e, 0 included."),
+        Misreading(_each(lambda e: 100 * e), "Those are percentages: return e as a share of 1, as d is (-1/6, "
+                   "not -16.7)."),
+        Misreading(_each(lambda e: e > 0), "Return a dict {problem id: e}, each e a number."),
+        Misreading(functools.partial(_gap, others=True), "Per size, d(p) = share(a) - share(b) on p, only those "
+                   "two arms' rows, each arm's replicates averaged."),
+        *(Misreading(_each(lambda e, k=k: round(e, k)), _ROUNDED) for k in range(1, 6)),
+    ],
+    forbid=((fx,), {"size_gap", "between", "compare", "differences", "shares", "_by_problem"},
+            "size_gap called the course's analysis: compute each size's d and their gap yourself."),
+    show=lambda v: f"<{len(v)} rows>" if isinstance(v, list) and v and isinstance(v[0], dict) else show(v),
+    answer=fx.size_gap,
+).register("06.9")  # fmt: skip
 
 
 @exercise(
@@ -1120,33 +1119,12 @@ def size_gap(
     large: Sequence[Row],
 ) -> tuple[bool, str]:
     """Build 9: size_gap on made-up recordings of two sizes, then on the fair test's two."""
-    cases = [("the made-up sizes", SMALL_TOY, LARGE_TOY, "x", "y"),
-             ("the made-up sizes the other way round (2 replicates small, 3 large)", LARGE_TOY, SMALL_TOY, "x", "y"),
-             ("the fair test", small, large, *fx.PRIMARY)]  # fmt: skip
-    for name, sm, lg, a, b in cases:
-        want = fx.size_gap(
-            list(sm), list(lg), a, b
-        )  # before the call, which gets copies it may change
-        given = (copy.deepcopy(list(sm)), copy.deepcopy(list(lg)))
-        used, got = package_calls(lambda given=given, a=a, b=b: gap(*given, a, b), fx)
-        if used & {"size_gap", "between", "compare", "differences", "shares", "_by_problem"}:
-            return (
-                False,
-                "size_gap called the course's analysis: compute each size's d and their gap yourself.",
-            )
-        mine = _as_gaps(got)
-        if not _same_gaps(mine, want):
-            shown = ", ".join(f"{t!r}: {_fraction(want[t])}" for t in list(want)[:3])
-            return (
-                False,
-                f"on {name}, size_gap(small, large, {a!r}, {b!r}) returned {str(got)[:160]}; expected e like {{{shown}, ...}}. "
-                + _size_gap_wrong(mine, want, sm, lg, a, b),
-            )
-        if not (same(given[0], list(sm)) and same(given[1], list(lg))):
-            return False, (
-                f"on {name}, size_gap returned the right gaps but changed the rows it was given (sorted or edited "
-                "them): work on copies, since the notebook's recordings are read again."
-            )
+    problem = SIZE_GAP.problem(
+        gap, also=[Case((list(small), list(large), *fx.PRIMARY), "the fair test")]
+    )
+    if problem:
+        return False, problem
+    want = _gap(small, large, *fx.PRIMARY)
     e = list(want.values())
     return True, (
         f"Right on the made-up sizes and on the fair test: e on {len(e)} problems, larger at the small size on "
