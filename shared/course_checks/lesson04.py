@@ -508,19 +508,54 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
 # ---- exercise 7: read a run back from its checkpoints ----
 
 
-def path_problem(got: Any, want: list[str]) -> str:
-    """What is wrong with a list of visited nodes, said without giving the right list."""
-    if not isinstance(got, (list, tuple)):
-        return f"visited() returned {got!r}: it should return a list of node names."
-    got = list(got)
-    if "__start__" in got:
-        return "your list holds '__start__', LangGraph's own entry point: leave it out."
-    if got == want[::-1]:
-        return "your list is the run backwards: get_state_history lists the newest snapshot first."
-    if len(got) != len(want):
-        return f"your list has {len(got)} node(s); the run went through {len(want)}."
-    i = next(k for k, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
-    return f"node {i + 1} of your list is {got[i]!r}, which is not the node that ran there."
+_PATHS = {  # a run's critic scores and budget: the nodes it goes through
+    ((9,), 3): ["prepare_task", "generate_initial_draft", "critique_draft", "finalize"],
+    ((5, 9), 3): ["prepare_task", "generate_initial_draft", "critique_draft", "refine_draft", "critique_draft",
+                  "finalize"],
+    ((5, 5), 2): ["prepare_task", "generate_initial_draft", "critique_draft", "refine_draft", "critique_draft",
+                  "mark_needs_review"],
+}  # fmt: skip
+
+
+def _history(scores: tuple, budget: int) -> Case:
+    """The package's graph, run to its end with a checkpointer on scripted models: (graph, config)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    task, chat = (
+        get_task("factorial"),
+        ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)]}),
+    )
+    graph = rg.build_graph(
+        rg.GraphParts(chat, _Scores(*scores), task=task), checkpointer=InMemorySaver()
+    )
+    config = rg.run_config(budget, thread_id=f"history {scores} {budget}")
+    graph.invoke(rg.start_state(task.prompt(), budget), config)
+    return Case((graph, config), f"scores {list(scores)}, a budget of {budget}")
+
+
+def _path(graph: Any, config: dict) -> list[str]:
+    """The oracle: the path of the run on the config's thread, as the table above has it."""
+    return next(
+        p
+        for (sc, b), p in _PATHS.items()
+        if config["configurable"]["thread_id"] == f"history {sc} {b}"
+    )
+
+
+HISTORY = Values(
+    "visited",
+    [_history(*run) for run in _PATHS],
+    oracle=_path,
+    equal=lambda got, want: isinstance(got, (list, tuple)) and list(got) == want,
+    misreadings=[
+        Misreading(lambda g, c: _path(g, c)[::-1], "Your list is the run backwards: get_state_history lists the "
+                   "newest snapshot first."),
+        Misreading(lambda g, c: ["__start__", *_path(g, c)], "Your list holds '__start__', LangGraph's own entry "
+                   "point: leave it out."),
+    ],
+    answer=lambda g, c: [n for snap in [*g.get_state_history(c)][::-1] for n in snap.next if n != "__start__"],
+    show=lambda v: "<graph>" if hasattr(v, "get_state_history") else "<config>" if isinstance(v, dict) else show(v),
+).register("04.7")  # fmt: skip
 
 
 @exercise(
@@ -532,50 +567,14 @@ def path_problem(got: Any, want: list[str]) -> str:
     ),
 )
 def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
-    """Exercise 7: visited() on two runs of the package's graph with a checkpointer: one accepted after a
-    revision, one that spends its budget of 2 drafts."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    task = get_task("factorial")
-    runs = {
-        "one revision, accepted": (
-            (5, 9),
-            3,
-            [
-                "prepare_task",
-                "generate_initial_draft",
-                "critique_draft",
-                "refine_draft",
-                "critique_draft",
-                "finalize",
-            ],
-        ),
-        "the budget of 2 spent": (
-            (5, 5),
-            2,
-            [
-                "prepare_task",
-                "generate_initial_draft",
-                "critique_draft",
-                "refine_draft",
-                "critique_draft",
-                "mark_needs_review",
-            ],
-        ),
-    }
-    for name, (scores, budget, want) in runs.items():
-        chat = ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)]})
-        graph = rg.build_graph(
-            rg.GraphParts(chat, _Scores(*scores), task=task), checkpointer=InMemorySaver()
-        )
-        config = rg.run_config(budget, thread_id=rg.fresh_thread("history"))
-        graph.invoke(rg.start_state(task.prompt(), budget), config)
-        got = visited(graph, config)
-        if not isinstance(got, (list, tuple)) or list(got) != want:
-            return False, f"on a run with {name}: {path_problem(got, want)}"
-    return (
-        True,
-        "Read back from the checkpoints, in the order the nodes ran (one run accepted, one out of budget).",
+    """Exercise 7: visited() on three runs of the package's graph with a checkpointer: one accepted at once, one
+    accepted after a revision, one that spends its budget of 2 drafts."""
+    problem = HISTORY.problem(visited)
+    if problem:
+        return False, problem
+    return True, (
+        "Read back from the checkpoints, in the order the nodes ran (accepted at once, after a revision, and "
+        "out of budget)."
     )
 
 
