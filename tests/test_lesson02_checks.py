@@ -73,3 +73,29 @@ def test_counting_every_failing_review_is_named_apart_from_counting_every_approv
 
     assert "approved or not" in ex.FALSE_APPROVALS.problem(failing)
     assert "every APPROVED, including drafts that pass" in ex.FALSE_APPROVALS.problem(approvals)
+
+
+def test_an_evidence_reviewer_approving_at_8_or_charging_tokens_fails_and_is_told_why():
+    """02.4 is graded on the reviews inside the package's loop: approving a draft that fails one visible check of
+    five (scored 8.2) fails, and so does a review that reports tokens, though every request is the key's."""
+    from reflect.judging.critics import TestGroundedCritic
+    from reflect.testing import FakeReply
+
+    def reviewer(approve_at=10, tokens=0):
+        def evidence_chat(chat, task):
+            def answer(messages, role):
+                if role != "reviewer":
+                    return chat(messages, role)
+                draft = messages[-1]["content"].removeprefix("[Generator]: ")
+                ev = TestGroundedCritic().evaluate(task, extract_code(draft, task.entry_point).code)
+                return FakeReply("APPROVED" if ev.score >= approve_at else ev.feedback, tokens, 0)
+
+            return answer
+
+        return evidence_chat
+
+    assert ex.evidence.evaluate(reviewer())[0]
+    passed, message, _ = ex.evidence.evaluate(reviewer(approve_at=8))
+    assert not passed and "visible checks' feedback" in message, message
+    passed, message, _ = ex.evidence.evaluate(reviewer(tokens=5))
+    assert not passed and "0 prompt and 0 completion tokens" in message, message

@@ -27,6 +27,13 @@ NUMBERS = Values(
             "0",
             "\t7 ",
             "007",
+            "+4",
+            "-0",
+            "1_000",
+            "\u00bd",  # ½: numeric, not a digit
+            "\u2163",  # Ⅳ
+            "123456",
+            "  42\n\n\n",
         )
     ],
     oracle=lambda text: text.strip().isdigit(),
@@ -94,7 +101,7 @@ BILL = Values(
     "bill",
     [
         Case((recs, m))
-        for recs in (_CALLS[:3], _CALLS, _CALLS[3:], [])
+        for recs in (_CALLS[:3], _CALLS, _CALLS[3:], [], [*_CALLS[:2], _CALLS[0]])
         for m in ("gpt-4o", "gpt-4o-mini")
     ],
     oracle=_price,
@@ -198,6 +205,14 @@ TRUNCATED = Values(
             (Reply("", "probe", "m", 9, 0, 0.1, "content_filter"),),
             "stopped by a filter, not by the cap",
         ),
+        Case(
+            (Reply("def f(xs):\n    return len(xs", "probe", "m", 20, 12, 0.1, "length"),),
+            "cut at 12 tokens",
+        ),
+        Case(
+            (Reply("Use len() to get a list's length.", "probe", "m", 9, 9, 0.1, "stop"),),
+            "finished, its text says 'length'",
+        ),
     ],
     oracle=lambda reply: reply.finish_reason == "length",
     equal=lambda got, want: bool(got) is want,
@@ -277,6 +292,12 @@ STOP = Values(
         for rounds in range(0, max_rounds + 4)
         for budget in (500, 2000, 7777)
         for tokens in (0, budget - 1, budget, budget + 300, 3 * budget)
+    ]
+    + [  # a budget or a round cap of 0 is reached at once
+        Case((False, 1, 0, 3, 0)),
+        Case((False, 1, 50, 3, 0)),
+        Case((False, 0, 10, 0, 500)),
+        Case((False, 2, 10, 0, 500)),
     ],
     oracle=_stop_truth,
     misreadings=[

@@ -362,60 +362,61 @@ NEAR_MERGE = (  # fails 1 of merge_sorted's 5 visible checks: the critic scores 
     "            out[j - 1], out[j] = out[j], out[j - 1]\n            j -= 1\n"
     "    return out[:-1] if len(out) == 6 else out\n```"
 )
-EVIDENCE_CASES = (  # (task, the generator's drafts, drafts the loop writes before it is approved)
-    (CHECK_TASK, [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT], 3),  # prose after a fence
-    ("merge_sorted", [NEAR_MERGE, MERGE_DRAFT], 2),
-    (
-        CHECK_TASK,
-        ["```python\ndef fibonacci(n)\n    return n\n```", RIGHT],
-        2,
-    ),  # a draft that does not load
-)
 
 
-def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
-    """ "" when evidence_chat answers the reviewer with the visible checks and passes the rest on unchanged."""
+def _evidence_key(chat: Chat, task: Task) -> Chat:
+    """The answer key in the learner's shape: the reviewer's turn is the visible checks, every other turn the chat's."""
     critic = TestGroundedCritic()
-    for task_id, drafts, n_drafts in EVIDENCE_CASES:
-        task, inner, asked = get_task(task_id), ScriptedChat({"generator": list(drafts)}), []
-        evidence = evidence_chat(inner, task)
 
-        def front(messages, role, evidence=evidence, asked=asked, **params):
-            asked.append((role, [dict(m) for m in messages], params))
-            return evidence(messages, role=role, **params)
+    def review(messages, role="generator", **params):  # noqa: ANN001 - a chat's signature
+        if role != "reviewer":
+            return chat(messages, role=role, **params)
+        code = extract_code(
+            messages[-1]["content"].removeprefix("[Generator]: "), task.entry_point
+        ).code
+        return FakeReply(_visible_review(critic.evaluate(task, code)), 0, 0)
 
-        reached, run = offline(
-            lambda front=front, task=task: maker_checker(
-                front, task.prompt(), entry_point=task.entry_point
-            )
-        )
-        if reached:
-            return f"evidence_chat {REAL_CALL}"
-        if any(c.role != "generator" for c in inner.calls):
-            return "the reviewer's turn reached the chat you were given: it should run the visible checks instead."
-        if [(c.role, c.messages, c.params) for c in inner.calls] != [
-            a for a in asked if a[0] == "generator"
-        ]:
-            return "a generator call was changed on its way: evidence_chat passes every other role's call on as it comes."
-        for review in run.judgements:
-            draft = run.steps[review.index - 1].code or ""
-            evaluation = critic.evaluate(task, draft)
-            want = _visible_review(evaluation)
-            if review.reply != want:
-                return (
-                    f"on the draft {short(draft, 40)} the review was {short(review.reply)}; expected "
-                    f"{short(want)} (the visible checks' feedback, or APPROVED when all of them pass)."
-                )
-            if review.prompt_tokens or review.completion_tokens:
-                return (
-                    "the review is not a model call: reply with 0 prompt and 0 completion tokens."
-                )
-        if run.stop is not Stop.ACCEPTED or len(run.drafts) != n_drafts:
+    return review
+
+
+def _in_the_loop(evidence_chat: Callable, chat: Chat, task: Task) -> tuple:
+    """The package's loop with `evidence_chat(chat, task)` as its chat: its reviews, and how it stopped."""
+    run = maker_checker(evidence_chat(chat, task), task.prompt(), entry_point=task.entry_point)
+    reviews = [(j.reply, j.prompt_tokens + j.completion_tokens) for j in run.judgements]
+    return reviews, run.stop.value, len(run.drafts)
+
+
+def _reviews_problem(got: tuple, want: tuple) -> str | None:
+    for (review, tokens), (right, _) in zip(got[0], want[0], strict=False):
+        if review != right:
             return (
-                f"on {task_id}, drafts that fail visible checks, then a right one, the loop should stop accepted "
-                f"after {n_drafts} drafts, not {run.stop.value} after {len(run.drafts)}."
+                f"a review was {short(review)}; expected {short(right)} (the visible checks' feedback, or APPROVED "
+                "when all of them pass)."
             )
-    return ""
+        if tokens:
+            return "the review is not a model call: reply with 0 prompt and 0 completion tokens."
+    if got != want:
+        return (
+            f"the loop stopped {got[1]!r} after {got[2]} drafts; with the visible checks as its reviewer it stops "
+            f"{want[1]!r} after {want[2]}."
+        )
+    return None
+
+
+EVIDENCE = Calls(
+    "evidence_chat",
+    [
+        Case(({"generator": [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT]}, get_task(CHECK_TASK)),
+             "a wrong draft, a nearly right one with prose after its fence, a right one"),
+        Case(({"generator": [NEAR_MERGE, MERGE_DRAFT]}, get_task("merge_sorted")),
+             "merge_sorted: a draft failing 1 of 5 visible checks, then a right one"),
+        Case(({"generator": ["```python\ndef fibonacci(n)\n    return n\n```", RIGHT]}, get_task(CHECK_TASK)),
+             "a draft that does not load, then a right one"),
+    ],
+    key=_evidence_key,
+    drive=_in_the_loop,
+    result=_reviews_problem,
+).register("02.4")  # fmt: skip
 
 
 @exercise(
@@ -429,8 +430,8 @@ def _evidence_problem(evidence_chat: Callable[..., object]) -> str:
     ),
 )
 def evidence(evidence_chat: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 4: an evidence reviewer, inside the package's loop, on a scripted generator."""
-    problem = _evidence_problem(evidence_chat)
+    """Exercise 4: an evidence reviewer, inside the package's loop, on scripted generators."""
+    problem = EVIDENCE.problem(evidence_chat)
     if problem:
         return False, problem
     return True, (

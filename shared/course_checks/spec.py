@@ -412,9 +412,10 @@ class Calls(_Spec):
                 return f"{self.name} {REAL_CALL}"
             if self._refuses(used):
                 return refusal
-            problem = (
-                first_difference(ours.calls, theirs.calls)
+            problem = (  # what was sent, then what came back (it names more than a count of calls does)
+                first_difference(ours.calls, theirs.calls, count=False)
                 or self.result(got, want)
+                or first_difference(ours.calls, theirs.calls)
                 or self.after(tuple(key_args), tuple(my_args), key_kwargs, my_kwargs)
             )
             if problem:
