@@ -9,20 +9,25 @@ Every check builds its own graph and task (`get_task("factorial")`), so no globa
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
+from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic, TestGroundedCritic
 from reflect.model.roles import sampling
 from reflect.records import Step
 from reflect.strategies import graph as rg
+from reflect.strategies import scored as scored_module
 from reflect.tasks import prompts
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, package_calls
+from . import exercise
 from .revisions import ReviseSpy, spy_problem
-from .spec import Case, Misreading, Values, show
+from .spec import Calls, Case, Misreading, Values, Wrong, show
+
+Chat = Callable[..., object]
 
 GOOD = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 BROKEN = "def calculate_factorial(n):\n    return n\n"
@@ -596,16 +601,18 @@ class _Critic:
         return Evaluation(score, f"critique {len(self.seen)}: fix the edge cases", raw="{}")
 
 
-def _drafts(task: Task | None = None) -> ScriptedChat:
+def _script(task: Task | None = None) -> dict:
     """Scripted drafts returning 1, 2, ...: factorial's (which pass its rule checks), or another task's."""
     if task is None or task.id == "factorial":
-        return ScriptedChat(
-            {"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]}
-        )
+        return {"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]}
     fenced = [f"```python\ndef {task.entry_point}(x):\n    return {k}\n```" for k in range(1, 9)]
     # the first draft comes with a second version after it: the draft is the block that defines the entry point
     other = f"\nOr, shorter:\n```python\ndef {task.entry_point}(x):\n    return -1\n```"
-    return ScriptedChat({"generator": [fenced[0] + other], "refiner": fenced[1:]})
+    return {"generator": [fenced[0] + other], "refiner": fenced[1:]}
+
+
+def _drafts(task: Task | None = None) -> ScriptedChat:
+    return ScriptedChat(_script(task))
 
 
 def _code(n: int) -> str:
@@ -633,6 +640,124 @@ def _graph_names() -> set[str]:
     }
 
 
+class _KeyState(TypedDict):
+    code: str
+    feedback: str
+    scores: Annotated[list, operator.add]
+    status: str
+
+
+def _loop_key(chat, critic, task, threshold=8, max_iterations=3, out_of_budget="over", revise=None):  # noqa: ANN001
+    """The answer key in the learner's shape: lesson 03's steps (scored.generate_step, critique_step and
+    refine_step) as the nodes, routed by StopRule's acceptance, then the budget."""
+    from langgraph.graph import END, START, StateGraph
+
+    rule = StopRule(threshold=threshold, max_iterations=max_iterations)
+
+    def critique(state: dict) -> dict:
+        ev = scored_module.critique_step(critic, task, state["code"])
+        return {"scores": [ev.score], "feedback": ev.feedback}
+
+    def route(state: dict) -> str:
+        if rule.accepts(state["scores"][-1]):
+            return END
+        return out_of_budget if len(state["scores"]) >= max_iterations else "refine"
+
+    builder = StateGraph(_KeyState)
+    builder.add_node("generate", lambda s: {"code": scored_module.generate_step(chat, task).code})
+    builder.add_node("critique", critique)
+    builder.add_node(
+        "refine",
+        lambda s: {"code": scored_module.refine_step(chat, task, s["code"], s["feedback"]).code},
+    )
+    builder.add_edge(START, "generate")
+    builder.add_edge("generate", "critique")
+    builder.add_conditional_edges("critique", route, ["refine", END, out_of_budget])
+    builder.add_edge("refine", "critique")
+    return builder
+
+
+def _graph_run(
+    loop_builder: Callable[..., Any], chat: Chat, critic: _Critic, task: Task, **kwargs: Any
+) -> dict:
+    """The learner's graph (or the key's), built and run to its end, its out_of_budget exit a node that records
+    'over budget': how the run ended and what the critic was shown."""
+    from langgraph.graph import END, StateGraph
+
+    builder = loop_builder(chat, critic, task, **kwargs)
+    if not isinstance(builder, StateGraph):
+        raise Wrong(
+            f"loop_builder returned {type(builder).__name__}: return the StateGraph builder itself (not "
+            "compiled); the check compiles it, and Build 3 adds a node to it."
+        )
+    if set(builder.nodes) != {"generate", "critique", "refine"}:
+        raise Wrong(
+            f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine."
+        )
+    builder.add_node(kwargs["out_of_budget"], lambda state: {"status": "over budget"})
+    builder.add_edge(kwargs["out_of_budget"], END)
+    out = builder.compile().invoke(
+        {"scores": []}, {"recursion_limit": 4 * kwargs["max_iterations"] + 10}
+    )
+    kept = "status" in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
+    return {
+        "code": out.get("code"),
+        "scores": list(out.get("scores") or []),
+        "judged": critic.seen,
+        "exit": out.get("status") == "over budget",
+        "status kept": kept,
+    }
+
+
+def _loop_result(got: dict, want: dict) -> str | None:
+    if got["judged"] != want["judged"]:
+        if len(got["judged"]) == len(want["judged"]):
+            return (
+                f"the critic was shown {show(got['judged'][0])}; lesson 03's critic judges the code extracted "
+                "from the reply (extract_code(reply.text, task.entry_point).code)."
+            )
+        return (
+            f"the critic judged {len(got['judged'])} draft(s), the loop's {len(want['judged'])}; judge each new "
+            "draft once."
+        )
+    if (got["code"], got["scores"]) != (want["code"], want["scores"]):
+        return (
+            f"the run ended with code {show(got['code'])} and scores {got['scores']}; expected the last draft "
+            "and every critique's score, in order."
+        )
+    if got["exit"] != want["exit"] and not got["status kept"]:
+        return (
+            "the exit node's {'status': 'over budget'} was dropped: your state has no status field, and "
+            "LangGraph keeps only the fields the state declares."
+        )
+    if got["exit"] != want["exit"]:
+        return (
+            "your router took the out_of_budget exit; an acceptance goes to END, even on the last draft of the "
+            "budget."
+            if got["exit"]
+            else "your router did not take the out_of_budget exit; a run that spends "
+            "its budget without an acceptance leaves by out_of_budget."
+        )
+    return None
+
+
+LOOP = Calls(
+    "loop_builder",
+    [
+        Case((_script(task), _Critic(*scores), task), f"{what}: scores {list(scores)}, threshold {threshold}, "
+             f"budget {budget}", {"threshold": threshold, "max_iterations": budget,
+                                  "out_of_budget": ("over", "spent")[k % 2]})
+        for k, (scores, threshold, budget, what) in enumerate(LOOP_CASES)
+        for task in [get_task("palindrome" if k >= len(LOOP_CASES) - 2 else "factorial")]
+    ],
+    key=_loop_key,
+    drive=_graph_run,
+    result=_loop_result,
+    forbid=((scored_module, rg), {"scored_reflection"} | _graph_names(),
+            "your graph ran the package's loop or graph: the nodes and the edge are yours to write."),
+).register("04.1")  # fmt: skip
+
+
 @exercise(
     "04.1",
     hints=(
@@ -646,120 +771,13 @@ def _graph_names() -> set[str]:
     ),
 )
 def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
-    """Build 1: the learner's graph against the package's scored_reflection (with only the threshold and the
-    budget as its stop rule), request by request, on six scripted runs."""
-    from langgraph.graph import END, StateGraph
+    """Build 1: the learner's graph against lesson 03's steps and stop, request by request, on nine scripted
+    runs; then with a revise step of the check's own."""
+    from langgraph.graph import END
 
-    from reflect.judging.controller import StopRule
-    from reflect.strategies import scored as scored_module
-
-    for k, (scores, threshold, budget, what) in enumerate(LOOP_CASES):
-        # the last cases on another task, and the out-of-budget exit named otherwise every other case
-        task = get_task("palindrome" if k >= len(LOOP_CASES) - 2 else "factorial")
-        exit_node = ("over", "spent")[k % 2]
-        chat, critic = _drafts(task), _Critic(*scores)
-        builder = loop_builder(
-            chat, critic, task, threshold=threshold, max_iterations=budget, out_of_budget=exit_node
-        )
-        if builder is None:
-            return False, "loop_builder returned None: return the StateGraph builder."
-        if not isinstance(builder, StateGraph):
-            return False, (
-                f"loop_builder returned {type(builder).__name__}: return the StateGraph builder itself "
-                "(not compiled); the check compiles it, and Build 3 adds a node to it."
-            )
-        if set(builder.nodes) != {"generate", "critique", "refine"}:
-            return (
-                False,
-                f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine.",
-            )
-        builder.add_node(
-            exit_node, lambda state: {"status": "over budget"}
-        )  # where out_of_budget leads
-        builder.add_edge(exit_node, END)
-        reached, out = package_calls(
-            lambda b=builder, n=budget: b.compile().invoke(
-                {"scores": []}, {"recursion_limit": 4 * n + 10}
-            ),
-            scored_module,
-            rg,
-        )
-        if "scored_reflection" in reached or reached & _graph_names():
-            return (
-                False,
-                "your graph ran the package's loop or graph: the nodes and the edge are yours to write.",
-            )
-        ref_chat, ref_critic = _drafts(task), _Critic(*scores)
-        rule = StopRule(
-            threshold=threshold,
-            max_iterations=budget,
-            patience=0,
-            regression_drop=1.0,
-            oscillation_window=0,
-        )
-        run = scored_module.scored_reflection(ref_chat, task, ref_critic, rule)
-        sent = [(c.role, c.messages, c.params) for c in chat.calls]
-        want = [(c.role, c.messages, c.params) for c in ref_chat.calls]
-        roles, want_roles = [c.role for c in chat.calls], [c.role for c in ref_chat.calls]
-        if roles != want_roles:
-            return (
-                False,
-                f"on {what} (scores {list(scores)}, threshold {threshold}, budget {budget}): your graph called {roles}; the loop calls {want_roles}.",
-            )
-        for k, (got, ref) in enumerate(zip(sent, want, strict=True)):
-            if got != ref:
-                part = "messages" if got[1] != ref[1] else "sampling parameters"
-                return False, (
-                    f"on {what}: call {k + 1} ({got[0]}) differs from lesson 03's in its {part}: "
-                    + (
-                        "the refiner sees the task, the current draft and the last critique's feedback."
-                        if got[0] == "refiner"
-                        else "send the generator's system prompt and the task, with sampling('generator')."
-                    )
-                )
-        if critic.seen != ref_critic.seen:
-            if len(critic.seen) == len(ref_critic.seen):
-                return False, (
-                    f"on {what}: the critic was shown {critic.seen[0][:50]!r}...; lesson 03's critic judges the code "
-                    "extracted from the reply (extract_code(reply.text, task.entry_point).code)."
-                )
-            return (
-                False,
-                f"on {what}: the critic judged {len(critic.seen)} draft(s), the loop's {len(ref_critic.seen)}; judge each new draft once.",
-            )
-        last = [s for s in run.steps if s.code is not None and s.role in ("generator", "refiner")][
-            -1
-        ].code
-        if (
-            not isinstance(out, dict)
-            or out.get("code") != last
-            or list(out.get("scores") or [])
-            != [s.verdict.score for s in run.steps if s.role == "critic"]
-        ):
-            return False, (
-                f"on {what}: the run ended with code {str((out or {}).get('code'))[:60]!r} and scores "
-                f"{(out or {}).get('scores')}; expected the last draft and every critique's score, in order."
-            )
-        over = (out or {}).get("status") == "over budget"
-        if (
-            not over
-            and run.stop.value != "accepted"
-            and "status"
-            not in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
-        ):
-            return False, (
-                f"on {what}: the exit node's {{'status': 'over budget'}} was dropped: your state has no status "
-                "field, and LangGraph keeps only the fields the state declares."
-            )
-        if over != (run.stop.value != "accepted"):
-            return False, (
-                f"on {what}: your router {'took' if over else 'did not take'} the out_of_budget exit; "
-                + (
-                    "an acceptance goes to END, even on the last draft of the budget."
-                    if over
-                    else "a run that spends its budget without an acceptance leaves by out_of_budget."
-                )
-            )
+    problem = LOOP.problem(loop_builder)
+    if problem:
+        return False, problem
     task = get_task("factorial")
     spy, critic, chat = ReviseSpy(task.entry_point), _Critic(3, 4, 9), _drafts()
     builder = loop_builder(

@@ -356,6 +356,11 @@ def first_difference(want: Sequence, got: Sequence, count: bool = True) -> str |
     return None
 
 
+class Wrong(Exception):  # noqa: N818 - what a Calls drive raises: its message is the diagnosis
+    """Raised by a `Calls` drive that found something wrong with what the learner's function built or returned
+    before it could run (a compiled graph for a builder, nodes of other names): the message says what."""
+
+
 @dataclass
 class Calls(_Spec):
     """Case.args is (script, *arguments after the chat). The learner's function and `key` each get a ScriptedChat of
@@ -395,6 +400,8 @@ class Calls(_Spec):
             try:
                 run = functools.partial(self.drive, fn, theirs, *my_args, **my_kwargs)
                 used, (reached, got) = package_calls(lambda: offline(run), *modules)  # noqa: B023
+            except Wrong as err:
+                return f"{where}: {err}"
             except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
                 differs = first_difference(ours.calls, theirs.calls, count=False)
                 if differs:  # a call the script has no reply for: say how the calls differ
