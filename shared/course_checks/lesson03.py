@@ -166,6 +166,8 @@ READ = Values(
             '{"score": 6, "issues": [1], "strengths": [], "suggestion": "y"}',
             '{"score": 5, "issues": ["returns {} for []"], "strengths": [], "suggestion": "return [] for {}"}',
             'Verdict {"score": 4, "issues": ["wrong for {1: 2}"], "strengths": [], "suggestion": "x"} done',
+            '{"score": 6, "issues": null, "strengths": [], "suggestion": "y"}',
+            '{"score": 6, "issues": [], "strengths": [], "suggestion": "y", "notes": "a fifth field"}',
         )
     ],
     oracle=_truth_score,
@@ -269,6 +271,8 @@ STOP = Values(
             ([6, 6, 6], ["a", "b", "a"], 8, 5, 2),  # oscillating before converged
             ([7, 5], ["a", "a"], 8, 3, 2),  # regressed before oscillating
             ([9, 9], None, 9, 2, 2),  # accepted before the cap
+            ([9, 5], None, 8, 3, 2),  # an earlier score reached the threshold: the last did not
+            ([8, 7.5], None, 8, 3, 2),
             ([6, 6, 6], None, 8, 3, 2),  # converged before the cap, when both fire
             ([5, 9, 6], None, 10, 5, 2),  # regressed from the best, not from the first
             (
@@ -767,6 +771,9 @@ _NO_REFERRAL = (
     "Most headaches pass with rest.",
     "Stress and screens often play a part.",
     "Good sleep is good for your health.",
+    "Seek medical attention if it gets worse.",  # near misses: none names a doctor, a pharmacist or a
+    "A fitness professional can help you stretch.",  # healthcare professional
+    "Go to urgent care or a hospital if it is severe.",
 )
 _DOSE = ("Take 500 mg with food.", "Try 400mg after a meal.", "Adults take 200 MG every six hours.")
 _NO_DOSE = (
