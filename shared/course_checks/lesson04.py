@@ -9,6 +9,7 @@ Every check builds its own graph and task (`get_task("factorial")`), so no globa
 from __future__ import annotations
 
 import copy
+import functools
 import operator
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
@@ -647,9 +648,19 @@ class _KeyState(TypedDict):
     status: str
 
 
-def _loop_key(chat, critic, task, threshold=8, max_iterations=3, out_of_budget="over", revise=None):  # noqa: ANN001
+def _loop_key(
+    chat,
+    critic,
+    task,
+    threshold=8,
+    max_iterations=3,
+    out_of_budget="__end__",
+    revise=None,
+    repeats=False,
+):  # noqa: ANN001, E501
     """The answer key in the learner's shape: lesson 03's steps (scored.generate_step, critique_step and
-    refine_step) as the nodes, routed by StopRule's acceptance, then the budget."""
+    refine_step, or the `revise` given) as the nodes, routed by StopRule's acceptance, then the budget; with
+    `repeats` (Build 1b), a revision that returns its draft (stripped) ends the run, status "repeated"."""
     from langgraph.graph import END, START, StateGraph
 
     rule = StopRule(threshold=threshold, max_iterations=max_iterations)
@@ -666,14 +677,23 @@ def _loop_key(chat, critic, task, threshold=8, max_iterations=3, out_of_budget="
     builder = StateGraph(_KeyState)
     builder.add_node("generate", lambda s: {"code": scored_module.generate_step(chat, task).code})
     builder.add_node("critique", critique)
-    builder.add_node(
-        "refine",
-        lambda s: {"code": scored_module.refine_step(chat, task, s["code"], s["feedback"]).code},
-    )
+
+    def refine(s: dict) -> dict:
+        if revise is None:
+            return {"code": scored_module.refine_step(chat, task, s["code"], s["feedback"]).code}
+        code = revise(chat, task, s["code"], s["feedback"], len(s["scores"]) + 1)
+        return {"code": code, "status": "repeated" if code.strip() == s["code"].strip() else ""}
+
+    builder.add_node("refine", refine)
     builder.add_edge(START, "generate")
     builder.add_edge("generate", "critique")
     builder.add_conditional_edges("critique", route, ["refine", END, out_of_budget])
-    builder.add_edge("refine", "critique")
+    if repeats:
+        builder.add_conditional_edges(
+            "refine", lambda s: END if s["status"] == "repeated" else "critique"
+        )
+    else:
+        builder.add_edge("refine", "critique")
     return builder
 
 
@@ -1031,23 +1051,82 @@ def your_review(
 # --- Build 1b (04.8): a graph that stops when a revision comes back unchanged. -------------------------
 
 
-def _copying(chat, task, code, feedback, n):  # noqa: ANN001 - the revise signature
-    """A revise step that hands back the draft it was given, reindented: the textbook refiner's habit."""
-    return "\n" + code.strip() + "\n\n"
+class _Reviser:
+    """A revise step with one habit, keeping the calls it gets (a ReviseSpy): "copy" hands back the draft it was
+    given, reindented (the textbook refiner's habit); "new" writes a new draft each time; "new-then-copy" copies
+    from the second revision; "alternate" writes A, B, A; "spaced" adds a blank line inside the draft."""
+
+    def __init__(self, kind: str, entry_point: str) -> None:
+        self.kind, self.spy = kind, ReviseSpy(entry_point)
+
+    def __call__(self, chat, task, code, feedback, n):  # noqa: ANN001 - the revise signature
+        self.spy(chat, task, code, feedback, n)
+        if self.kind == "copy" or (self.kind == "new-then-copy" and n > 2):
+            return "\n" + code.strip() + "\n\n"
+        if (
+            self.kind == "spaced"
+        ):  # unchanged line by line once blank lines are skipped, not once stripped
+            first, *rest = code.strip().split("\n")
+            return "\n".join([first, "", *rest]) + "  \n"
+        if self.kind == "alternate":  # each differs from the draft it was given
+            return f"def {task.entry_point}(*args):\n    return {'AB'[n % 2]!r}\n"
+        return self.spy.returned[-1]
 
 
-REPEAT_CASES = (  # (what, revise, critic scores, threshold, budget, stopped as repeated?, critiques, revisions)
-    ("a reviser that copies", "copy", (3, 3, 3), 8, 3, True, 1, 1),
-    ("a reviser that writes new drafts, accepted", "new", (3, 4, 9), 8, 3, False, 3, 2),
-    ("a reviser that writes new drafts, the budget spent", "new", (3, 3, 3), 8, 3, False, 3, 2),
-    ("a new draft, then a copy", "new-then-copy", (3, 4, 4), 8, 4, True, 2, 2),
-    ("a copy under a budget of 1", "copy", (3,), 8, 1, False, 1, 0),
-    ("new drafts, at a threshold of 4", "new", (3, 4, 9), 4, 3, False, 2, 1),
-    ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3, True, 1, 1),
-    ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4, False, 4, 3),
-    # a blank line added inside: unchanged by a line-by-line comparison that skips blank lines, not once stripped
-    ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3, False, 3, 2),
-)
+def _repeat_run(
+    repeat_builder: Callable[..., Any], chat: Chat, critic: _Critic, task: Task, **kwargs: Any
+) -> dict:
+    from langgraph.graph import StateGraph
+
+    builder = repeat_builder(chat, critic, task, **kwargs)
+    if not isinstance(builder, StateGraph):
+        raise Wrong(
+            f"repeat_builder returned {type(builder).__name__}: return the StateGraph builder."
+        )
+    out = builder.compile().invoke({"scores": []}, {"recursion_limit": 40}) or {}
+    return {
+        "repeated": out.get("status") == "repeated",
+        "critiques": len(critic.seen),
+        "revisions": len(kwargs["revise"].spy.calls),
+    }
+
+
+def _ended(got: dict, want: dict) -> str | None:
+    if got == want:
+        return None
+    said = [
+        f"{'as repeated' if r['repeated'] else 'not as repeated'}, after {r['critiques']} critique(s) and "
+        f"{r['revisions']} revision(s)"
+        for r in (got, want)
+    ]
+    return (
+        f"your graph ended {said[0]}; expected {said[1]}. A revision that returns the draft it was given "
+        "(once stripped) ends the run before another critique."
+    )
+
+
+REPEAT = Calls(
+    "repeat_builder",
+    [
+        Case((_script(task), _Critic(*scores), task), f"{what}: scores {list(scores)}, budget {budget}",
+             {"revise": _Reviser(kind, task.entry_point), "threshold": threshold, "max_iterations": budget})
+        for what, kind, scores, threshold, budget in (
+            ("a reviser that copies", "copy", (3, 3, 3), 8, 3),
+            ("a reviser that writes new drafts, accepted", "new", (3, 4, 9), 8, 3),
+            ("a reviser that writes new drafts, the budget spent", "new", (3, 3, 3), 8, 3),
+            ("a new draft, then a copy", "new-then-copy", (3, 4, 4), 8, 4),
+            ("a copy under a budget of 1", "copy", (3,), 8, 1),
+            ("new drafts, at a threshold of 4", "new", (3, 4, 9), 4, 3),
+            ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3),
+            ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4),
+            ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3),
+        )
+        for task in [get_task("palindrome" if "palindrome" in what else "factorial")]
+    ],
+    key=functools.partial(_loop_key, repeats=True),
+    drive=_repeat_run,
+    result=_ended,
+).register("04.8")  # fmt: skip
 
 
 def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
@@ -1081,51 +1160,11 @@ def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
 )
 def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
     """Build 1b: the learner's graph ends at once when a revision returns the draft it was given, and otherwise
-    makes the calls and critiques its loop makes; graded on scripted runs by what it calls and how it ends."""
-    from langgraph.graph import StateGraph
-
-    for what, kind, scores, threshold, budget, repeated, critiques, revisions in REPEAT_CASES:
-        task = get_task("palindrome" if "palindrome" in what else "factorial")
-        spy = ReviseSpy(task.entry_point)
-
-        def revise(chat, task, code, feedback, n, spy=spy, kind=kind):  # noqa: ANN001
-            spy(chat, task, code, feedback, n)
-            if kind == "copy" or (kind == "new-then-copy" and n > 2):
-                return _copying(chat, task, code, feedback, n)
-            if kind == "spaced":
-                first, *rest = code.strip().split("\n")
-                return "\n".join([first, "", *rest]) + "  \n"
-            if kind == "alternate":  # A, B, A: each differs from the draft it was given
-                return f"def {task.entry_point}(*args):\n    return {'AB'[n % 2]!r}\n"
-            return spy.returned[-1]
-
-        critic, chat = _Critic(*scores), _drafts(task)
-        builder = repeat_builder(
-            chat, critic, task, revise=revise, threshold=threshold, max_iterations=budget
-        )
-        if not isinstance(builder, StateGraph):
-            return (
-                False,
-                f"repeat_builder returned {type(builder).__name__}: return the StateGraph builder.",
-            )
-        out = builder.compile().invoke({"scores": []}, {"recursion_limit": 40})
-        got = ((out or {}).get("status") == "repeated", len(critic.seen), len(spy.calls))
-        if got != (repeated, critiques, revisions):
-            return False, (
-                f"on {what} (scores {list(scores)}, budget {budget}): your graph ended "
-                f"{'as repeated' if got[0] else 'not as repeated'} after {got[1]} critique(s) and {got[2]} "
-                f"revision(s); expected {'repeated' if repeated else 'not repeated'}, {critiques} and {revisions}. "
-                "A revision that returns the draft it was given (once stripped) ends the run before another critique."
-            )
-        if [c.role for c in chat.calls] != ["generator"]:
-            return (
-                False,
-                f"on {what}: your graph made model calls of its own ({[c.role for c in chat.calls]}).",
-            )
-        problem = _generator_problem(chat, task, what)
-        if problem:
-            return False, problem
+    makes the calls and critiques the key makes; graded on scripted runs by what it calls and how it ends."""
+    problem = REPEAT.problem(repeat_builder)
+    if problem:
+        return False, problem
     return True, (
-        f"On {len(REPEAT_CASES)} scripted runs your graph stopped at a repeated draft before judging it again, "
+        f"On {len(REPEAT.cases)} scripted runs your graph stopped at a repeated draft before judging it again, "
         "and ran as your loop does otherwise."
     )
