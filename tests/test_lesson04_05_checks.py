@@ -290,3 +290,22 @@ def test_the_fresh_reads_wrong_answers_of_lesson_04_fail():
     assert "no status" in message or "status" in message and "AttributeError" not in message, (
         message
     )
+
+
+def test_the_second_fresh_reads_wrong_answers_of_lesson_05_fail():
+    """Wrong answers a second fresh read passed, each now caught: accepted read as "did not reach max_iterations"
+    (a model whose scores fall makes runs that regress), a recall ordered by session name (session-10 sorts
+    before session-9), and an entry that cuts each failed assert at 60 characters."""
+    window = solved(
+        "05", "05.6", swap=('r.stop.value == "accepted"', 'r.stop.value != "max_iterations"')
+    )
+    window["fact"], window["fact_tests"] = lesson05.get_task("factorial"), lesson05.fact_tests
+    window["window_chat"] = lesson05.window_chat
+    message = lesson05.memory_window.evaluate(
+        window["measure_windows"], lesson05.window_chat, window["fact"], lesson05.fact_tests
+    )[1]
+    assert "scores fall" in message, message
+    by_name = solved("05", "05.5", swap=("ORDER BY id DESC", "ORDER BY session DESC, id DESC"))
+    assert not passes(lesson05.memory_round_trip, by_name["remember"], by_name["recall"])
+    cut = solved("05", "05.9", swap=('f"{a} (got {out})"', 'f"{a[:60]} (got {out})"'))
+    assert not passes(lesson05.memory_entry, cut["keep"])

@@ -168,30 +168,34 @@ def memory_window(
 
 def _other_model(measure_windows: Callable[[list[int]], object], given: Callable[[], Chat]) -> str:
     """measure_windows run again with `window_chat` (the name it reads, where the lesson defines it, and this
-    module's) making a model whose drafts need lessons 1 and 2: its results must be that model's, not typed in."""
-    needs = functools.partial(window_chat, (1, 2))
-    scopes = [
-        g
-        for g in (getattr(measure_windows, "__globals__", None), globals())
-        if isinstance(g, dict) and g.get("window_chat") is given
-    ]
-    saved = [g["window_chat"] for g in scopes]
-    for g in scopes:
-        g["window_chat"] = needs
-    try:
-        got, problem = _call_windows(measure_windows, [1, 2, 3])
-    finally:
-        for g, old in zip(scopes, saved, strict=True):
-            g["window_chat"] = old
-    if isinstance(got, dict):
-        got = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in got.items()}
-    want = _window_runs([1, 2, 3], needs, fact_tests, get_task("factorial"))
-    if problem or got != want:
-        return problem or (
-            f"with window_chat making a model whose drafts need lessons 1 and 2, measure_windows([1, 2, 3]) returned "
-            f"{got!r}; its runs give {want}: run the model for each window (window_chat() per run), do not type in "
-            "the results."
-        )
+    module's) making another model: one whose drafts need lessons 1 and 2, and one whose evaluator scores each
+    failed draft lower than the one before (its runs stop as regressed). Its results must be those models'."""
+    for needs, which in (
+        (functools.partial(window_chat, (1, 2)), "whose drafts need lessons 1 and 2"),
+        (functools.partial(window_chat, falling=True), "whose scores fall after each failed draft"),
+    ):
+        scopes = [
+            g
+            for g in (getattr(measure_windows, "__globals__", None), globals())
+            if isinstance(g, dict) and g.get("window_chat") is given
+        ]
+        saved = [g["window_chat"] for g in scopes]
+        for g in scopes:
+            g["window_chat"] = needs
+        try:
+            got, problem = _call_windows(measure_windows, [1, 2, 3])
+        finally:
+            for g, old in zip(scopes, saved, strict=True):
+                g["window_chat"] = old
+        if isinstance(got, dict):
+            got = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in got.items()}
+        want = _window_runs([1, 2, 3], needs, fact_tests, get_task("factorial"))
+        if problem or got != want:
+            return problem or (
+                f"with window_chat making a model {which}, measure_windows([1, 2, 3]) returned {got!r}; its runs "
+                f"give {want}: run the model for each window (window_chat() per run), do not type in the results, "
+                "and count as accepted only a run that stopped as accepted."
+            )
     return ""
 
 
@@ -214,6 +218,14 @@ LABELLED = {  # a reflection: (worth remembering, why)
         "names nothing concrete",
     ),
     "Fix the bug.": (False, "shorter than 8 words"),
+    "The loop reads numbers[i] past the end when the list has only one item.": (
+        False,
+        "an index is not [], and names nothing concrete",
+    ),
+    "The function's result and the list's length are both off by one here.": (
+        False,
+        "two apostrophes quote nothing",
+    ),
     "f([]) returned None.": (False, "shorter than 8 words"),
     "Here is the fix:\n```python\ndef flatten(nested):\n    return sum(nested, [])\n```": (
         False,
@@ -574,7 +586,14 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
             "the last evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
         )
     # another task, its own asserts and a new chat: nothing may stay from the run before
-    other, drafts = get_task("palindrome"), ["def is_palindrome(text):\n    return False\n", GOOD_P]
+    other, drafts = (
+        get_task("palindrome"),
+        [  # the first reply holds a second version: the draft is the first
+            "def is_palindrome(text):\n    return False\n```\nOr, shorter:\n```python\n"
+            "def is_palindrome(text):\n    return text == text[::-1]\n",
+            GOOD_P,
+        ],
+    )
     verdicts = [_verdict(0.1), _verdict(0.9, "pass")]
     _, ref = _reference(drafts, verdicts, max_attempts=2, task="palindrome", asserts=ASSERTS_P)
     again = ScriptedChat(_script(drafts, verdicts))
@@ -753,6 +772,22 @@ LOOP = Calls(
                 "a memory of 2 lessons, a window of 3",
             ),
             (
+                [_bad(1), _bad(2), _bad(3)],
+                [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
+                3,
+                3,
+                ("lesson A: an earlier session", "lesson B: an earlier session"),
+                "a memory of 2 lessons, three failed attempts",
+            ),
+            (
+                [_bad(1), _bad(2)],
+                [_verdict(0.5), _verdict(0.2)],
+                3,
+                2,
+                ("lesson A: an earlier session",),
+                "a memory of 1 lesson, a drop of over 20%",
+            ),
+            (
                 [_bad(1), _bad(2)],
                 ["I cannot judge this.", _verdict(0.0)],
                 2,
@@ -868,9 +903,13 @@ def memory_round_trip(
         if recall(mine, "flatten", 3) not in ([], ()):
             return False, "recall on a file with nothing stored should give []."
         sessions = [
-            ("s1", "flatten", ["strings are items", "recurse into lists"]),
-            ("s1", "median", ["sort first"]),
-            ("s2", "flatten", ["an empty list gives []", "recurse into lists"]),
+            ("session-9", "flatten", ["strings are items", "recurse into lists"]),
+            (
+                "session-9",
+                "median",
+                ["sort first"],
+            ),  # session-10 sorts before session-9: the order is the rows'
+            ("session-10", "flatten", ["an empty list gives []", "recurse into lists"]),
         ]
         attempt = 0
         for session, key, lessons in sessions:
@@ -958,13 +997,13 @@ def fact_tests(chat: Chat, task: Task) -> list[str]:
     return ["assert calculate_factorial(0) == 1", "assert calculate_factorial(5) == 120"]
 
 
-def window_chat(needed: tuple[int, ...] = (1, 3)) -> Chat:
+def window_chat(needed: tuple[int, ...] = (1, 3), falling: bool = False) -> Chat:
     """Exercise 6's scripted model: its drafts pass the asserts only when the prompt holds lessons 1 and 3 (the
     check also tries one that needs `needed`, other lessons); its reflector says the lessons in order, one per
-    failed attempt."""
+    failed attempt; with `falling` (the check's too), its evaluator scores each failed draft lower than the last."""
     from reflect.testing import FakeReply
 
-    said = iter(LESSONS + ["no new lesson"] * 5)
+    said, fail_scores = iter(LESSONS + ["no new lesson"] * 5), iter([0.5, 0.3, 0.2, 0.1, 0.1])
 
     def chat(messages: list[dict], role: str = "generator", **params: object) -> FakeReply:
         prompt = messages[-1]["content"]
@@ -972,9 +1011,8 @@ def window_chat(needed: tuple[int, ...] = (1, 3)) -> Chat:
             return FakeReply(next(said))
         if role == "evaluator":
             ok = "Tests failed: none" in prompt
-            return FakeReply(
-                json.dumps({"score": 1.0 if ok else 0.2, "verdict": "pass" if ok else "fail"})
-            )
+            score = 1.0 if ok else next(fail_scores) if falling else 0.2
+            return FakeReply(json.dumps({"score": score, "verdict": "pass" if ok else "fail"}))
         right = all(LESSONS[n - 1] in prompt for n in needed)
         body = "1 if n == 0 else n * calculate_factorial(n - 1)" if right else "n"
         return FakeReply(f"```python\ndef calculate_factorial(n):\n    return {body}\n```")
@@ -1169,7 +1207,11 @@ KEEP_CASES = (
         "flatten",
         "def flatten(nested):\n    result = []\n    for item in nested:\n        if isinstance(item, list):\n"
         "            result.extend(flatten(item))\n    return result\n",
-        [("assert flatten([1, [2]]) == [1, 2]", "[2]"), ("assert flatten(['ab']) == ['ab']", "[]")],
+        [
+            ("assert flatten([1, [2]]) == [1, 2]", "[2]"),
+            ("assert flatten(['ab']) == ['ab']", "[]"),
+            ("assert flatten([1, [2, [3, [4, [5, [6]]]]]]) == [1, 2, 3, 4, 5, 6]", "[1]"),
+        ],
         ["assert flatten([]) == []"],
     ),
     (
