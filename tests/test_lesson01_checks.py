@@ -132,7 +132,12 @@ def draws_sampled(samplings: list[tuple]) -> tuple:
         ]
 
     return ex.pass_at_three.evaluate(
-        sample_three, get_task("flatten"), draws, False, attempts, conn
+        sample_three,
+        get_task("flatten"),
+        draws,
+        lambda runs: any(r.passed for r in runs),
+        attempts,
+        conn,
     )
 
 
@@ -150,3 +155,21 @@ def test_draws_are_the_calls_made_at_seeds_1_2_3_and_temperature_0_8():
     assert not passed and "seed 1 made draw 1" in message
     passed, message, *_ = draws_sampled([_hot(1), _hot(1), _hot(1)])
     assert not passed and "seed 2 made draw 2" in message
+
+
+def test_a_careful_prompt_that_never_names_the_requirements_or_is_a_task_fails():
+    """The second fresh read's prompts: the course's prompt lower-cased, one without the requirements, and a task's
+    own text as the system prompt each fail (the prompt's effect is live only; what it asks for is not)."""
+    from reflect.tasks.task import get_task as task_of
+
+    conn = SimpleNamespace(ledger=Ledger([]))
+    for prompt, said in (
+        (ex.GENERATOR_PROMPT.lower(), "never asks about the requirements"),
+        ("You are a careful Python developer. Output ONLY the Python code.", "requirements"),
+        (task_of("factorial").prompt(), "a task's own text"),
+    ):
+        passed, message, *_ = ex.stricter_prompt.evaluate(
+            right_retry_failed, prompt, None, [], conn
+        )
+        assert not passed and said in message, message
+    assert "ready" in ex.stricter_prompt.evaluate(right_retry_failed, PROMPT, None, [], conn)[1]

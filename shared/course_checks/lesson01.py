@@ -18,7 +18,7 @@ from reflect.records import Run, Stop
 from reflect.strategies.one_shot import one_shot
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
-from reflect.tasks.task import Task, get_task
+from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, offline
@@ -126,6 +126,23 @@ ONE_SHOT_CASES: tuple[tuple[str, str], ...] = (
         "running_average",
         "```python\ndef running_average(numbers):\n    return [float(x) for x in numbers]\n```",
     ),
+    # the hidden tests pass, a static check fails (sorted() is not a merge): passed is still the tests' verdict
+    (
+        "merge_sorted",
+        "```python\ndef merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n```",
+    ),
+    # a helper named as the task's id, then the entry point: the code is read for task.entry_point
+    (
+        "factorial",
+        "```python\ndef factorial(n):\n    return 1 if n < 2 else n * factorial(n - 1)\n```\nThen:\n```python\n"
+        'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return factorial(n)\n```',
+    ),
+    # example usage after the function: extract_code strips it
+    (
+        "factorial",
+        '```python\ndef calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n'
+        "    return 1 if n < 2 else n * calculate_factorial(n - 1)\n\n# Example usage\nprint(calculate_factorial(5))\n```",
+    ),
 )
 
 
@@ -202,6 +219,10 @@ VERDICT = Values(
                 "factorial",
                 "def calculate_factorial(*a):\n    return 1\n",
             ),  # several requirements missed
+            (
+                "factorial",
+                "def calculate_factorial(n):\n    return 1\nraise ValueError('bad\\nsecond line')\n",
+            ),
         )
     ],
     oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
@@ -366,16 +387,18 @@ def _rates(attempts: Sequence[Attempt]) -> dict[str, float]:
 
 
 def _attempts(spec: str) -> list[Attempt]:
-    """Made-up attempts from a spec like 'eP mF hf': level (e, m, h) and P for a pass, f for a failure."""
+    """Made-up attempts from a spec like 'eP mf hS eP@x': level (e, m, h), then P for a pass, f for a failure, S
+    for a pass with a static check missed; after @, the task's id (two attempts at one task), else its own."""
     levels = {"e": "easy", "m": "medium", "h": "hard"}
     return [
         Attempt(
-            f"t{i}",
+            w.partition("@")[2] or f"t{i}",
             levels[w[0]],
-            w[1] == "P",
+            w[1] in "PS",
             1,
             1,
-            "" if w[1] == "P" else "f(1): expected 1, got 0",
+            "" if w[1] in "PS" else "f(1): expected 1, got 0",
+            ["has no docstring"] if w[1] == "S" else [],
         )
         for i, w in enumerate(spec.split())
     ]
@@ -392,6 +415,8 @@ RATES = Values(
             "hP",
             "",
             "ef ef eP mP hP hf hP",
+            "eS eP mS mf hS",  # passes that missed a static check still pass
+            "ef@x ef@x eP@x eP@y mf@z mP@w",  # one task tried twice: a rate is over attempts, not tasks
         )
     ],
     oracle=_rates,
@@ -478,6 +503,19 @@ def stricter_prompt(
         return (
             False,
             "retry_failed is right, but CAREFUL_PROMPT is the course's GENERATOR_PROMPT: write a stricter one.",
+            False,
+        )
+    if any(t.prompt().strip() in careful_prompt for t in course_tasks()):
+        return (
+            False,
+            "retry_failed is right, but CAREFUL_PROMPT holds a task's own text: the task is the user's message.",
+            False,
+        )
+    if "requirement" not in careful_prompt.lower():
+        return (
+            False,
+            "retry_failed is right, but CAREFUL_PROMPT never asks about the requirements: the statement asks for a "
+            "prompt that has the model go through every listed requirement before it answers.",
             False,
         )
     if retry is None:
@@ -590,7 +628,9 @@ def _check_retry_failed(
         (
             [
                 Attempt("palindrome", "easy", False, 1, 4, "made up"),
-                Attempt("roman_to_int", "hard", True, 9, 9, ""),
+                Attempt(
+                    "roman_to_int", "hard", True, 9, 9, "", ["has no docstring"]
+                ),  # passed all the same
             ],
             ANOTHER_PROMPT,
         ),
@@ -799,6 +839,11 @@ def _pick_cases() -> list[Case]:
             [FACT_VISIBLE_ONLY, FACT_GOOD],
         ),  # as high on the visible tests: the earlier one
         ("factorial", [FACT_BAD, FACT_GOOD, ""]),
+        (
+            "factorial",
+            [FACT_GOOD, FACT_GOOD.replace('    """n! for a non-negative integer n."""\n', "")],
+        ),  # a tie: the
+        # later draw is shorter, and still the earlier one wins
         ("factorial", ["", FACT_BAD]),
         ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
         (
@@ -849,6 +894,41 @@ PICK = Values(
 ).register("01.8")
 
 
+def _made_up_draws(verdicts: str) -> list[Run]:
+    """Made-up draws of factorial, one a letter: P passes the hidden tests, f fails (its code still there)."""
+    return [
+        Run(strategy="one-shot", task_id="factorial", final_code=f"def calculate_factorial(n):\n    return {i}\n",
+            stop=Stop.SINGLE_DRAFT, chosen=f"draw {i}", passed=v == "P")
+        for i, v in enumerate(verdicts, 1)
+    ]  # fmt: skip
+
+
+PASSES_ANY = Values(
+    "passes_any",
+    [Case((_made_up_draws(v),)) for v in ("fff", "fPf", "PPP", "ffP", "Pff", "", "f")],
+    oracle=lambda draws: any(d.passed for d in draws),
+    equal=lambda got, want: isinstance(got, bool) and got == want,
+    misreadings=[
+        Misreading(
+            lambda draws: all(d.passed for d in draws),
+            "That says whether every draw passes, not any.",
+        ),
+        Misreading(
+            lambda draws: [d.passed for d in draws], "Return one bool, not the list of verdicts."
+        ),
+        Misreading(
+            lambda draws: bool(draws),
+            "Any draw at all is not a draw that passes: read each draw's .passed.",
+        ),
+    ],
+    show=lambda v: (
+        f"<draws {''.join('P' if d.passed else 'f' for d in v)}>"
+        if isinstance(v, list) and all(isinstance(d, Run) for d in v)
+        else show(v)
+    ),
+).register("01.7")
+
+
 @exercise(
     "01.7",
     hints=(
@@ -862,12 +942,12 @@ def pass_at_three(
     sample_three: Callable[[Any, Task], Sequence[Run]],
     first_failed: Task | None,
     draws: Sequence[Run] | None,
-    any_passes: bool | None,
+    passes_any: Callable[[Sequence[Run]], object],
     attempts: Sequence[Attempt],
     conn: Any,
 ) -> tuple:
     """Exercise 7: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
-    then the real draws of the first failed task (new calls) and any_passes."""
+    then the real draws of the first failed task (new calls), and passes_any on made-up draws and on them."""
     problem = _tried_offline(_check_sampler, sample_three, "sample_three")
     if problem:
         return False, problem
@@ -935,16 +1015,9 @@ def pass_at_three(
             ),
             False,
         )
-    truth = any(run.passed for run in draws)
-    if not isinstance(any_passes, bool) or any_passes != truth:
-        return (
-            False,
-            (
-                f"any_passes is {any_passes!r}: it should say whether any of the 3 draws passes the hidden "
-                "tests (their .passed)."
-            ),
-            False,
-        )
+    problem = PASSES_ANY.problem(passes_any, also=[Case((list(draws),), "exercise 7's draws")])
+    if problem:
+        return False, f"sample_three and the draws are right, but {problem}", False
     passing = [str(SEEDS[i]) for i, a in enumerate(draws) if a.passed]
     who = (
         "no draw passes"
@@ -954,7 +1027,7 @@ def pass_at_three(
         else f"the draws of seeds {', '.join(passing)} pass"
     )
     return True, (
-        f"sample_three samples at temperature 0.8, seeds 1-3. any_passes = {any_passes}: {who} the "
+        f"sample_three samples at temperature 0.8, seeds 1-3. passes_any(draws) = {bool(passing)}: {who} the "
         f"hidden tests of {first_id}, where the temperature-0 draft failed."
     )
 
