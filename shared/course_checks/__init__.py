@@ -101,11 +101,6 @@ def short(value: object, width: int = 70) -> str:
     return repr(text if len(text) <= width else text[: width - 3] + "...")
 
 
-def numbers_off(got: dict, want: dict, keys) -> list[str]:
-    """The keys whose value in `got` is not a number within 1e-9 of `want`'s (a check's table row)."""
-    return [k for k in keys if not isinstance(got[k], (int, float)) or abs(got[k] - want[k]) > 1e-9]
-
-
 _tiers: dict[str, int] = {}
 REGISTRY: dict[str, Exercise] = {}
 

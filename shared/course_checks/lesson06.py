@@ -35,26 +35,6 @@ hidden_module = importlib.import_module("reflect.judging.hidden")
 resample_module = importlib.import_module("reflect.strategies.resample")
 
 
-def _close(got: object, want: float | None) -> bool:
-    """`got` is `want` (None for None, a number within 1e-9 otherwise)."""
-    if want is None or got is None:
-        return got is want
-    try:
-        value = float(got)  # a numpy or Fraction number is a number
-    except (TypeError, ValueError):
-        return False
-    return not isinstance(got, bool) and abs(value - want) <= 1e-9
-
-
-def _near(got: object, want: float, tol: float) -> bool:
-    """`got` is a number (numpy's too, not a bool) within `tol` of `want`."""
-    try:
-        value = float(got)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
-    return not isinstance(got, bool) and abs(value - want) <= tol
-
-
 # --- Build 1: resampling by hand ----------------------------------------------------------------------
 
 FLAT = "```python\ndef flatten(nested):\n    return [x for sub in nested for x in sub]\n```"
