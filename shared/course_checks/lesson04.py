@@ -297,6 +297,15 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
             f"on a thread whose earlier run left 2 steps and whose run has 1 so far, your step's index is {index}: "
             "number it by this run's steps so far, len(rg.this_run(state, 'steps'))."
         )
+    revised = _drafted(task, BROKEN, earlier)  # this run so far: a draft, its critique, a revision
+    revised["steps"] = [*revised["steps"], _judged("needs_revision")[1],
+                        Step(0, "refiner", "model", code=BROKEN).to_dict()]  # fmt: skip
+    index = [Step.from_dict(d) for d in (tests_gate(revised) or {}).get("steps") or [{}]][0].index
+    if index != 3:
+        return False, (
+            f"on a run with a draft, its critique and a revision so far, your step's index is {index}: number it by "
+            "this run's steps so far, len(rg.this_run(state, 'steps')), not by its drafts."
+        )
     noted = {**_drafted(task, BROKEN), "errors": ["an earlier node's error"]}
     if list((tests_gate(noted) or {}).get("errors") or []).count("an earlier node's error"):
         return False, (
@@ -319,6 +328,18 @@ def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
                 f"on a {task_id} draft that fails {how}, your gate did not record a rejection: only a score of 10, "
                 "every visible test passed, goes on to the critic."
             )
+    visible_only = (
+        "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"
+    )
+    verdict = [
+        Step.from_dict(d)
+        for d in (tests_gate(_drafted(task, visible_only)) or {}).get("steps") or [{}]
+    ]
+    if verdict[0].verdict is None or verdict[0].verdict.accepted is not True:
+        return False, (
+            "on a factorial draft that passes every visible test (and fails a hidden one), your gate did not record "
+            "an acceptance: the gate reads the visible tests only, as the loop will at run time."
+        )
     chat = ScriptedChat(
         {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
     )
@@ -429,6 +450,17 @@ def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tup
     # the same small and strong models under two escalating(...): each keeps its own count
     small, strong = ScriptedChat({"refiner": [drafted(2)] * 2}), ScriptedChat({"refiner": []})
     ask = [{"role": "user", "content": "Revise."}]
+    try:  # one escalating(small, strong, 1): its first revision stays on small
+        escalating(small, strong, 1)(ask, role="refiner")
+    except Exception:  # noqa: BLE001 - the strong model was asked, and has no reply
+        pass
+    if strong.calls or not small.calls:
+        return False, (
+            "escalating(small, strong, 1) sent its first revision to the "
+            f"{'strong model' if strong.calls else 'model it was not given'}: the first `after` revisions stay on "
+            "small, and only a revision after them goes to strong."
+        )
+    small = ScriptedChat({"refiner": [drafted(2)] * 2})
     try:
         for each in (escalating(small, strong, 1), escalating(small, strong, 1)):
             each(ask, role="refiner")
@@ -520,6 +552,8 @@ _PATHS = {  # a run's critic scores and budget: the nodes it goes through
                   "finalize"],
     ((5, 5), 2): ["prepare_task", "generate_initial_draft", "critique_draft", "refine_draft", "critique_draft",
                   "mark_needs_review"],
+    ((5,) * 5, 5): ["prepare_task", "generate_initial_draft", "critique_draft",
+                    *["refine_draft", "critique_draft"] * 4, "mark_needs_review"],  # past step 10
 }  # fmt: skip
 
 
@@ -529,7 +563,7 @@ def _history(scores: tuple, budget: int) -> Case:
 
     task, chat = (
         get_task("factorial"),
-        ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(2)]}),
+        ScriptedChat({"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 7)]}),
     )
     graph = rg.build_graph(
         rg.GraphParts(chat, _Scores(*scores), task=task), checkpointer=InMemorySaver()
@@ -573,14 +607,14 @@ HISTORY = Values(
     ),
 )
 def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
-    """Exercise 7: visited() on three runs of the package's graph with a checkpointer: one accepted at once, one
-    accepted after a revision, one that spends its budget of 2 drafts."""
+    """Exercise 7: visited() on four runs of the package's graph with a checkpointer: one accepted at once, one
+    accepted after a revision, one that spends its budget of 2 drafts, one its budget of 5 (12 nodes)."""
     problem = HISTORY.problem(visited)
     if problem:
         return False, problem
     return True, (
         "Read back from the checkpoints, in the order the nodes ran (accepted at once, after a revision, and "
-        "out of budget)."
+        "out of two budgets)."
     )
 
 
@@ -604,8 +638,13 @@ class _Critic:
 
 def _script(task: Task | None = None) -> dict:
     """Scripted drafts returning 1, 2, ...: factorial's (which pass its rule checks), or another task's."""
-    if task is None or task.id == "factorial":
-        return {"generator": [drafted(1)], "refiner": [drafted(k) for k in range(2, 9)]}
+    if (
+        task is None or task.id == "factorial"
+    ):  # the first draft ends with example usage, which extract_code strips
+        first = (
+            drafted(1).removesuffix("```") + "\n# Example usage\nprint(calculate_factorial(5))\n```"
+        )
+        return {"generator": [first], "refiner": [drafted(k) for k in range(2, 9)]}
     fenced = [f"```python\ndef {task.entry_point}(x):\n    return {k}\n```" for k in range(1, 9)]
     # the first draft comes with a second version after it: the draft is the block that defines the entry point
     other = f"\nOr, shorter:\n```python\ndef {task.entry_point}(x):\n    return -1\n```"
@@ -854,7 +893,7 @@ def recursion_limit(
             return False
         return True
 
-    for budget in (1, 2, 3, 4):
+    for budget in (1, 2, 3, 4, 5, 6):
         limit = limit_for(budget)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             return (
@@ -873,7 +912,7 @@ def recursion_limit(
             )
     return (
         True,
-        "the smallest limit that lets a full-budget run finish, for budgets 1 to 4: anything past it is a runaway loop.",
+        "the smallest limit that lets a full-budget run finish, for budgets 1 to 6: anything past it is a runaway loop.",
     )
 
 
@@ -1088,12 +1127,29 @@ def _repeat_run(
         "repeated": out.get("status") == "repeated",
         "critiques": len(critic.seen),
         "revisions": len(kwargs["revise"].spy.calls),
+        "judged": critic.seen,
+        "revise got": [
+            (str(code).strip(), feedback, n) for code, feedback, n in kwargs["revise"].spy.calls
+        ],
     }
 
 
 def _ended(got: dict, want: dict) -> str | None:
     if got == want:
         return None
+    if got["judged"] != want["judged"] and len(got["judged"]) == len(want["judged"]):
+        return (
+            f"the critic was shown {show(got['judged'][0])}; it judges the code extracted from the reply "
+            "(extract_code(reply.text, task.entry_point).code), as your loop_builder's critic does."
+        )
+    if got["revise got"] != want["revise got"] and len(got["revise got"]) == len(
+        want["revise got"]
+    ):
+        bad = next(g for g, w in zip(got["revise got"], want["revise got"], strict=True) if g != w)
+        return (
+            f"revise was handed {show(bad)}: the draft just judged, the latest critique's feedback and the "
+            "number of the draft to make, as in loop_builder."
+        )
     said = [
         f"{'as repeated' if r['repeated'] else 'not as repeated'}, after {r['critiques']} critique(s) and "
         f"{r['revisions']} revision(s)"
