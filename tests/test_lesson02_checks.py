@@ -99,3 +99,62 @@ def test_an_evidence_reviewer_approving_at_8_or_charging_tokens_fails_and_is_tol
     assert not passed and "visible checks' feedback" in message, message
     passed, message, _ = ex.evidence.evaluate(reviewer(tokens=5))
     assert not passed and "0 prompt and 0 completion tokens" in message, message
+
+
+def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_ones_pass():
+    """From a second fresh read: an evidence reviewer answering every role but the generator's, and one reading a
+    reply's code without the entry point, fail; a trim keeping only the assistant's messages fails; obeyed read from
+    the reviews' own verdicts passes, and one finding APPROVED anywhere in a review fails (the made-up outcomes'
+    reviews now agree with how the runs stopped)."""
+    from reflect.judging import strict_sentinel
+    from reflect.judging.critics import TestGroundedCritic
+    from reflect.testing import FakeReply
+    from tests.test_check_mutants import _probes, solved
+
+    def reviewer(is_reviewer, read):
+        def evidence_chat(chat, task):
+            def answer(messages, role, **params):
+                if not is_reviewer(role):
+                    return chat(messages, role, **params)
+                ev = TestGroundedCritic().evaluate(task, read(messages[-1]["content"], task))
+                return FakeReply("APPROVED" if ev.score == 10 else ev.feedback, 0, 0)
+
+            return answer
+
+        return evidence_chat
+
+    def entry(text, task):
+        return extract_code(text.removeprefix("[Generator]: "), task.entry_point).code
+
+    assert ex.evidence.evaluate(reviewer(lambda role: role == "reviewer", entry))[0]
+    not_generator = ex.evidence.evaluate(reviewer(lambda role: role != "generator", entry))[1]
+    assert "'summarizer'" in not_generator, not_generator
+    anywhere = reviewer(lambda role: role == "reviewer", lambda text, task: extract_code(text).code)
+    assert not ex.evidence.evaluate(anywhere)[0]
+
+    def assistant_only(thread):
+        return (
+            thread
+            if len(thread) <= 3
+            else [thread[0], *[m for m in thread[1:] if m["role"] == "assistant"][-2:]]
+        )
+
+    assert "whatever their role" in ex.trim_thread.evaluate(assistant_only, None)[1]
+
+    ns, _, _ = solved("02.7")
+    runs = _probes(ns)
+
+    def by_verdict(on_sorted, on_merge):
+        return not strict_sentinel(on_sorted.judgements[-1].reply) and strict_sentinel(
+            on_merge.judgements[-1].reply
+        )
+
+    def anywhere_in(on_sorted, on_merge):
+        return (
+            "APPROVED" not in on_sorted.judgements[-1].reply
+            and "APPROVED" in on_merge.judgements[-1].reply
+        )
+
+    args = (ns["probe"], ns["my_reviewer_prompt"], runs["on_sorted"], runs["on_merge"])
+    assert ex.requirement.evaluate(*args, by_verdict)[0]
+    assert not ex.requirement.evaluate(*args, anywhere_in)[0]

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import judge_the_judge
-from reflect.records import Run, Stop
+from reflect.records import Run, Stop, Verdict
 from reflect.strategies.maker_checker import maker_checker
 from reflect.tasks.extract import extract_code
 from reflect.tasks.prompts import REVIEWER_PROMPT
@@ -79,6 +79,13 @@ READINGS: tuple[tuple[str, bool], ...] = (
     ("> APPROVED", False),
     ("- APPROVED", False),
     ("~~APPROVED~~", False),
+    # spaces around the marks, a mark around the final period, a CR or a tab
+    ("**APPROVED** ", True),
+    ("  **APPROVED**", True),
+    ("**APPROVED.**", True),
+    ("`APPROVED.`", True),
+    ("APPROVED\r\nThe loop is clean.", True),
+    ("\tAPPROVED", True),
 )
 
 
@@ -113,8 +120,8 @@ APPROVED = Values(
     hints=(
         "find the first line that is not blank (review.splitlines(), skipping lines that are only spaces); "
         "no such line means no approval.",
-        "strip that line of spaces, then of the marks *, _, ` and # at its two ends, then of a final . or !; "
-        "it approves only if what is left == 'APPROVED'.",
+        "strip that line of spaces and of the marks *, _, ` and # at its two ends, all at once (as in '## APPROVED' "
+        "or '**APPROVED** '), then of one final . or !; it approves only if what is left == 'APPROVED'.",
     ),
 )
 def approved_reading(approved: Callable[[str], object]) -> tuple[bool, str]:
@@ -383,7 +390,13 @@ def _in_the_loop(evidence_chat: Callable, chat: Chat, task: Task) -> tuple:
     """The package's loop with `evidence_chat(chat, task)` as its chat: its reviews, and how it stopped."""
     run = maker_checker(evidence_chat(chat, task), task.prompt(), entry_point=task.entry_point)
     reviews = [(j.reply, j.prompt_tokens + j.completion_tokens) for j in run.judgements]
-    return reviews, run.stop.value, len(run.drafts)
+    probe = ScriptedChat(
+        {"summarizer": ["The run made drafts until one passed."]}
+    )  # a role of neither
+    said = evidence_chat(probe, task)(
+        [{"role": "user", "content": "Summarise the run."}], role="summarizer"
+    )
+    return reviews, run.stop.value, len(run.drafts), (getattr(said, "text", said), len(probe.calls))
 
 
 def _reviews_problem(got: tuple, want: tuple) -> str | None:
@@ -395,6 +408,11 @@ def _reviews_problem(got: tuple, want: tuple) -> str | None:
             )
         if tokens:
             return "the review is not a model call: reply with 0 prompt and 0 completion tokens."
+    if got[3] != want[3]:
+        return (
+            f"a call in another role ('summarizer') got {short(got[3])}: every role but the reviewer's goes to the "
+            "chat you were given, unchanged."
+        )
     if got != want:
         return (
             f"the loop stopped {got[1]!r} after {got[2]} drafts; with the visible checks as its reviewer it stops "
@@ -406,12 +424,14 @@ def _reviews_problem(got: tuple, want: tuple) -> str | None:
 EVIDENCE = Calls(
     "evidence_chat",
     [
-        Case(({"generator": [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT]}, get_task(CHECK_TASK)),
-             "a wrong draft, a nearly right one with prose after its fence, a right one"),
+        Case(({"generator": [WRONG, ALMOST + "\n\nIt loops n times.", RIGHT, RIGHT]},
+              get_task(CHECK_TASK)), "a wrong draft, a nearly right one with prose after its fence, a right one"),
         Case(({"generator": [NEAR_MERGE, MERGE_DRAFT]}, get_task("merge_sorted")),
              "merge_sorted: a draft failing 1 of 5 visible checks, then a right one"),
-        Case(({"generator": ["```python\ndef fibonacci(n)\n    return n\n```", RIGHT]}, get_task(CHECK_TASK)),
-             "a draft that does not load, then a right one"),
+        Case(({"generator": ["```python\ndef fibonacci(n)\n    return n\n```", RIGHT]},
+              get_task(CHECK_TASK)), "a draft that does not load, then a right one"),
+        Case(({"generator": [NEAR_MERGE + "\nOr, in one pass:\n" + MERGE_DRAFT, MERGE_DRAFT]},
+              get_task("merge_sorted")), "merge_sorted: a reply holding two versions, the failing one first"),
     ],
     key=_evidence_key,
     drive=_in_the_loop,
@@ -583,7 +603,7 @@ def requirement(
         for b in (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
     ]
     for stop_sorted, stop_merge in [*outcomes, (on_sorted.stop, on_merge.stop)]:
-        made_up = replace(on_sorted, stop=stop_sorted), replace(on_merge, stop=stop_merge)
+        made_up = _stopped(on_sorted, stop_sorted), _stopped(on_merge, stop_merge)
         got, want = (
             obeyed(*made_up),
             stop_sorted is not Stop.ACCEPTED and stop_merge is Stop.ACCEPTED,
@@ -602,6 +622,21 @@ def requirement(
         f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.accepted)} "
         f"SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT: rule obeyed: {measured}."
     )
+
+
+def _stopped(run: Run, stop: Stop) -> Run:
+    """`run` as if its reviewer had decided `stop`: its last review's reply and verdict say the same."""
+    ok, steps = stop is Stop.ACCEPTED, list(run.steps)
+    i = max((k for k, step in enumerate(steps) if step.role == "reviewer"), default=None)
+    if i is not None:
+        verdict = replace(
+            steps[i].verdict or Verdict("review"),
+            label="approved" if ok else "rejected",
+            accepted=ok,
+        )
+        steps[i] = replace(steps[i], reply="**APPROVED**" if ok else "Not APPROVED: the inputs are sorted, merge them in one pass.",
+                           verdict=verdict)  # fmt: skip
+    return replace(run, stop=stop, steps=tuple(steps))
 
 
 def _trimmed_problem(trimmed: Run) -> str:
@@ -641,9 +676,22 @@ def trim_thread(
     sample = [{"role": "user", "content": "task"}] + [
         {"role": "assistant", "content": str(i)} for i in range(6)
     ]
-    for n in (1, 2, 3, 4, 7):
-        want = sample[:1] + sample[1:n][-2:]
-        got = trim(sample[:n])
+    said = [
+        ("user", "task"),
+        ("assistant", "a"),
+        ("user", "review 1"),
+        ("assistant", "b"),
+        ("user", "review 2"),
+    ]
+    mixed = [{"role": r, "content": c} for r, c in said]  # reviews in the user's role
+    echo = [
+        *sample[:2],
+        *[{"role": "assistant", "content": "[Reviewer]: APPROVED"}] * 2,
+    ]  # a message repeated
+    for thread in (*(sample[:n] for n in (1, 2, 3, 4, 7)), mixed, echo):
+        n = len(thread)
+        want = thread[:1] + thread[1:][-2:]
+        got = trim([dict(m) for m in thread])
         if got != want:
             shown = (
                 [m["content"] for m in got]
@@ -651,8 +699,8 @@ def trim_thread(
                 else got
             )
             return False, (
-                f"trim of a thread of {n} message(s) returned {shown!r}, "
-                f"expected {[m['content'] for m in want]} (the task, then the last two messages)."
+                f"trim of a thread of {n} message(s), {[m['content'] for m in thread]}, returned {shown!r}, "
+                f"expected {[m['content'] for m in want]} (the task, then the last two messages, whatever their role)."
             )
     thread = list(sample)
     trim(thread)
