@@ -289,3 +289,39 @@ def test_the_fresh_reads_wrong_answers_of_lesson_06_fail(large):
 
     ok, message, *_ = lesson06.size_gap.evaluate(sorting, stand_in_small(large), large)
     assert not ok and "changed the arguments it was given" in message, message
+
+
+def test_the_second_fresh_reads_answers_of_lesson_06(large):
+    """From a second fresh read: a differ built on the symmetric difference of the items passes (the equal values
+    built apart are strings now, as factors(...) makes them); isolating that accepts two identical arms fails;
+    compare_arms whose mean pools the rows fails once an arm misses a replicate on one problem."""
+    from itertools import combinations
+
+    ns = solved("06.6")
+    configs = (dict(lesson06.TOY_CONFIGS), dict(lesson06.NOT_ADJACENT))
+    symdiff = {"differ": lambda a, b: {k for k, _ in set(a.items()) ^ set(b.items())}}
+    assert lesson06.factors.evaluate(symdiff["differ"], ns["isolating"], *configs)[0]
+
+    def subset(configs, factor):
+        pairs = combinations(configs, 2)
+        return next(
+            ((x, y) for x, y in pairs if ns["differ"](configs[x], configs[y]) <= {factor}), None
+        )
+
+    assert not lesson06.factors.evaluate(ns["differ"], subset, *configs)[0]
+
+    def pooled(table, a, b):
+        mean, better, worse, p = compare_arms(table, a, b)
+        both = {r["task_id"] for r in table if r["strategy"] == a} & {
+            r["task_id"] for r in table if r["strategy"] == b
+        }
+
+        def rate(s):
+            return [
+                r["run"]["passed"] for r in table if r["strategy"] == s and r["task_id"] in both
+            ]
+
+        return sum(rate(a)) / len(rate(a)) - sum(rate(b)) / len(rate(b)), better, worse, p
+
+    assert lesson06.primary.evaluate(compare_arms, large)[0]
+    assert not lesson06.primary.evaluate(pooled, large)[0]

@@ -107,7 +107,12 @@ RESAMPLE = Calls(
     [
         Case(
             (
-                {"generator": [FakeReply(r, 7, 3) for r in replies]},
+                {
+                    "generator": [
+                        FakeReply(r, 7, 3 if "fewer" not in what else 9 - 7 * i)
+                        for i, r in enumerate(replies)
+                    ]
+                },
                 get_task(tid),
                 list(evidence),
                 len(replies),
@@ -124,6 +129,7 @@ RESAMPLE = Calls(
             ),
             ("flatten", EVIDENCE, (FLAT_B, NONE, FLAT), "the first tied with the last"),
             ("flatten", EVIDENCE[:2], (DEEP, FLAT), "evidence that cannot tell them apart"),
+            ("flatten", EVIDENCE, (FLAT, FLAT_B), "a tie whose later sample cost fewer tokens"),
             (
                 "palindrome",
                 PALINDROME["evidence"],
@@ -160,7 +166,7 @@ def resample_by_hand(resample: Callable[..., object]) -> tuple[bool, str]:
         return False, problem
     return True, (
         f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE.cases)} scripted runs "
-        "(a tie, the best sample last, the first tied with the last, evidence that cannot tell, another task)."
+        "(two ties, the best sample last, the first tied with the last, evidence that cannot tell, another task)."
     )
 
 
@@ -574,6 +580,11 @@ NOT_ADJACENT = {
     "y": {"first draft": "t=0.6", "evidence": "self-tests", "checks shown": False},
     "z": {"first draft": "t=0", "evidence": "examples", "checks shown": False},
 }
+TWINS = {  # two identical arms: a pair that differs in nothing isolates nothing
+    "u": {"first draft": "t=0", "evidence": "examples"},
+    "v": {"first draft": "t=0", "evidence": "examples"},
+    "w": {"first draft": "t=0.6", "evidence": "self-tests"},
+}
 DIFFER = Values(
     "differ",
     [
@@ -585,8 +596,8 @@ DIFFER = Values(
     + [  # equal values that are not the same object, as factors(...) builds them: equal is not identical
         Case(
             (
-                {"first draft": "".join(["t=", "0.6"]), "evidence": ["examples"]},
-                {"first draft": "".join(["t=", "0.6"]), "evidence": ["examples"]},
+                {"first draft": "".join(["t=", "0.6"]), "evidence": "".join(["exam", "ples"])},
+                {"first draft": "".join(["t=", "0.6"]), "evidence": "".join(["exam", "ples"])},
             ),
             "equal values built apart",
         )
@@ -616,7 +627,7 @@ ISOLATING = Properties(
     "isolating",
     [
         Case(({n: dict(v) for n, v in c.items()}, f))
-        for c in (TOY_CONFIGS, NOT_ADJACENT)
+        for c in (TOY_CONFIGS, NOT_ADJACENT, TWINS)
         for f in sorted({k for v in c.values() for k in v})
     ],
     rules=[_isolates],
@@ -717,6 +728,14 @@ def _compare_arms(rows: Sequence[Row], a: str, b: str, by_replicate: bool = Fals
     return (sum(d) / len(d), sum(x > 0 for x in d), sum(x < 0 for x in d), _flip_p(d))
 
 
+def _short(table: list[Row]) -> list[Row]:
+    """`table` with one replicate fewer for one arm on one problem (a stopped run): x's last on p1, and y's on p5 -
+    the replicates of a problem are averaged over the ones it has."""
+    last = {(r["strategy"], r["task_id"]): r["replicate"] for r in table}
+    return [r for r in table if (r["strategy"], r["task_id"], r["replicate"]) not in
+            {("x", "p1", last.get(("x", "p1"))), ("y", "p5", last.get(("y", "p5")))}]  # fmt: skip
+
+
 def _made_up_table(rng: random.Random) -> list[Row]:
     reps = rng.choice((2, 3))
     return [
@@ -731,7 +750,7 @@ def _made_up_table(rng: random.Random) -> list[Row]:
 _rng = random.Random(7)
 PRIMARY = Values(
     "compare_arms",
-    [Case((TOY_TABLE, "x", "y")), Case((TOY_TABLE, "y", "x"))]
+    [Case((TOY_TABLE, "x", "y")), Case((TOY_TABLE, "y", "x")), Case((_short(TOY_TABLE), "x", "y"))]
     + [
         Case((_made_up_table(_rng), a, b))
         for a, b in (("x", "y"), ("z", "x"), ("y", "z"), ("x", "z"), ("x", "y"), ("z", "y"))
@@ -1056,6 +1075,7 @@ SIZE_GAP = Values(
         Case((SMALL_TOY, LARGE_TOY, "x", "y"), "the made-up sizes"),
         Case((LARGE_TOY, SMALL_TOY, "x", "y"), "the made-up sizes the other way round (2 replicates small, 3 large)"),
         Case((SMALL_TOY, LARGE_TOY, "y", "x"), "the made-up sizes, the arms the other way round"),
+        Case((_short(SMALL_TOY), LARGE_TOY, "x", "y"), "the made-up sizes, a replicate missing for x on p1"),
     ],
     oracle=_gap,
     equal=_gaps_equal,
