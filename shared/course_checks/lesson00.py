@@ -191,28 +191,16 @@ def hosted_bill(
 TRUNCATED = Values(
     "was_truncated",
     [
-        Case(
-            (Reply("Lists, sets and dicts.", "probe", "m", 20, 8, 0.1, "length"),),
-            "ends like a sentence, yet cut",
-        ),
-        Case(
-            (Reply("x = {1: 'a'}\nprint(x", "probe", "m", 20, 7, 0.1, "stop"),),
-            "ends oddly, yet finished",
-        ),
-        Case((Reply("The answer is", "probe", "m", 9, 3, 0.1, "length"),), "cut mid-sentence"),
-        Case((Reply("4", "probe", "m", 9, 1, 0.1, "stop"),), "a short finished reply"),
-        Case(
-            (Reply("", "probe", "m", 9, 0, 0.1, "content_filter"),),
-            "stopped by a filter, not by the cap",
-        ),
-        Case(
-            (Reply("def f(xs):\n    return len(xs", "probe", "m", 20, 12, 0.1, "length"),),
-            "cut at 12 tokens",
-        ),
-        Case(
-            (Reply("Use len() to get a list's length.", "probe", "m", 9, 9, 0.1, "stop"),),
-            "finished, its text says 'length'",
-        ),
+        Case((Reply(text, "probe", "m", 20, tokens, 0.1, why),), note)
+        for text, tokens, why, note in (
+            ("Lists, sets and dicts.", 8, "length", "ends like a sentence, yet cut"),
+            ("x = {1: 'a'}\nprint(x", 7, "stop", "ends oddly, yet finished"),
+            ("The answer is", 3, "length", "cut mid-sentence"),
+            ("4", 1, "stop", "a short finished reply"),
+            ("", 0, "content_filter", "stopped by a filter, not by the cap"),
+            ("def f(xs):\n    return len(xs", 12, "length", "cut at 12 tokens"),
+            ("Use len() to get a list's length.", 9, "stop", "finished, its text says 'length'"),
+        )
     ],
     oracle=lambda reply: reply.finish_reason == "length",
     equal=lambda got, want: bool(got) is want,
