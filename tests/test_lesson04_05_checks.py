@@ -309,3 +309,51 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_05_fail():
     assert not passes(lesson05.memory_round_trip, by_name["remember"], by_name["recall"])
     cut = solved("05", "05.9", swap=('f"{a} (got {out})"', 'f"{a[:60]} (got {out})"'))
     assert not passes(lesson05.memory_entry, cut["keep"])
+
+
+def test_the_second_fresh_reads_wrong_answers_of_lesson_04_fail():
+    """From a second fresh read of lesson 04, each now caught: a recursion limit typed in for budgets 1 to 4; a
+    gate that lets the hidden tests decide, or numbers its step by the drafts; a repeat graph that keeps the fenced
+    reply as its draft; a history read through only its last 8 snapshots; an escalation that always asks strong
+    (told so, not that a count is shared); and no builder returned (named by the drive, spec.Wrong)."""
+    loop = solved("04", "04.1")
+    typed = {1: 3, 2: 5, 3: 7}
+    assert passes(lesson04.recursion_limit, lambda n: 2 * n + 1, loop["loop_builder"])
+    assert not passes(lesson04.recursion_limit, lambda n: typed.get(n, 9), loop["loop_builder"])
+
+    index = 'len(rg.this_run(state, "steps"))'
+    by_drafts = solved("04", "04.5", swap=(index, "rg.iteration(state)"))
+    assert not passes(lesson04.sandbox_gate, by_drafts["tests_gate"])
+    hidden = solved(
+        "04", "04.5", swap=("ev.score == 10", "judge(task, rg.current_draft(state)).passed")
+    )
+    hidden["judge"] = __import__("reflect.judging.hidden", fromlist=["judge"]).judge
+    assert not passes(lesson04.sandbox_gate, hidden["tests_gate"])
+
+    fenced = solved(
+        "04",
+        "04.1",
+        "04.8",
+        swap=(
+            'extract_code(chat(messages, role="generator", **sampling("generator")).text, task.entry_point).code',
+            'chat(messages, role="generator", **sampling("generator")).text',
+        ),
+    )
+    assert "critic was shown" in lesson04.repeat_stop.evaluate(fenced["repeat_builder"])[1]
+
+    history = solved(
+        "04",
+        "04.7",
+        swap=("graph.get_state_history(config)", "graph.get_state_history(config, limit=8)"),
+    )
+    assert not passes(lesson04.read_history, history["visited"])
+
+    def escalating(small, strong, after):
+        return lambda messages, role="generator", **params: (
+            strong if role == "refiner" else small
+        )(messages, role=role, **params)
+
+    assert "first revision to the strong model" in lesson04.escalation.evaluate(escalating)[1]
+    compiled = {"loop_builder": lambda *a, **k: None}  # no builder returned
+    message = lesson04.your_loop.evaluate(compiled["loop_builder"])[1]
+    assert "return the StateGraph builder itself" in message and "raised" not in message, message
