@@ -211,7 +211,7 @@ def critic_view(code: str) -> str:
     quotes may change, behaviour does not). A body left empty gets `pass`; code that does not parse is
     returned as it is."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return code
     for node in ast.walk(tree):
