@@ -4,6 +4,7 @@ each wrong answer fails with the message that names its mistake."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import math
 import tokenize
@@ -59,6 +60,14 @@ class MoreIsBetter:
         return Evaluation(10 if r.passed else 1 + len(r.failures), r.feedback(label="visible"))
 
 
+class NoFloor:
+    """A fresh read's answer: 10 less one per failure, so a draft failing 10 or more scores 0 or below."""
+
+    def evaluate(self, task, code):
+        r = _visible(task, code)
+        return Evaluation(10 - len(r.failures) if r.tests else 1, r.feedback(label="visible"))
+
+
 class Vague:
     def evaluate(self, task, code):
         r = _visible(task, code)
@@ -86,6 +95,7 @@ def test_visible_tests_passes_any_scoring_with_the_properties(critic):
         (Silent, "quotes no failing test"),
         (MoreIsBetter, "never score higher"),
         (Vague, "say which tests failed"),
+        (NoFloor, "failing 19 of 20 visible tests of sign scored -9"),
     ],
 )
 def test_visible_tests_names_the_mistake(critic, words):
@@ -160,6 +170,27 @@ def _unparsed(code):
         return code
 
 
+def _line_start_strings_as_docstrings(code):
+    """A fresh read's answer: any string token that starts a line taken for a docstring (a list's item too)."""
+    try:
+        ast.parse(code)
+        toks = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (SyntaxError, tokenize.TokenError):
+        return code
+    out, prev = [], tokenize.NEWLINE
+    starts = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)
+    for t in toks:
+        if t.type == tokenize.COMMENT:
+            continue
+        if t.type == tokenize.STRING and prev in starts:
+            prev = t.type
+            out.append((tokenize.NAME, "pass"))
+            continue
+        prev = t.type
+        out.append((t.type, t.string))
+    return tokenize.untokenize(out)
+
+
 @pytest.mark.parametrize(
     ("view", "words"),
     [
@@ -173,6 +204,7 @@ def _unparsed(code):
         (lambda code: by_ast(code).replace("'#'", "''"), "changed what the code does"),
         (lambda code: by_ast(code) if by_ast(code) != code else "", "as it is"),
         (lambda code: by_ast(code).replace("    pass", ""), "no longer parses"),
+        (_line_start_strings_as_docstrings, "no longer parses"),
     ],
 )
 def test_critic_view_names_the_mistake(view, words):
@@ -191,3 +223,47 @@ def test_mcnemar_by_hand_passes_and_one_tail_is_named():
 
     assert ex.MCNEMAR.problem(right) is None
     assert "one tail" in ex.MCNEMAR.problem(one_tail)
+
+
+class _TestsThenLLM:
+    def __init__(self, llm_critic, tests_critic=None):
+        self.llm, self.tests = llm_critic, tests_critic or ex.TestGroundedCritic()
+
+    def evaluate(self, task, code):
+        t = self.tests.evaluate(task, code)
+        return t if t.score < 10 else self.answer(t, self.llm.evaluate(task, code))
+
+    def answer(self, tests, llm):
+        return llm
+
+
+class _CopiesTheLLMs(_TestsThenLLM):
+    def answer(self, tests, llm):
+        return dataclasses.replace(llm)
+
+
+class _MergesTheFeedback(_TestsThenLLM):
+    """A fresh read's answer: a new Evaluation with the LLM's score and both feedbacks, its cost lost."""
+
+    def answer(self, tests, llm):
+        return Evaluation(llm.score, tests.feedback + "\n" + llm.feedback)
+
+
+class _KeepsTheFeedbackOnly(_TestsThenLLM):
+    def answer(self, tests, llm):
+        return Evaluation(llm.score, llm.feedback)
+
+
+@pytest.mark.parametrize("combo", [_TestsThenLLM, _CopiesTheLLMs])
+def test_tests_then_llm_passes_the_llms_evaluation_returned_as_it_is(combo):
+    ok, message = ex.tests_then_llm.check(combo)
+    assert ok, message
+
+
+@pytest.mark.parametrize(
+    ("combo", "words"),
+    [(_MergesTheFeedback, "whose feedback is not"), (_KeepsTheFeedbackOnly, "whose usage is not")],
+)
+def test_tests_then_llm_names_an_evaluation_made_anew(combo, words):
+    ok, message = ex.tests_then_llm.check(combo)
+    assert not ok and words in message, message

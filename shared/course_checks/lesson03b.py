@@ -90,6 +90,7 @@ DRAFTS = {  # code -> what the message calls it
     "def count_vowels(text):\n    return 0\n": "a draft failing every visible test",
     "def sign(x):\n    return (x > 0) - (x < 0)\n": "a right draft",
     "def sign(x):\n    return (x > 0) - (x < 0) if x != 3 else 0\n": "a draft failing one of 20 visible tests",
+    "def sign(x):\n    return 0\n": "a draft failing 19 of 20 visible tests",
 }
 _RUNS: dict = {}
 
@@ -301,6 +302,15 @@ def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple
         return (
             False,
             f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6).",
+        )
+    own = LLMCritic(ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})).evaluate(task, GOOD)
+    changed = [f for f in ("feedback", "usage", "raw") if getattr(ev, f) != getattr(own, f)]
+    if changed:
+        return (
+            False,
+            f"on a passing draft evaluate returned an Evaluation whose {changed[0]} is not the LLM critic's "
+            f"({show(getattr(ev, changed[0]))}, not {show(getattr(own, changed[0]))}): return its Evaluation as it "
+            "is, what its call cost included.",
         )
     other = get_task("palindrome")  # a second task: the tests critic tests the task it is given
     palindrome = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
@@ -841,6 +851,11 @@ VIEWS = {  # code -> (entry point, a test of what it does, what the message call
         "area",
         "assert abs(area(1) - 3.14159) < 0.001\n",
         "a module docstring",
+    ),
+    'def greet(name):\n    parts = [\n        "hello",\n        name,\n    ]\n    return " ".join(parts)\n': (
+        "greet",
+        'assert greet("ann") == "hello ann"\n',
+        "a list whose first item, a string, starts a line",
     ),
     'def log(items):\n    items.append("seen")\n    return items\n': (
         "log",
