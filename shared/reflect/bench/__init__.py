@@ -111,12 +111,11 @@ def _budget_table(rows: list[dict], resample: str = "resample") -> str:
     return "\n".join(lines)
 
 
-def _judges_table(rows: list[dict], title: str = "") -> str:
+def _judges_table(rows: list[dict]) -> str:
     """Every judge in the runs against the hidden tests: accepted right/wrong, rejected right/wrong,
     precision (right among accepted) and missed (right drafts it rejected)."""
-    head = f"{title}: " if title else ""
     lines = [
-        f"{head}{'judge':<32}{'accepted right/wrong':>22}{'rejected right/wrong':>22}"
+        f"{'judge':<32}{'accepted right/wrong':>22}{'rejected right/wrong':>22}"
         f"{'precision':>11}{'missed':>8}"
     ]
     for (strategy, role), c in report.confusion(rows).items():
@@ -124,7 +123,7 @@ def _judges_table(rows: list[dict], title: str = "") -> str:
             f"{v:.0%}" if v is not None else "-" for v in report.precision_missed(c)
         )
         lines.append(
-            f"{'':<{len(head)}}{strategy + ' ' + role:<32}{c['accepted_right']:>11}/"
+            f"{strategy + ' ' + role:<32}{c['accepted_right']:>11}/"
             f"{c['accepted_wrong']:<10}{c['rejected_right']:>11}/{c['rejected_wrong']:<10}"
             f"{precision:>11}{missed:>8}"
         )

@@ -175,17 +175,10 @@ _FEEDBACK_STYLE = {  # one colour and one marker per arm, hollow markers: a poin
 }
 
 
-def feedback_curves(
-    ax,
-    table: list[dict],
-    title: str,
-    others: list[tuple[str, float, float]] = (),
-    resample: list[tuple[int, float, float]] = (),
-):
+def feedback_curves(ax, table: list[dict], title: str):
     """Lesson 06's experiment on one axis: each arm's pass rate against tokens per task as it may draw
     j = 0..4 samples after a failed first draft (`reflect.evaluation.feedback.curve`; j = 0 is the first
-    draft alone, one-shot, drawn once as a star), plus `others` as (name, tokens, pass rate) points and an
-    older `resample` curve, for the problems they share."""
+    draft alone, one-shot, drawn once as a star)."""
     from ..evaluation.feedback import ARMS, curve
 
     start = None
@@ -204,17 +197,6 @@ def feedback_curves(
             label=f"{arm}, j = 1..{len(points) - 1}",
         )
         ax.plot([start[2], points[1][2]], [start[1], points[1][1]], ":", color=colour)
-    if resample:
-        ax.plot(
-            [t for *_, t in resample],
-            [r for _, r, _ in resample],
-            "-",
-            color="0.6",
-            marker=".",
-            label=f"lesson 06's resample, j = 1..{len(resample)}",
-        )
-    for i, (name, tokens, rate) in enumerate(others):
-        ax.plot(tokens, rate, "P", ms=7, color=f"C{4 + i}", mfc="none", label=name)
     ax.plot(start[2], start[1], "k*", ms=11, label="one-shot (the shared first draft)")
     ax.set(
         xscale="log",

@@ -135,14 +135,13 @@ def start_state(
     text: str,
     max_iterations: int = 3,
     requirements: list[str] | None = None,
-    metadata: dict | None = None,
 ) -> dict:
     """The input state for one run."""
     return {
         "input": text,
         "max_iterations": max_iterations,
         "requirements": list(requirements or []),
-        "metadata": dict(metadata or {}),
+        "metadata": {},
         "steps": [],
         "errors": [],
     }

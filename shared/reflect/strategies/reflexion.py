@@ -314,20 +314,12 @@ def _mark_repeat(steps: list[Step], earlier: list[str], code: str) -> None:
         steps[i] = replace(steps[i], note=f"same code as attempt {earlier.index(code) + 1}")
 
 
-def memory_experiment(max_attempts: int = 3, window: int = 3, seed: int = SEED) -> list:
+def memory_experiment(max_attempts: int = 3) -> list:
     """Lesson 05's experiment: one-shot (the baseline) and Reflexion under each memory mode."""
     from .one_shot import OneShot
 
-    return [
-        OneShot(),
-        *(
-            Reflexion(
-                memory_mode=m,
-                window=window,
-                max_attempts=max_attempts,
-                seed=seed,
-                name=f"reflexion:{m}",
-            )
-            for m in MEMORY_MODES
-        ),
-    ]
+    modes = (
+        Reflexion(memory_mode=m, max_attempts=max_attempts, name=f"reflexion:{m}")
+        for m in MEMORY_MODES
+    )
+    return [OneShot(), *modes]

@@ -88,9 +88,7 @@ def _strip_examples(code: str) -> str:
     return "\n".join(out).strip() + "\n"
 
 
-def extract_code(
-    reply: str, entry_point: str | None = None, strip_examples: bool = True
-) -> _Extraction:
+def extract_code(reply: str, entry_point: str | None = None) -> _Extraction:
     """The code in `reply` that a test run should use (see module docstring)."""
     if not reply or not reply.strip():
         return _Extraction("", "none", "The reply is empty.")
@@ -122,9 +120,7 @@ def extract_code(
             code = blocks[0]
     else:
         code = blocks[0]
-    if strip_examples:
-        code = _strip_examples(code)
-    return _Extraction(code.rstrip() + "\n", source)
+    return _Extraction(_strip_examples(code).rstrip() + "\n", source)
 
 
 def _bare_code(reply: str) -> str:
