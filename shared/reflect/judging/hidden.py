@@ -36,38 +36,14 @@ class Attempt:
 
 def judge(task: Task, code: str, prompt_tokens: int = 0, completion_tokens: int = 0) -> Attempt:
     """Run the hidden tests and the static checks on `code` (empty code fails with a reason)."""
+    kept = {"code": code, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
     if not code.strip():
-        return Attempt(
-            task.id,
-            task.difficulty,
-            False,
-            0,
-            0,
-            "no code in the reply",
-            [],
-            code,
-            prompt_tokens,
-            completion_tokens,
-        )
+        return Attempt(task.id, task.difficulty, False, 0, 0, "no code in the reply", **kept)
     res = task.run(code)
-    first = (
-        ""
-        if res.passed
-        else (res.failures[0].describe().removeprefix("FAIL ") if res.failures else res.error or "")
-    )
+    failure = res.failures[0].describe().removeprefix("FAIL ") if res.failures else res.error or ""
     static = [c.reason for c in task.static_checks(code) if not c.passed]
-    return Attempt(
-        task.id,
-        task.difficulty,
-        res.passed,
-        res.n_passed,
-        len(res.tests),
-        first,
-        static,
-        code,
-        prompt_tokens,
-        completion_tokens,
-    )
+    verdict = (res.passed, res.n_passed, len(res.tests), "" if res.passed else failure, static)
+    return Attempt(task.id, task.difficulty, *verdict, **kept)
 
 
 def pass_rate(attempts: list[Attempt]) -> float:
