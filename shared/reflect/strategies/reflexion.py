@@ -134,15 +134,7 @@ class Reflexion:
                 else:
                     asserts = self.tests_for(chat, task)
             except ModelError as err:
-                return Run(
-                    strategy=self.name,
-                    task_id=task.id,
-                    final_code="",
-                    stop=Stop.PROVIDER_ERROR,
-                    steps=tuple(steps),
-                    chosen="no draft",
-                    error=str(err),
-                )
+                return self._record(task, steps, Stop.PROVIDER_ERROR, error=str(err))
             return self._attempts(task, chat, asserts, remembered, key, steps)
 
         return execute(self, task, body)
@@ -193,30 +185,20 @@ class Reflexion:
             reflections = [*reflections, reflection][-self.window :] if self.window > 0 else []
             self._remember(key, attempt, reflection, score, evidence.all_passed, code)
         if chosen is None:
-            return Run(
-                strategy=self.name,
-                task_id=task.id,
-                final_code="",
-                stop=stop,
-                steps=tuple(steps),
-                chosen="no draft",
-                error=error,
-            )
+            return self._record(task, steps, stop, error=error)
         why = {
             Stop.ACCEPTED: "accepted by its tests and the evaluator",
             Stop.REGRESSED: "the best, after a drop of over 20%",
             Stop.CONVERGED: f"the best; no better score in {self.patience} attempts",
             Stop.TOKEN_BUDGET: f"the best; another attempt would pass the {self.token_budget}-token budget",
         }.get(stop, "the best so far")
-        return Run(
-            strategy=self.name,
-            task_id=task.id,
-            final_code=chosen.code,
-            stop=stop,
-            steps=tuple(steps),
-            chosen=f"attempt {chosen.iteration}, score {chosen.score:g}: {why}",
-            error=error,
-        )
+        said = f"attempt {chosen.iteration}, score {chosen.score:g}: {why}"
+        return self._record(task, steps, stop, chosen.code, said, error)
+
+    def _record(self, task, steps, stop, code="", chosen="no draft", error=None) -> Run:
+        """The run as it ended: the code returned (none: "no draft"), why, and every step."""
+        made = {"strategy": self.name, "task_id": task.id, "steps": tuple(steps)}
+        return Run(**made, final_code=code, stop=stop, chosen=chosen, error=error)
 
     def stop_reason(self, history: list[Draft]) -> Stop | None:
         """Why the loop stops after its last attempt, or None to go on, in lesson 05's order: accepted when the
