@@ -154,31 +154,15 @@ class Resample:
                     break
         except ModelError as err:
             stop, error = Stop.PROVIDER_ERROR, str(err)
-        i = best_index(
-            [score for score, _ in drafts]
-        )  # the most asserts passed, the earliest on a tie
+        # the most asserts passed, the earliest on a tie
+        i = best_index([score for score, _ in drafts])
+        made = dict(strategy=self.name, task_id=task.id, stop=stop, steps=tuple(steps), error=error)
         if i is None:
-            return Run(
-                strategy=self.name,
-                task_id=task.id,
-                final_code="",
-                stop=stop,
-                steps=tuple(steps),
-                chosen="no draft",
-                error=error,
-            )
+            return Run(**made, final_code="", chosen="no draft")
         kind = "draft" if self.first == "draft" else "sample"
         why = (
             f"{drafts[i][0]}/{len(asserts)} of its {self.select} passed, the most (earliest on a tie)"
             if asserts
             else f"no evidence to choose by: the first {kind}"
         )
-        return Run(
-            strategy=self.name,
-            task_id=task.id,
-            final_code=drafts[i][1],
-            stop=stop,
-            steps=tuple(steps),
-            chosen=f"{kind} {i + 1}: {why}",
-            error=error,
-        )
+        return Run(**made, final_code=drafts[i][1], chosen=f"{kind} {i + 1}: {why}")
