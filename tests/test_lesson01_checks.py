@@ -167,9 +167,50 @@ def test_a_careful_prompt_that_never_names_the_requirements_or_is_a_task_fails()
         (ex.GENERATOR_PROMPT.lower(), "never asks about the requirements"),
         ("You are a careful Python developer. Output ONLY the Python code.", "requirements"),
         (task_of("factorial").prompt(), "a task's own text"),
+        (  # a third fresh read's: prose about each requirement, then the code
+            "You are an expert Python developer. Go through every listed requirement one by one and explain in "
+            "prose how your code meets each of them, then give the code.",
+            "never asks for the code alone",
+        ),
     ):
         passed, message, *_ = ex.stricter_prompt.evaluate(
             right_retry_failed, prompt, None, [], conn
         )
         assert not passed and said in message, message
-    assert "ready" in ex.stricter_prompt.evaluate(right_retry_failed, PROMPT, None, [], conn)[1]
+    for prompt in (
+        PROMPT,
+        "Check your code against each listed requirement, then reply with nothing but the code.",
+        "Go through every requirement first. Answer with code only.",
+    ):
+        assert "ready" in ex.stricter_prompt.evaluate(right_retry_failed, prompt, None, [], conn)[1]
+
+
+def _verdict_of(error_first: bool):
+    def verdict_of(task, code):
+        if not code.strip():
+            return (False, "no code in the reply", [])
+        r = task.run(code)
+        failed = r.failures[0].describe().removeprefix("FAIL ") if r.failures else ""
+        first = (r.error or failed) if error_first else (failed or r.error or "")
+        missed = [c.reason for c in task.static_checks(code) if not c.passed]
+        return (r.passed, "" if r.passed else first, missed)
+
+    return verdict_of
+
+
+def test_a_verdict_that_reads_the_error_before_the_failed_test_is_named():
+    """A third fresh read's: `result.error or failures[0]`. A draft whose process ends in a test has both."""
+    assert ex.VERDICT.problem(_verdict_of(error_first=False)) is None
+    assert "a failed test comes first" in ex.VERDICT.problem(_verdict_of(error_first=True))
+
+
+def test_passes_any_that_judges_each_draws_code_again_passes():
+    """A third fresh read's right answer judges the draws' code rather than reading .passed: the made-up draws'
+    code is what their verdicts say."""
+    from reflect.judging.hidden import judge
+
+    def by_judging(draws):
+        return any(judge(get_task(d.task_id), d.final_code).passed for d in draws)
+
+    assert ex.PASSES_ANY.problem(by_judging) is None
+    assert ex.PASSES_ANY.problem(lambda draws: bool(draws)) is not None

@@ -4,6 +4,7 @@ misses, then pass rate per difficulty, a stricter prompt, three samples, a pick 
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -223,6 +224,10 @@ VERDICT = Values(
                 "factorial",
                 "def calculate_factorial(n):\n    return 1\nraise ValueError('bad\\nsecond line')\n",
             ),
+            (
+                "fibonacci",
+                "def fibonacci(n):\n    import os\n    os._exit(3)\n",
+            ),  # an error and a failure
         )
     ],
     oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
@@ -245,6 +250,17 @@ VERDICT = Values(
             )(judge(task, code)),
             "missed holds the reasons of the static checks that did not pass, not of all of them.",
         ),
+        Misreading(
+            lambda task, code: (
+                lambda v: (
+                    v.passed,
+                    code.strip() and not v.passed and task.run(code).error or v.first_failure,
+                    v.static_failures,
+                )
+            )(judge(task, code)),
+            "a failed test comes first: a run that ended early has an error and a failed test, and first_failure is "
+            "the test's describe(); the error only where no test failed.",
+        ),
     ],
     forbid=(
         (hidden_module,),
@@ -265,7 +281,7 @@ VERDICT = Values(
     ),
 )
 def verdict(verdict_of: Callable[[Task, str], object]) -> tuple[bool, str]:
-    """Build 2: the learner's reading of a sandbox run against the package's judge, on eight drafts."""
+    """Build 2: the learner's reading of a sandbox run against the package's judge, on made-up drafts."""
     problem = VERDICT.problem(verdict_of)
     if problem:
         return False, problem
@@ -518,6 +534,13 @@ def stricter_prompt(
             "prompt that has the model go through every listed requirement before it answers.",
             False,
         )
+    if not _CODE_ONLY.search(careful_prompt):
+        return (
+            False,
+            "retry_failed is right, but CAREFUL_PROMPT never asks for the code alone: the statement asks that the "
+            "model still output only code, so that the requirements are the one thing the prompt changes.",
+            False,
+        )
     if retry is None:
         return (
             False,
@@ -603,6 +626,9 @@ def stricter_prompt(
     )
 
 
+_CODE_ONLY = re.compile(
+    r"\bonly\b[^.]{0,40}\bcode\b|\bcode\b[^.]{0,20}\bonly\b|nothing but[^.]{0,30}\bcode\b", re.I
+)
 MADE_UP_PROMPT = (
     "You write Python. Check every listed requirement before you answer. (A made-up prompt.)"
 )
@@ -895,12 +921,20 @@ PICK = Values(
 
 
 def _made_up_draws(verdicts: str) -> list[Run]:
-    """Made-up draws of factorial, one a letter: P passes the hidden tests, f fails (its code still there)."""
+    """Made-up draws of factorial, one a letter: P passes the hidden tests, f fails; each draw's code is what its
+    verdict says (a learner may judge the code again rather than read .passed)."""
     return [
-        Run(strategy="one-shot", task_id="factorial", final_code=f"def calculate_factorial(n):\n    return {i}\n",
+        Run(strategy="one-shot", task_id="factorial", final_code=_FACTORIAL[v == "P"].format(i=i),
             stop=Stop.SINGLE_DRAFT, chosen=f"draw {i}", passed=v == "P")
         for i, v in enumerate(verdicts, 1)
     ]  # fmt: skip
+
+
+_FACTORIAL = (
+    "def calculate_factorial(n):\n    return {i}\n",
+    'def calculate_factorial(n):\n    """n!, draw {i}."""\n    if n < 0:\n        raise ValueError(n)\n'
+    "    return 1 if n < 2 else n * calculate_factorial(n - 1)\n",
+)
 
 
 PASSES_ANY = Values(
