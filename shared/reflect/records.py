@@ -41,6 +41,14 @@ def parse_python(source: str) -> ast.Module:
             return ast.parse(source)
 
 
+def parsed(source: str) -> ast.Module | None:
+    """`parse_python(source)`, or None for code that does not parse."""
+    try:
+        return parse_python(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def compile_tree(tree: ast.AST, filename: str, mode: str):
     """`compile(tree, filename, mode)` for an `ast` tree, safe to call from several threads at once."""
     with _AST_LOCK:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..model.llm import response_format_for
 from ..model.roles import SAMPLING, SEED
-from ..records import parse_python
+from ..records import parse_python, parsed
 from ..tasks.prompts import CRITIC_PROMPT, VOTER_PROMPTS, critic_repair_request, review_request
 from ..tasks.task import Task
 from .critique import Critique, critique_schema, parse_critique
@@ -210,9 +210,8 @@ def critic_view(code: str) -> str:
     reviewer (lesson 03b's injection and gaming), and otherwise the same program (`ast.unparse`: layout and
     quotes may change, behaviour does not). A body left empty gets `pass`; code that does not parse is
     returned as it is."""
-    try:
-        tree = parse_python(code)
-    except (SyntaxError, ValueError):
+    tree = parsed(code)
+    if tree is None:
         return code
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..records import parse_python
+from ..records import parse_python, parsed
 
 
 @dataclass(frozen=True)
@@ -19,13 +19,6 @@ class CheckResult:
     name: str
     passed: bool
     reason: str
-
-
-def _tree(code: str) -> ast.Module | None:
-    try:
-        return parse_python(code)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -48,7 +41,7 @@ def parses(code: str) -> CheckResult:
 
 def has_function(code: str, name: str, arity: int | None = None) -> CheckResult:
     """The code defines `name` (with `arity` parameters, if given)."""
-    tree = _tree(code)
+    tree = parsed(code)
     if tree is None:
         return CheckResult("has_function", False, "the module does not parse")
     fn = _function(tree, name)
@@ -68,7 +61,7 @@ def has_function(code: str, name: str, arity: int | None = None) -> CheckResult:
 
 def has_docstring(code: str, name: str) -> CheckResult:
     """The function has a docstring."""
-    tree = _tree(code)
+    tree = parsed(code)
     fn = _function(tree, name) if tree else None
     if fn is None:
         return CheckResult("has_docstring", False, f"no function named {name!r}")
@@ -80,7 +73,7 @@ def has_docstring(code: str, name: str) -> CheckResult:
 
 def has_type_hints(code: str, name: str) -> CheckResult:
     """Every parameter and the return value are annotated."""
-    tree = _tree(code)
+    tree = parsed(code)
     fn = _function(tree, name) if tree else None
     if fn is None:
         return CheckResult("has_type_hints", False, f"no function named {name!r}")
@@ -113,7 +106,7 @@ def _called_names(node: ast.AST) -> list[tuple[str, int]]:
 
 def no_forbidden_calls(code: str, forbidden: tuple[str, ...] = ("sorted", ".sort")) -> CheckResult:
     """Names like "sorted" match a plain call; ".sort" matches a method call `x.sort()`."""
-    tree = _tree(code)
+    tree = parsed(code)
     if tree is None:
         return CheckResult("no_forbidden_calls", False, "the module does not parse")
     hits = [(n, ln) for n, ln in _called_names(tree) if n in forbidden]
@@ -128,7 +121,7 @@ def no_forbidden_calls(code: str, forbidden: tuple[str, ...] = ("sorted", ".sort
 
 def raises_exception(code: str, name: str, exc: str) -> CheckResult:
     """The function raises the given exception somewhere."""
-    tree = _tree(code)
+    tree = parsed(code)
     fn = _function(tree, name) if tree else None
     if fn is None:
         return CheckResult("raises_exception", False, f"no function named {name!r}")

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from ..records import parse_python
+from ..records import parsed
 
 _FENCE = re.compile(
     r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M
@@ -35,18 +35,9 @@ class _Extraction:
         return bool(self.code.strip())
 
 
-def _parses(code: str) -> bool:
-    try:
-        parse_python(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def _defines(code: str) -> set[str]:
-    try:
-        tree = parse_python(code)
-    except (SyntaxError, ValueError):
+    tree = parsed(code)
+    if tree is None:
         return {
             m.group(1)
             for m in re.finditer(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)", code, re.M)
@@ -61,9 +52,8 @@ def _defines(code: str) -> set[str]:
 
 def _strip_examples(code: str) -> str:
     """Drop top-level example usage (prints, asserts, __main__ blocks) that follows the definitions."""
-    try:
-        tree = parse_python(code)
-    except (SyntaxError, ValueError):
+    tree = parsed(code)
+    if tree is None:
         return code
     keep = []
     for node in tree.body:
@@ -133,7 +123,7 @@ def _bare_code(reply: str) -> str:
     for s in starts:
         for e in range(len(lines), s, -1):
             chunk = "\n".join(lines[s:e]).strip()
-            if chunk and _parses(chunk) and _defines(chunk):
+            if chunk and parsed(chunk) is not None and _defines(chunk):
                 if len(chunk) > len(best):
                     best = chunk
                 break
