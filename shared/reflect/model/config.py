@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,23 +57,30 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
+def _path(env: dict[str, str], var: str, default: Callable[[], Path]) -> Path:
+    """The folder `var` names, else `default()`."""
+    return Path(env[var]) if env.get(var) else default()
+
+
 def cache_dir() -> Path:
     """Where the assembled model file lives (override: COURSE_CACHE_DIR)."""
-    env = _read_env()
-    return (
-        Path(env["COURSE_CACHE_DIR"]) if env.get("COURSE_CACHE_DIR") else user_cache_path(_APP_NAME)
-    )
+    return _path(_read_env(), "COURSE_CACHE_DIR", lambda: user_cache_path(_APP_NAME))
 
 
 def state_dir() -> Path:
     """Where the shared server's state file and log live (override: COURSE_STATE_DIR)."""
-    env = _read_env()
-    return (
-        Path(env["COURSE_STATE_DIR"]) if env.get("COURSE_STATE_DIR") else user_state_path(_APP_NAME)
-    )
+    return _path(_read_env(), "COURSE_STATE_DIR", lambda: user_state_path(_APP_NAME))
 
 
 _REPLAY_MISS = ("stop", "live", "empty")
+
+
+def _choice(env: dict[str, str], var: str, default: str, allowed: tuple, hint: str = "") -> str:
+    """`var`'s value (else `default`), lower-cased; ConfigError when it is not one of `allowed`."""
+    value = (env.get(var) or default).strip().lower()
+    if value not in allowed:
+        raise ConfigError(f"Unknown {var}={value!r}. Use one of: {', '.join(allowed)}{hint}.")
+    return value
 
 
 def replay_miss_default(env: dict[str, str]) -> str:
@@ -130,17 +138,10 @@ class Settings:
         env = _read_env() if env is None else env
         key = env.get("OPENAI_API_KEY") or None
         default_live = "openai" if key else "local"
-        backend = (env.get("COURSE_BACKEND") or default_live).strip().lower()
-        if backend not in _BACKENDS:
-            raise ConfigError(
-                f"Unknown COURSE_BACKEND={backend!r}. Use one of: {', '.join(_BACKENDS)} "
-                "(unset it to use the local model)."
-            )
-        record_from = (env.get("COURSE_RECORD_FROM") or default_live).strip().lower()
-        if record_from not in _LIVE_BACKENDS:
-            raise ConfigError(
-                f"Unknown COURSE_RECORD_FROM={record_from!r}. Use one of: {', '.join(_LIVE_BACKENDS)}."
-            )
+        backend = _choice(
+            env, "COURSE_BACKEND", default_live, _BACKENDS, " (unset it to use the local model)"
+        )
+        record_from = _choice(env, "COURSE_RECORD_FROM", default_live, _LIVE_BACKENDS)
         try:
             port = int(env.get("COURSE_LOCAL_PORT") or 0)
             idle = float(env.get("COURSE_LOCAL_IDLE_MINUTES") or 30)
@@ -155,30 +156,18 @@ class Settings:
         workers = workers or default_workers(backend, live)
         if not 1 <= workers <= 16:
             raise ConfigError(f"COURSE_WORKERS must be between 1 and 16, got {workers}")
-        engine = (env.get("COURSE_ENGINE") or "auto").strip().lower()
-        if engine not in ENGINES:
-            raise ConfigError(
-                f"Unknown COURSE_ENGINE={engine!r}. Use one of: {', '.join(ENGINES)}."
-            )
+        engine = _choice(env, "COURSE_ENGINE", "auto", ENGINES)
         if timeout <= 0:
             raise ConfigError(
                 f"COURSE_TIMEOUT_S must be a positive number of seconds, got {timeout:g}"
             )
-        miss = (env.get("COURSE_REPLAY_MISS") or replay_miss_default(env)).strip().lower()
-        if miss not in _REPLAY_MISS:
-            raise ConfigError(
-                f"Unknown COURSE_REPLAY_MISS={miss!r}. Use one of: {', '.join(_REPLAY_MISS)}."
-            )
+        miss = _choice(env, "COURSE_REPLAY_MISS", replay_miss_default(env), _REPLAY_MISS)
         roles = {
             k.removeprefix("COURSE_MODEL_").lower(): v
             for k, v in env.items()
             if k.startswith("COURSE_MODEL_") and k != "COURSE_MODEL_PATH" and v
         }
-        cassettes = (
-            Path(env["COURSE_CASSETTE_DIR"])
-            if env.get("COURSE_CASSETTE_DIR")
-            else repo_root() / "cassettes"
-        )
+        cassettes = _path(env, "COURSE_CASSETTE_DIR", lambda: repo_root() / "cassettes")
         return cls(
             backend=backend,
             record_from=record_from,
