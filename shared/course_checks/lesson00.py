@@ -34,10 +34,11 @@ NUMBERS = Values(
             "\u2163",  # Ⅳ
             "123456",
             "  42\n\n\n",
+            "1 2",  # spaces around the number only
         )
     ],
     oracle=lambda text: text.strip().isdigit(),
-    equal=lambda got, want: bool(got) is want,  # a truthy result counts as True
+    equal=lambda got, want: got is want,  # True or False, as the statement says, not a match
     misreadings=[
         Misreading(lambda t: t.isdigit(), "Strip the whitespace first: ' 12\\n' is a number."),
         Misreading(
@@ -56,7 +57,7 @@ NUMBERS = Values(
     ),
 )
 def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
-    """Exercise 1: only_a_number on made-up replies (a truthy result counts as True), then on the model's."""
+    """Exercise 1: only_a_number on made-up replies (True or False), then on the model's."""
     problem = NUMBERS.problem(only_a_number)
     if problem:
         return False, problem
@@ -97,11 +98,22 @@ _CALLS = [
     CallRecord("probe", 0, 0, 0.1, "openai", "m"),
     CallRecord("reviewer", 10, 4_000, 2.0, "openai", "m"),
 ]
+_BILLED_TOO = [  # a call the request cache answered, and one that wrote nothing: each is still a call
+    CallRecord("generator", 1_000, 200, 0.0, "openai", "m", cached=True),
+    CallRecord("critic", 700, 0, 0.5, "openai", "m"),
+]
 BILL = Values(
     "bill",
     [
         Case((recs, m))
-        for recs in (_CALLS[:3], _CALLS, _CALLS[3:], [], [*_CALLS[:2], _CALLS[0]])
+        for recs in (
+            _CALLS[:3],
+            _CALLS,
+            _CALLS[3:],
+            [],
+            [*_CALLS[:2], _CALLS[0]],
+            [*_BILLED_TOO, _CALLS[3]],
+        )
         for m in ("gpt-4o", "gpt-4o-mini")
     ],
     oracle=_price,
@@ -203,7 +215,7 @@ TRUNCATED = Values(
         )
     ],
     oracle=lambda reply: reply.finish_reason == "length",
-    equal=lambda got, want: bool(got) is want,
+    equal=lambda got, want: got is want,  # True or False, not the reason or the text
     misreadings=[
         Misreading(
             lambda r: not r.text.rstrip().endswith((".", "!", "?")),

@@ -1,0 +1,58 @@
+"""Lesson 00's checks on answers from a second fresh learner read: each wrong one fails with a message that says
+why, and right ones written differently pass."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course_checks import lesson00 as ex
+from reflect.model.accounting import estimate_cost
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.strip().isdigit(),
+        lambda t: re.fullmatch(r"\s*\d+\s*", t) is not None,
+        lambda t: bool(t.split()) and len(t.split()) == 1 and t.split()[0].isdigit(),
+    ],
+)
+def test_only_a_number_passes_true_or_false(fn):
+    assert ex.NUMBERS.problem(fn) is None
+
+
+@pytest.mark.parametrize(
+    ("fn", "said"),
+    [
+        (lambda t: t.replace(" ", "").strip().isdigit(), "'1 2'"),  # spaces inside the number
+        (lambda t: re.fullmatch(r"\s*\d+\s*", t), "re.Match"),  # a match, not True
+        (lambda t: t.strip().isdigit() and t.strip(), "'4'"),  # the text, not True
+    ],
+)
+def test_only_a_number_fails_inner_spaces_and_values_that_are_only_truthy(fn, said):
+    problem = ex.NUMBERS.problem(fn)
+    assert problem is not None and said in problem, problem
+
+
+def _bill(keep):
+    return lambda records, model: sum(
+        estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens)
+        for r in records
+        if keep(r)
+    )
+
+
+def test_bill_counts_cached_calls_and_calls_that_wrote_nothing():
+    assert ex.BILL.problem(_bill(lambda r: True)) is None
+    for keep in (lambda r: not r.cached, lambda r: r.completion_tokens > 0):
+        assert "cases differ" in ex.BILL.problem(_bill(keep))
+
+
+def test_was_truncated_returns_a_bool_not_the_reason_or_the_text():
+    assert ex.TRUNCATED.problem(lambda r: r.finish_reason in ("length", "max_tokens")) is None
+    assert (
+        ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" and r.finish_reason) is not None
+    )
+    assert ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" and r.text) is not None
