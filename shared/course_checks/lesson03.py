@@ -14,13 +14,14 @@ from reflect.judging import critique as critique_module
 from reflect.judging.controller import Draft, StopRule
 from reflect.judging.critics import Evaluation, TestGroundedCritic
 from reflect.judging.critique import ParseFailure, parse_critique
+from reflect.strategies import revise as revise_module
 from reflect.strategies import scored as scored_module
 from reflect.strategies.scored import scored_reflection
 from reflect.tasks.extract import extract_code
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, package_calls
+from . import exercise
 from .revisions import ReviseSpy, body, revision_problem, sampling_problem, spy_problem
 from .spec import Calls, Case, Misreading, Properties, Values, same, show
 
@@ -603,36 +604,73 @@ class _AnyRole(dict):
         return self.setdefault(role, [self.reply] * 5)
 
 
-def _fresh_problem(fresh: Callable, case: tuple) -> str:
-    task_id, *drafts = case
+_ASKED = ((0, 2), (1, 3), (1, 4))  # (the draft revised, the number of the draft to make)
+
+
+def _fresh_inputs(task_id: str, drafts: Sequence[str]) -> tuple:
+    """The task, and per revision asked for: (the code revised, the test critic's feedback on it, n)."""
     task = get_task(task_id)
     codes = [extract_code(d, task.entry_point).code for d in drafts]
     feedback = [TestGroundedCritic().evaluate(task, c).feedback for c in codes]
+    return task, [(codes[d], feedback[d], n) for d, n in _ASKED]
+
+
+def _fresh_run(fresh: Callable, task_id: str, *drafts: str) -> tuple[list, list]:
+    """`fresh` asked for drafts 2, 3 and 4 of a scripted run: (the calls each made, what each returned)."""
+    task, asked = _fresh_inputs(task_id, drafts)
     chat = ScriptedChat(_AnyRole(task.entry_point))
-    asked = [(codes[0], feedback[0], 2), (codes[1], feedback[1], 3), (codes[1], feedback[1], 4)]
-    got = []
+    made, returned = [], []
     for code, said, n in asked:
         before = len(chat.calls)
-        reached, new = package_calls(
-            lambda c=code, f=said, n=n: fresh(chat, task, c, f, n), scored_module
-        )
-        if reached:
-            return "fresh called the package's loop: the revise step is yours to write."
-        if len(chat.calls) - before != 1:
-            return f"fresh made {len(chat.calls) - before} calls for draft {n} on {task_id}; a revise step makes one."
-        got.append(new)
-    if any(c.role not in ("generator", "refiner") for c in chat.calls):
-        return f"fresh called in the role {chat.calls[0].role!r}: a draft comes from the 'generator' or the 'refiner'."
-    want = extract_code(chat.scripts[chat.calls[0].role][0], task.entry_point).code
-    if any(g != want for g in got):
-        return f"fresh returned {got[0]!r}; it returns the code extracted from the reply, {want!r}."
-    for call, (_, said, n) in zip(chat.calls, asked, strict=True):
-        problem = revision_problem(
-            call, task, said, drafts[: 2 if n > 2 else 1], f"the request for draft {n} on {task_id}"
-        )
+        returned.append(fresh(chat, task, code, said, n))
+        made.append(chat.calls[before:])
+    return made, returned
+
+
+def _one_call_each(case: Case, value: tuple) -> str | None:
+    for calls, (_, n) in zip(value[0], _ASKED, strict=True):
+        if len(calls) != 1:
+            return f"fresh made {len(calls)} calls for draft {n} on {case.args[0]}; a revise step makes one."
+    calls = [c for made in value[0] for c in made]
+    if any(c.role not in ("generator", "refiner") for c in calls):
+        return f"fresh called in the role {calls[0].role!r}: a draft comes from the 'generator' or the 'refiner'."
+    return None
+
+
+def _returns_the_code(case: Case, value: tuple) -> str | None:
+    task = get_task(case.args[0])
+    want = extract_code(REPLY.format(name=task.entry_point), task.entry_point).code
+    got = value[1]
+    return (
+        None
+        if all(g == want for g in got)
+        else (f"fresh returned {got[0]!r}; it returns the code extracted from the reply, {want!r}.")
+    )
+
+
+def _shown_and_sampled(case: Case, value: tuple) -> str | None:
+    task_id, *drafts = case.args
+    task, asked = _fresh_inputs(task_id, drafts)
+    calls = [made[0] for made in value[0]]
+    for call, (_, said, n) in zip(calls, asked, strict=True):
+        where = f"the request for draft {n} on {task_id}"
+        problem = revision_problem(call, task, said, drafts[: 2 if n > 2 else 1], where)
         if problem:
             return problem
-    return sampling_problem(chat.calls, f"on {task_id}")
+    return sampling_problem(calls, f"on {task_id}") or None
+
+
+FRESH = Properties(
+    "fresh",
+    [Case(case) for case in FRESH_CASES],
+    rules=[_one_call_each, _returns_the_code, _shown_and_sampled],
+    reference=lambda task_id, *drafts: _fresh_run(revise_module.fresh, task_id, *drafts),
+    forbid=(
+        (scored_module,),
+        None,
+        "fresh called the package's loop: the revise step is yours to write.",
+    ),
+).register("03.6")
 
 
 @exercise(
@@ -647,10 +685,9 @@ def _fresh_problem(fresh: Callable, case: tuple) -> str:
 def fresh_revise(fresh: Callable) -> tuple[bool, str]:
     """Build 5: a revise step that is a new sample, shown the feedback and not the old code; graded by the
     requests it sends on a scripted model, on two tasks."""
-    for case in FRESH_CASES:
-        problem = _fresh_problem(fresh, case)
-        if problem:
-            return False, problem
+    problem = FRESH.problem(lambda task_id, *drafts: _fresh_run(fresh, task_id, *drafts))
+    if problem:
+        return False, problem
     return True, (
         "On 2 scripted tasks each of your revisions carried the task and the failing checks, no old code, and "
         "was a new sample."
