@@ -52,8 +52,9 @@ def test_truncating_instead_of_rounding_is_failed_and_named():
     ), message
 
 
-def stop_reason_with(converged):
-    """A stop_reason right in every rule but convergence, which `converged(scores, patience)` decides."""
+def stop_reason_with(converged, regressed=lambda last, best, threshold: last < 0.8 * best):
+    """A stop_reason right in every rule but convergence, which `converged(scores, patience)` decides (and a drop,
+    `regressed(last, best, threshold)`)."""
 
     def lines(code):
         return [line.rstrip() for line in code.strip().splitlines() if line.strip()]
@@ -63,7 +64,7 @@ def stop_reason_with(converged):
         last = history[-1]
         if last.score is not None and last.score >= threshold:
             return "accepted"
-        if last.score is not None and last.score < 0.8 * max(scores):
+        if last.score is not None and regressed(last.score, max(scores), threshold):
             reason = "regressed"
         elif lines(last.code) and any(lines(d.code) == lines(last.code) for d in history[:-1]):
             reason = "oscillating"
@@ -169,3 +170,76 @@ def test_criteria_as_code_passes_rules_written_other_ways_and_fails_near_misses(
     for named, answer in wrong.items():
         passed, message, _ = ex.criteria_as_code.evaluate(answer)
         assert not passed and named in message, (named, message)
+
+
+def test_the_second_fresh_reads_wrong_answers_of_lesson_03_fail():
+    """Each passed before its case was added: strengths never read, or its items never read; an empty suggestion
+    rejected; no convergence when the last rounds have no score; a drop measured against the threshold; the best
+    among all but the last draft; a referral that must end at the word ("doctors" then names none)."""
+    import json
+    import re
+
+    def read_score(reply, strengths=True, items=True, empty_ok=True, strengths_a_list=True):
+        try:
+            v = json.loads(reply)
+        except ValueError:
+            a, b = reply.find("{"), reply.rfind("}")
+            try:
+                v = json.loads(reply[a : b + 1]) if a != -1 < b else None
+            except ValueError:
+                return None
+        fields = {"score", "issues", "strengths", "suggestion"}
+        if not isinstance(v, dict) or not fields <= set(v):
+            return None
+        lists = ["issues"] + (["strengths"] if strengths else [])
+        ok = (
+            type(v["score"]) is int
+            and 1 <= v["score"] <= 10
+            and all(isinstance(v[k], list) for k in lists[: 1 + strengths_a_list])
+            and all(isinstance(x, str) for k in lists[: 1 + items] for x in v[k])
+            and isinstance(v["suggestion"], str)
+            and (empty_ok or v["suggestion"] != "")
+        )
+        return v["score"] if ok else None
+
+    assert ex.READ.problem(read_score) is None
+    for wrong in (
+        lambda r: read_score(r, strengths=False),
+        lambda r: read_score(r, items=False),
+        lambda r: read_score(r, empty_ok=False),
+        lambda r: read_score(r, strengths_a_list=False),  # "good" is a string of strings
+    ):
+        assert ex.READ.problem(wrong) is not None
+
+    def no_recent_score(scores, patience):
+        return right_converged(scores, patience) and any(s is not None for s in scores[-patience:])
+
+    passed, message, _ = ex.stop_rule.evaluate(stop_reason_with(no_recent_score))
+    assert not passed and "<scores [5, None, None]>" in message, message
+
+    against_threshold = stop_reason_with(
+        right_converged, regressed=lambda last, best, threshold: last < best - 0.2 * threshold
+    )
+    passed, message, _ = ex.stop_rule.evaluate(against_threshold)
+    assert not passed and "regressed" in message, message
+
+    def best_before_last(history):
+        pool = [d for d in history[:-1] if d.score is not None] or [
+            d for d in history if d.score is not None
+        ]
+        return (
+            max(pool, key=lambda d: (d.score, -d.iteration))
+            if pool
+            else (history[-1] if history else None)
+        )
+
+    assert "<scores [5, 7]>" in ex.BEST.problem(best_before_last)
+
+    def word_bounded(answer):
+        named = re.search(r"\b(doctor|pharmacist|healthcare professional)\b", answer, re.I)
+        broken = [] if named else ["referral"]
+        broken += ["dose"] if re.search(r"\d\s*mg\b", answer, re.I) else []
+        return broken + (["length"] if len(answer.split()) > 120 else [])
+
+    passed, message, _ = ex.criteria_as_code.evaluate(word_bounded)
+    assert not passed and "Doctors and pharmacists" in message, message

@@ -169,6 +169,9 @@ READ = Values(
             'Verdict {"score": 4, "issues": ["wrong for {1: 2}"], "strengths": [], "suggestion": "x"} done',
             '{"score": 6, "issues": null, "strengths": [], "suggestion": "y"}',
             '{"score": 6, "issues": [], "strengths": [], "suggestion": "y", "notes": "a fifth field"}',
+            '{"score": 6, "issues": [], "strengths": "good", "suggestion": "y"}',
+            '{"score": 6, "issues": [], "strengths": [1], "suggestion": "y"}',
+            '{"score": 7, "issues": [], "strengths": [], "suggestion": ""}',
         )
     ],
     oracle=_truth_score,
@@ -258,6 +261,9 @@ STOP = Values(
             ([4, 5], ["", ""], 8, 3, 2),
             ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
             ([None, 5, 6], None, 8, 5, 2),
+            ([5, None, None], None, 8, 5, 2),  # no score in the last two: no better one either
+            ([4, 3], None, 8, 3, 2),  # below four fifths of the best, however small the scores
+            ([9, 7], None, 10, 3, 2),
             ([8, 6, None], None, 9, 5, 2),
             ([5, 3], None, 8, 3, 2),  # a drop of 2 that is over 20%
             ([6, 4], None, 8, 3, 2),
@@ -363,6 +369,7 @@ BEST = Values(
             [3, 10, 2],
             [None, 3, 3],
             [2],
+            [5, 7],  # the best is the last
         )
     ],
     oracle=_best,
@@ -803,6 +810,7 @@ _REFERRAL = (
     "Talk to your Doctor today.",
     "A healthcare professional can find the cause.",
     "Your Pharmacist can advise you.",
+    "Doctors and pharmacists can help.",
 )
 _NO_REFERRAL = (
     "Most headaches pass with rest.",
