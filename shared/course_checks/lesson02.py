@@ -13,13 +13,13 @@ from reflect.judging.hidden import judge_the_judge
 from reflect.records import Run, Stop, Verdict
 from reflect.strategies.maker_checker import maker_checker
 from reflect.tasks.extract import extract_code
-from reflect.tasks.prompts import REVIEWER_PROMPT
+from reflect.tasks.prompts import REVIEWER_PROMPT, generator_messages
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, short
 from .revisions import revision_problem, sampling_problem
-from .spec import REAL_CALL, Calls, Case, Misreading, Values, same
+from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, same
 
 Chat = Callable[..., object]
 
@@ -981,10 +981,11 @@ def _checks_reviewer(chat: Chat, task: Task, seen: list) -> Chat:
     return review
 
 
-def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
-    task_id, *wrong, right = case
+def _fresh_run(fresh_chat: Callable[..., object], task_id: str, *drafts: str) -> dict:
+    """fresh_chat inside the package's loop, its generator scripted with `drafts` in turn: what the loop asked it,
+    what reached the chat behind it, the reviews, and the run."""
     task = get_task(task_id)
-    inner, reviews, asked, changed = ScriptedChat({"generator": [*wrong, right]}), [], [], []
+    inner, reviews, asked, changed = ScriptedChat({"generator": list(drafts)}), [], [], []
     fresh = fresh_chat(_checks_reviewer(inner, task, reviews))
 
     def front(messages, role, **params):  # what the loop asks fresh_chat for
@@ -997,22 +998,36 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
     reached, run = offline(
         lambda: maker_checker(front, task.prompt(), entry_point=task.entry_point)
     )
-    if reached:
+    return {
+        "reached": reached,
+        "changed": changed,
+        "asked": asked,
+        "sent": inner.calls,
+        "reviews": reviews,
+        "run": run,
+    }
+
+
+def _fresh_rules(case: Case, got: dict) -> str | None:
+    """What is wrong with one scripted run of fresh_chat, or None; expectations from the case's drafts."""
+    task_id, *wrong, right = case.args
+    task, asked, run = get_task(task_id), got["asked"], got["run"]
+    if got["reached"]:
         return f"fresh_chat {REAL_CALL}"
-    if changed:
+    if got["changed"]:
         return (
-            f"fresh_chat changed the messages it was given (a {changed[0]} call): they are your loop's thread, "
+            f"fresh_chat changed the messages it was given (a {got['changed'][0]} call): they are your loop's thread, "
             "which every later call re-sends. Build a new list instead."
         )
-    sent = [c for c in inner.calls if c.role == "generator"]
+    sent = [c for c in got["sent"] if c.role == "generator"]
     turns = [m for role, m, _ in asked if role == "generator"]
-    if len(sent) != len(turns) or any(c.role != "generator" for c in inner.calls):
+    if len(sent) != len(turns) or any(c.role != "generator" for c in got["sent"]):
         return (
             f"on {task_id}, the loop asked for {len(turns)} generator turns and the chat behind fresh_chat "
-            f"received {len(sent)} generator calls ({[c.role for c in inner.calls]}): one call per turn, in the "
+            f"received {len(sent)} generator calls ({[c.role for c in got['sent']]}): one call per turn, in the "
             "generator's role."
         )
-    if [(m, p) for role, m, p in asked if role == "reviewer"] != reviews:
+    if [(m, p) for role, m, p in asked if role == "reviewer"] != got["reviews"]:
         return (
             "a reviewer's request was changed on its way (its messages or its sampling): fresh_chat passes every "
             "other role's call unchanged."
@@ -1022,6 +1037,9 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
             f"on {task_id}, the first draft's request was changed ({short(sent[0].messages[-1]['content'])}, "
             f"{sent[0].params}): pass it on as it comes, so the first draft stays lesson 01's one-shot draft."
         )
+    drafts = [(st.code or "").strip() for st in run.steps if st.role == "generator"]
+    if drafts != [extract_code(d, task.entry_point).code.strip() for d in (*wrong, right)]:
+        return f"on {task_id} the loop's drafts are not the replies its chat gave: return each reply as it comes."
     for n, call in enumerate(sent[1:], 1):
         problem = revision_problem(
             call, task, run.judgements[n - 1].reply, wrong[:n], f"revision {n} on {task_id}"
@@ -1036,7 +1054,28 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
         or run.final_code.strip() != extract_code(right, task.entry_point).code.strip()
     ):
         return f"on {task_id} the loop should stop approved on the right fourth draft, not {run.stop.value}."
-    return ""
+    return None
+
+
+def _fresh_chat_key(chat: Callable[..., object]) -> Callable[..., object]:
+    """A right fresh_chat: a revision is a new request (the task and the latest review) at 0.6, seeds 42, 43, ..."""
+    seeds = iter(range(42, 100))
+
+    def fresh(messages, role="generator", **params):
+        if role != "generator" or len(messages) == 2:
+            return chat(messages, role=role, **params)
+        ask = f"{messages[1]['content']}\n\nAn earlier solution was checked:\n{messages[-1]['content']}"
+        return chat(generator_messages(ask), role="generator", temperature=0.6, seed=next(seeds))
+
+    return fresh
+
+
+FRESH = Properties(
+    "fresh_chat",
+    [Case(case) for case in FRESH_CASES],
+    rules=[_fresh_rules],
+    reference=lambda task_id, *drafts: _fresh_run(_fresh_chat_key, task_id, *drafts),
+).register("02.8")
 
 
 @exercise(
@@ -1052,10 +1091,9 @@ def _fresh_problem(fresh_chat: Callable[..., object], case: tuple) -> str:
 def fresh_revision(fresh_chat: Callable[..., object]) -> tuple[bool, str]:
     """Build 5: a revision that is a new sample, shown the failed checks and not the old code; graded by what
     it sends inside the package's loop on two scripted tasks."""
-    for case in FRESH_CASES:
-        problem = _fresh_problem(fresh_chat, case)
-        if problem:
-            return False, problem
+    problem = FRESH.problem(lambda task_id, *drafts: _fresh_run(fresh_chat, task_id, *drafts))
+    if problem:
+        return False, problem
     return True, (
         "On 2 scripted tasks your first draft went out as lesson 01's request, and each revision carried the task "
         "and the failed checks, no old code, and was a new sample."
