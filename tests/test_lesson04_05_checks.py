@@ -357,3 +357,27 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_04_fail():
     compiled = {"loop_builder": lambda *a, **k: None}  # no builder returned
     message = lesson04.your_loop.evaluate(compiled["loop_builder"])[1]
     assert "return the StateGraph builder itself" in message and "raised" not in message, message
+
+
+def test_a_verdict_read_from_innermost_braces_fails():
+    """A third fresh read's read_verdict: candidates found with \\{[^{}]*\\}, so a verdict holding an object (or a
+    brace in a string) is never read, and an object inside one is read in its place."""
+    import json
+    import re
+
+    from course_checks import lesson05
+
+    def innermost(reply):
+        for m in re.finditer(r"\{[^{}]*\}", reply):
+            try:
+                v = json.loads(m.group())
+            except ValueError:
+                continue
+            score = v.get("score") if isinstance(v, dict) else None
+            ok = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+            if ok and v.get("verdict") in ("pass", "fail"):
+                return float(score), v["verdict"]
+        return None
+
+    problem = lesson05.VERDICT.problem(innermost)
+    assert problem is not None and '"detail": {"n": 1}' in problem, problem

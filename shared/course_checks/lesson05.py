@@ -1143,6 +1143,9 @@ VERDICT_REPLIES = (
     '{"score": 0, "verdict": "fail"}',
     '{"score": -0.5, "verdict": "fail"}',
     '{"score": 0.5, "verdict": "PASS"}',
+    '{"score": 0.7, "verdict": "pass", "detail": {"n": 1}}',  # an object inside the verdict
+    '```json\n{"score": 0.3, "verdict": "fail", "specific_issues": ["returns {} for []"]}\n```',
+    '{"meta": {"score": 0.2, "verdict": "fail"}, "score": 0.9, "verdict": "pass"}',
 )
 
 
