@@ -31,8 +31,9 @@ IMPORTS = {
 }
 
 
-def solved(lesson: str, *keys: str, swap: tuple[str, str] | None = None) -> dict:
-    """The solved cells of the given exercises run in one namespace; `swap` replaces a text in them first."""
+def solved(lesson: str, *keys: str, swap: tuple[str, str] | list | None = None) -> dict:
+    """The solved cells of the given exercises run in one namespace; `swap` replaces a text in them first (or
+    each of a list of swaps)."""
     path = next((ROOT / "solutions").glob(f"{lesson}_*.ipynb"))
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     module = types.ModuleType(
@@ -45,8 +46,8 @@ def solved(lesson: str, *keys: str, swap: tuple[str, str] | None = None) -> dict
         source = "".join(
             next(c for c in cells if c["metadata"].get("reflect", {}).get("key") == key)["source"]
         )
-        if swap:
-            source = source.replace(*swap)
+        for old, new in [swap] if swap and isinstance(swap[0], str) else swap or []:
+            source = source.replace(old, new)
         exec(source, namespace)  # noqa: S102
     return namespace
 
@@ -381,3 +382,22 @@ def test_a_verdict_read_from_innermost_braces_fails():
 
     problem = lesson05.VERDICT.problem(innermost)
     assert problem is not None and '"detail": {"n": 1}' in problem, problem
+
+
+def test_a_draft_counter_kept_in_the_builder_fails_on_a_graph_run_twice():
+    """A third fresh read's loop_builder counts drafts in its closure, not in the state: right for one run of a
+    compiled graph, and n = 4, 5 on the next. Build 1 runs one compiled graph twice."""
+    swap = (
+        'len(state["scores"]) + 1)}',
+        "next(drafts))}\n\n    drafts = iter(range(2, 99))",
+    )
+    closure = solved("04", "04.1", swap=swap)
+    ok, message, *_ = lesson04.your_loop.evaluate(closure["loop_builder"])
+    assert not ok and "revision 2 handed revise" in message, message
+    swaps = [
+        ('len(state["scores"]) + 1)\n', "next(drafts))\n"),
+        ("max_iterations=3):\n", "max_iterations=3):\n    drafts = iter(range(2, 99))\n\n"),
+    ]
+    repeat = solved("04", "04.1", "04.8", swap=swaps)
+    ok, message, *_ = lesson04.repeat_stop.evaluate(repeat["repeat_builder"])
+    assert not ok and "revise was handed" in message, message

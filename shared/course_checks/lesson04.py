@@ -636,8 +636,14 @@ class _Critic:
         return Evaluation(score, f"critique {len(self.seen)}: fix the edge cases", raw="{}")
 
 
-def _script(task: Task | None = None) -> dict:
-    """Scripted drafts returning 1, 2, ...: factorial's (which pass its rule checks), or another task's."""
+def _script(task: Task | None = None, runs: int = 1) -> dict:
+    """Scripted drafts returning 1, 2, ...: factorial's (which pass its rule checks), or another task's; with `runs`,
+    a first draft for each run."""
+    script = _one_script(task)
+    return {**script, "generator": script["generator"] * runs}
+
+
+def _one_script(task: Task | None) -> dict:
     if (
         task is None or task.id == "factorial"
     ):  # the first draft ends with example usage, which extract_code strips
@@ -755,9 +761,11 @@ def _graph_run(
         )
     builder.add_node(kwargs["out_of_budget"], lambda state: {"status": "over budget"})
     builder.add_edge(kwargs["out_of_budget"], END)
-    out = builder.compile().invoke(
-        {"scores": []}, {"recursion_limit": 4 * kwargs["max_iterations"] + 10}
-    )
+    graph, limit = builder.compile(), {"recursion_limit": 4 * kwargs["max_iterations"] + 10}
+    out = graph.invoke({"scores": []}, limit)
+    # one compiled graph run again: nothing of the first run may carry over
+    if chat.scripts.get("generator"):
+        graph.invoke({"scores": []}, limit)
     kept = "status" in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
     return {
         "code": out.get("code"),
@@ -765,10 +773,23 @@ def _graph_run(
         "judged": critic.seen,
         "exit": out.get("status") == "over budget",
         "status kept": kept,
+        "revise got": [(str(c).strip(), f, n) for c, f, n in kwargs["revise"].calls]
+        if "revise" in kwargs
+        else None,
     }
 
 
 def _loop_result(got: dict, want: dict) -> str | None:
+    handed, key = got["revise got"], want["revise got"]
+    if handed != key:
+        i = next((i for i, (g, w) in enumerate(zip(handed, key, strict=False)) if g != w), None)
+        return (
+            f"revise was called {len(handed)} times; the loop calls it {len(key)}."
+            if i is None
+            else f"revision {i + 1} handed revise {show(handed[i])}; the loop hands it {show(key[i])}: the draft "
+            "just judged, its feedback, and the number of the draft to make, counted in the run's state (a "
+            "compiled graph may run again)."
+        )
     if got["judged"] != want["judged"]:
         if len(got["judged"]) == len(want["judged"]):
             return (
@@ -808,6 +829,11 @@ LOOP = Calls(
                                   "out_of_budget": ("over", "spent")[k % 2]})
         for k, (scores, threshold, budget, what) in enumerate(LOOP_CASES)
         for task in [get_task("palindrome" if k >= len(LOOP_CASES) - 2 else "factorial")]
+    ]
+    + [
+        Case((_script(None, runs=2), _Critic(3, 3, 3, 3), get_task("factorial")),
+             "a revise step of your own, one compiled graph run twice",
+             {"threshold": 8, "max_iterations": 2, "out_of_budget": "over", "revise": ReviseSpy("calculate_factorial")})
     ],
     key=_loop_key,
     drive=_graph_run,
@@ -854,7 +880,7 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
         )
     return (
         True,
-        f"your graph sends lesson 03's requests, call for call, on {len(LOOP_CASES)} scripted runs, stops where the "
+        f"your graph sends lesson 03's requests, call for call, on {len(LOOP.cases)} scripted runs, stops where the "
         "loop stops, and revises with the step it is given.",
     )
 
@@ -1122,7 +1148,11 @@ def _repeat_run(
         raise Wrong(
             f"repeat_builder returned {type(builder).__name__}: return the StateGraph builder."
         )
-    out = builder.compile().invoke({"scores": []}, {"recursion_limit": 40}) or {}
+    graph = builder.compile()
+    out = graph.invoke({"scores": []}, {"recursion_limit": 40}) or {}
+    # one compiled graph run again: nothing of the first run may carry over
+    if chat.scripts.get("generator"):
+        graph.invoke({"scores": []}, {"recursion_limit": 40})
     return {
         "repeated": out.get("status") == "repeated",
         "critiques": len(critic.seen),
@@ -1164,7 +1194,8 @@ def _ended(got: dict, want: dict) -> str | None:
 REPEAT = Calls(
     "repeat_builder",
     [
-        Case((_script(task), _Critic(*scores), task), f"{what}: scores {list(scores)}, budget {budget}",
+        Case((_script(task, runs=1 + ("twice" in what)), _Critic(*scores), task),
+             f"{what}: scores {list(scores)}, budget {budget}",
              {"revise": _Reviser(kind, task.entry_point), "threshold": threshold, "max_iterations": budget})
         for what, kind, scores, threshold, budget in (
             ("a reviser that copies", "copy", (3, 3, 3), 8, 3),
@@ -1176,6 +1207,7 @@ REPEAT = Calls(
             ("a reviser that copies, on palindrome", "copy", (3, 3, 3), 8, 3),
             ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4),
             ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3),
+            ("new drafts, one compiled graph run twice", "new", (3, 3, 3), 8, 2),
         )
         for task in [get_task("palindrome" if "palindrome" in what else "factorial")]
     ],
