@@ -112,15 +112,15 @@ def test_voting_critic_mean_and_spread():
     )  # the spread is highest minus lowest
 
 
-def test_a_vote_is_one_tally():
-    """VotingCritic (lesson 03b) combines scores as a Tally: the exact mean of the usable scores and the
-    spread as highest minus lowest, never a standard deviation."""
-    from reflect.judging.critics import Tally
-
-    assert (Tally((3, None, 5, 10)).mean, Tally((3, None, 5, 10)).spread) == (6, 7.0)
-    assert Tally((7,)).spread is None and Tally((None,)).mean is None
+def test_a_vote_is_the_mean_of_the_usable_scores_and_their_spread():
+    """VotingCritic (lesson 03b): the exact mean of the usable scores, and the spread as highest minus lowest,
+    never a standard deviation; None without two usable scores, and no score without one."""
     ev = VotingCritic(ScriptedChat({"critic": [crit(3), crit(5), crit(10)]})).evaluate(TASK, "x")
     assert (ev.score, ev.detail["spread"]) == (6, 7.0)
+    ev = VotingCritic(ScriptedChat({"critic": [crit(7)] + ["no JSON"] * 12})).evaluate(TASK, "x")
+    assert (ev.score, ev.detail["spread"], ev.detail["scores"]) == (7, None, [7])
+    ev = VotingCritic(ScriptedChat({"critic": ["no JSON"] * 12})).evaluate(TASK, "x")
+    assert ev.score is None
 
 
 def fenced(code):

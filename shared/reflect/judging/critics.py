@@ -244,30 +244,6 @@ class TestGroundedCritic:
         return Evaluation(round(score, 1), res.feedback(label="visible"), detail={"result": res})
 
 
-@dataclass(frozen=True)
-class Tally:
-    """Several judges' scores as one, for every vote in the course (VotingCritic):
-    the mean of the usable scores, and their spread, the highest minus the lowest (how far the judges
-    disagree; None without two usable scores). None in `votes` is a judge whose reply was unusable."""
-
-    votes: tuple[float | None, ...]
-
-    @property
-    def usable(self) -> list[float]:
-        """The scores that count, in order."""
-        return [v for v in self.votes if v is not None]
-
-    @property
-    def mean(self) -> float | None:
-        """The mean of the usable scores (None without one), computed exactly (`statistics.mean`)."""
-        return statistics.mean(self.usable) if self.usable else None
-
-    @property
-    def spread(self) -> float | None:
-        """Highest minus lowest usable score (None without two)."""
-        return float(max(self.usable) - min(self.usable)) if len(self.usable) > 1 else None
-
-
 @dataclass
 class VotingCritic:
     """Several LLM critics with different prompts: the mean score, the spread (highest minus lowest), the harshest feedback."""
@@ -279,19 +255,15 @@ class VotingCritic:
     def evaluate(self, task: Task, code: str) -> Evaluation:
         """Ask every voter and combine their scores."""
         votes = [LLMCritic(self.chat, system_prompt=p).evaluate(task, code) for p in self.prompts]
-        tally = Tally(tuple(v.score for v in votes))
+        usable = [v.score for v in votes if v.score is not None]
         usage = tuple(sum(v.usage[i] for v in votes) for i in range(3))
-        if tally.mean is None:
+        if not usable:
             return Evaluation(None, "No voter gave a usable score.", usage, {"votes": votes})
-        best = min(
-            (v for v in votes if v.score is not None), key=lambda v: v.score
-        )  # quote the harshest voter
-        return Evaluation(
-            round(tally.mean, 2),
-            best.feedback,
-            usage,
-            {"votes": votes, "scores": tally.usable, "spread": tally.spread},
-        )
+        # the exact mean of the usable scores; the spread is highest minus lowest (None without two)
+        spread = float(max(usable) - min(usable)) if len(usable) > 1 else None
+        harshest = min((v for v in votes if v.score is not None), key=lambda v: v.score)
+        detail = {"votes": votes, "scores": usable, "spread": spread}
+        return Evaluation(round(statistics.mean(usable), 2), harshest.feedback, usage, detail)
 
 
 _EVIDENCE_SOURCES = ("examples", "self-tests")
