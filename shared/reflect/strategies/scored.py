@@ -78,22 +78,8 @@ def _critic_record(ev, rule: StopRule) -> Step:
     verdict = Verdict(
         label, rule.accepts(ev.score), ev.score, reason=ev.feedback if ev.score is None else ""
     )
-    return Step(
-        0,
-        "critic",
-        "model" if calls else "check",
-        "",
-        ev.feedback,
-        prompt,
-        completion,
-        0.0,
-        verdict,
-    )
-
-
-def _given_step(code: str) -> Step:
-    """The step that hands a run a draft it did not make (`first_draft`): no call, no tokens."""
-    return Step(0, "given", "input", code=code, note="the first draft, given")
+    kind = "model" if calls else "check"
+    return Step(0, "critic", kind, "", ev.feedback, prompt, completion, 0.0, verdict)
 
 
 def _chosen_text(best: Draft | None) -> str:
@@ -124,7 +110,9 @@ def scored_reflection(
     generator, so several critics can be compared on the same first drafts: it is the run's first
     step, a given one (kind "input", no tokens)."""
     rule = rule or StopRule()
-    steps: list[Step] = [_given_step(first_draft)] if first_draft is not None else []
+    # a first draft handed to the run: no call, no tokens
+    given = Step(0, "given", "input", code=first_draft, note="the first draft, given")
+    steps: list[Step] = [given] if first_draft is not None else []
 
     def end(stop: Stop, error: str | None = None) -> Run:
         best = rule.choose(rule.drafts(steps), stop)
