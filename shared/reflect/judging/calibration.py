@@ -161,7 +161,6 @@ def failure_census(histories: Sequence[Sequence[Draft]], rule: StopRule) -> dict
     oscillating (`replay_rule`); refiner replies whose code is the code they were given; loops whose returned
     draft (`best_so_far`) reaches `rule.threshold` and fails the hidden tests."""
     stops = [replay_rule(h, rule)[1] for h in histories]
-    returned = [best_so_far(list(h)) for h in histories]
     return {
         "no code": sum(not a.code.strip() for h in histories for a in h),
         "regressed": stops.count(Stop.REGRESSED),
@@ -171,12 +170,8 @@ def failure_census(histories: Sequence[Sequence[Draft]], rule: StopRule) -> dict
             for a, b in zip(h, h[1:], strict=False)
         ),
         "oscillating": stops.count(Stop.OSCILLATING),
-        "accepted but failing": sum(
-            b is not None
-            and b.score is not None
-            and b.score >= rule.threshold
-            and b.passed is False
-            for b in returned
+        "accepted but failing": len(
+            accepted_but_failing(dict(enumerate(histories)), rule.threshold)
         ),
     }
 
