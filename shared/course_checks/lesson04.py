@@ -742,6 +742,16 @@ def _loop_key(
     return builder
 
 
+def _invoked(builder: Any, chat: ScriptedChat, limit: int) -> dict:
+    """The graph compiled once and run; run once more where the script holds a second first draft (nothing of a
+    run may carry over to the next): the first run's final state."""
+    graph = builder.compile()
+    out = graph.invoke({"scores": []}, {"recursion_limit": limit})
+    if chat.scripts.get("generator"):
+        graph.invoke({"scores": []}, {"recursion_limit": limit})
+    return out
+
+
 def _graph_run(
     loop_builder: Callable[..., Any], chat: Chat, critic: _Critic, task: Task, **kwargs: Any
 ) -> dict:
@@ -761,11 +771,7 @@ def _graph_run(
         )
     builder.add_node(kwargs["out_of_budget"], lambda state: {"status": "over budget"})
     builder.add_edge(kwargs["out_of_budget"], END)
-    graph, limit = builder.compile(), {"recursion_limit": 4 * kwargs["max_iterations"] + 10}
-    out = graph.invoke({"scores": []}, limit)
-    # one compiled graph run again: nothing of the first run may carry over
-    if chat.scripts.get("generator"):
-        graph.invoke({"scores": []}, limit)
+    out = _invoked(builder, chat, 4 * kwargs["max_iterations"] + 10)
     kept = "status" in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
     return {
         "code": out.get("code"),
@@ -1148,11 +1154,7 @@ def _repeat_run(
         raise Wrong(
             f"repeat_builder returned {type(builder).__name__}: return the StateGraph builder."
         )
-    graph = builder.compile()
-    out = graph.invoke({"scores": []}, {"recursion_limit": 40}) or {}
-    # one compiled graph run again: nothing of the first run may carry over
-    if chat.scripts.get("generator"):
-        graph.invoke({"scores": []}, {"recursion_limit": 40})
+    out = _invoked(builder, chat, 40) or {}
     return {
         "repeated": out.get("status") == "repeated",
         "critiques": len(critic.seen),
