@@ -320,24 +320,17 @@ STOP = Values(
             "A round cap that is reached (rounds == max_rounds) already stops.",
         ),
     ],
-).register("00.4")
+)
 
 
-@exercise(
+stop_rule = STOP.exercise(
     "00.4",
+    "stop_rule",
     hints=(
         "three reasons, checked in the order the statement gives them; a budget or a round cap that is reached "
         "(equal) already stops.",
         "if approved: 'accepted'; elif tokens >= budget: 'token_budget'; elif rounds >= max_rounds: "
         "'max_iterations'; else None.",
     ),
+    passed=f"Your stop rule agrees with the statement on all {len(STOP.cases)} cases of the grid.",
 )
-def stop_rule(stop: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 4: stop(approved, rounds, tokens, max_rounds, budget) against the rule on every case of a grid."""
-    problem = STOP.problem(stop)
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"Your stop rule agrees with the statement on all {len(STOP.cases)} cases of the grid.",
-    )

@@ -173,27 +173,23 @@ ONE_SHOT = Calls(
         {"one_shot"},
         "my_one_shot called the package's one_shot: the call is yours to write.",
     ),
-).register("01.1")
+)
 
 
-@exercise(
+one_shot_build = ONE_SHOT.exercise(
     "01.1",
+    "one_shot_build",
     hints=(
         "two messages: {'role': 'system', 'content': GENERATOR_PROMPT} and {'role': 'user', 'content': task.prompt()}, "
         "sent as chat(messages, role='generator'): the chat you are given carries the sampling already.",
         "the code is extract_code(reply.text, task.entry_point).code, and task.run(code) runs the hidden tests in the "
         "sandbox: its .passed is the verdict. Return (code, passed).",
     ),
-)
-def one_shot_build(my_one_shot: Callable[[Any, Task], object]) -> tuple[bool, str]:
-    """Build 1: the learner's one-shot against the package's one_shot on scripted replies."""
-    problem = ONE_SHOT.problem(my_one_shot)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"On {len(ONE_SHOT_CASES)} scripted replies your one-shot sent the package's request and returned its "
         "code and the hidden tests' verdict."
-    )
+    ),
+)
 
 
 # The drafts the verdict build is graded on (01.2): (task id, code); the truth is the package's judge.
@@ -267,11 +263,12 @@ VERDICT = Values(
         {"judge"},
         "verdict_of called the package's judge: reading the run is yours to write.",
     ),
-).register("01.2")
+)
 
 
-@exercise(
+verdict = VERDICT.exercise(
     "01.2",
+    "verdict",
     hints=(
         "task.run(code) gives a result with .passed, .failures (the failed tests, each with .describe()) and .error "
         "(why nothing ran, e.g. a syntax error); task.static_checks(code) gives checks with .passed and .reason.",
@@ -279,16 +276,11 @@ VERDICT = Values(
         "or the run's error when no test failed. An empty draft fails with the reason 'no code in the reply'. missed "
         "is the reasons of the static checks that did not pass.",
     ),
-)
-def verdict(verdict_of: Callable[[Task, str], object]) -> tuple[bool, str]:
-    """Build 2: the learner's reading of a sandbox run against the package's judge, on made-up drafts."""
-    problem = VERDICT.problem(verdict_of)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"On {len(VERDICT.cases)} drafts your verdict reads the run as the package's judge does: passed, the first "
         "failure, the requirements missed."
-    )
+    ),
+)
 
 
 BASELINE_TASKS = ("factorial", "fibonacci", "palindrome")

@@ -112,24 +112,20 @@ APPROVED = Values(
         None,
         "approved called the package's sentinel reader: the reading is yours to write.",
     ),
-).register("02.1")
+)
 
 
-@exercise(
+approved_reading = APPROVED.exercise(
     "02.1",
+    "approved_reading",
     hints=(
         "find the first line that is not blank (review.splitlines(), skipping lines that are only spaces); "
         "no such line means no approval.",
         "strip that line of spaces and of the marks *, _, ` and # at its two ends, all at once (as in '## APPROVED' "
         "or '**APPROVED** '), then of one final . or !; it approves only if what is left == 'APPROVED'.",
     ),
+    passed=f"Your reading agrees with the rule on all {len(READINGS)} reviews of the table.",
 )
-def approved_reading(approved: Callable[[str], object]) -> tuple[bool, str]:
-    """Exercise 1: the learner's reading on a table of reviews, against the statement's rule."""
-    problem = APPROVED.problem(approved)
-    if problem:
-        return False, problem
-    return True, f"Your reading agrees with the rule on all {len(READINGS)} reviews of the table."
 
 
 def _script(reviews: Sequence[object], drafts: Sequence[object] = ()) -> dict[str, list]:
@@ -240,11 +236,12 @@ LOOP = Calls(
     key=_loop_key,
     result=_outcome,
     forbid=FORBID_LOOP,
-).register("02.2")
+)
 
 
-@exercise(
+loop = LOOP.exercise(
     "02.2",
+    "loop",
     hints=(
         "keep one list, the thread, starting with the task as a user message. Each call sends "
         "[{'role': 'system', 'content': <that role's prompt>}, *thread]; each reply joins the thread as "
@@ -253,16 +250,11 @@ LOOP = Calls(
         "approved(review.text). Keep the last draft that holds code (extract_code(reply.text, task.entry_point)); "
         "after the loop, return it with False and 'max_iterations'.",
     ),
-)
-def loop(maker_checker_loop: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 2: the learner's loop against the package's, request by request, on scripted agents."""
-    problem = LOOP.problem(maker_checker_loop)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"On {len(LOOP.cases)} scripted runs your loop sent every request the package's maker_checker sends, "
         "in order, and returned the same draft, verdict and reason."
-    )
+    ),
+)
 
 
 def _costly(reviews: Sequence[str], gen: tuple[int, int], rev: tuple[int, int]) -> dict[str, list]:
@@ -335,27 +327,23 @@ BUDGET = Calls(
     key=lambda chat, task, budget: _loop_key(chat, task, budget=budget),
     result=_outcome,
     forbid=FORBID_LOOP,
-).register("02.3")
+)
 
 
-@exercise(
+budget = BUDGET.exercise(
     "02.3",
+    "budget",
     hints=(
         "count used = the prompt_tokens + completion_tokens of every reply so far, and keep each role's "
         "largest call so far (0 before its first call).",
         "before each call: if used >= budget, or used + that role's largest call so far > budget, return the "
         "last draft with code, False and 'budget'. Everything else is your loop of exercise 2.",
     ),
-)
-def budget(budget_loop: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 3: the learner's budgeted loop against maker_checker(token_budget=...) on scripted agents."""
-    problem = BUDGET.problem(budget_loop)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"On {len(BUDGET.cases)} scripted budgets your loop stopped where the package's does, before the call "
         "that would pass the budget, and returned the same draft."
-    )
+    ),
+)
 
 
 def _visible_review(evaluation) -> str:  # noqa: ANN001 - the test critic's Evaluation
@@ -436,11 +424,12 @@ EVIDENCE = Calls(
     key=_evidence_key,
     drive=_in_the_loop,
     result=_reviews_problem,
-).register("02.4")  # fmt: skip
+)  # fmt: skip
 
 
-@exercise(
+evidence = EVIDENCE.exercise(
     "02.4",
+    "evidence",
     hints=(
         "evidence_chat returns a function (messages, role). For every role but 'reviewer' it returns "
         "chat(messages, role); the reviewer's turn makes no model call.",
@@ -448,16 +437,11 @@ EVIDENCE = Calls(
         "(extract_code(messages[-1]['content'].removeprefix('[Generator]: '), task.entry_point).code); evaluation = TestGroundedCritic().evaluate(task, code); reply "
         "FakeReply('APPROVED' if evaluation.score == 10 else evaluation.feedback, 0, 0).",
     ),
-)
-def evidence(evidence_chat: Callable[..., object]) -> tuple[bool, str]:
-    """Exercise 4: an evidence reviewer, inside the package's loop, on scripted generators."""
-    problem = EVIDENCE.problem(evidence_chat)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         "The reviewer's turn is the visible checks: it rejected the wrong draft and the nearly right one "
         "with their failing checks, and approved the fix."
-    )
+    ),
+)
 
 
 def _said(approved: bool) -> str:

@@ -181,11 +181,12 @@ READ = Values(
         None,
         "read_score called the package's parser (parse_critique): the contract is yours to write.",
     ),
-).register("03.1")
+)
 
 
-@exercise(
+read = READ.exercise(
     "03.1",
+    "read",
     hints=(
         "find the JSON object in the reply: json.loads the whole reply, and if that fails, the text from the first "
         "'{' to the last '}'. No object, or not a dict, means None.",
@@ -193,16 +194,8 @@ READ = Values(
         "a string) from 1 to 10; issues and strengths are lists of strings; suggestion is a string. Any failure is "
         "None, never a score.",
     ),
+    passed=f"Your reading of the contract agrees with the package's parser on all {len(READ.cases)} replies.",
 )
-def read(read_score: Callable[[str], object]) -> tuple[bool, str]:
-    """Build 1: the learner's reading of critic replies against the package's parse_critique."""
-    problem = READ.problem(read_score)
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"Your reading of the contract agrees with the package's parser on all {len(READ.cases)} replies.",
-    )
 
 
 # --- Builds 2 and 3 (03.2, 03.3): the controller and the best attempt, on histories ---------------------
@@ -312,11 +305,12 @@ STOP = Values(
         "stop_reason called the package's controller: the rule is yours to write.",
     ),
     show=_show_history,
-).register("03.2")
+)
 
 
-@exercise(
+stop_rule = STOP.exercise(
     "03.2",
+    "stop_rule",
     hints=(
         "test the rules in the statement's order and return at the first that fires: accepted, regressed, "
         "oscillating, converged, max_iterations. Leave the None scores out of every comparison.",
@@ -324,16 +318,8 @@ STOP = Values(
         "attempts, no known score among the last `patience` beats the best before them. If a rule other than "
         "accepted fires and no attempt has a score at all, the reason is 'invalid_critic'.",
     ),
+    passed=f"stop_reason agrees with the package's StopRule on all {len(STOP.cases)} histories.",
 )
-def stop_rule(stop_reason: Callable[..., object]) -> tuple[bool, str]:
-    """Build 2: the learner's controller against StopRule on every history of STOP."""
-    problem = STOP.problem(stop_reason)
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"stop_reason agrees with the package's StopRule on all {len(STOP.cases)} histories.",
-    )
 
 
 def _best(history: list[Draft]) -> Draft | None:
@@ -391,26 +377,19 @@ BEST = Values(
         "best_attempt called the package's controller (best_so_far): the choice is yours to write.",
     ),
     show=_show_history,
-).register("03.3")
+)
 
 
-@exercise(
+best = BEST.exercise(
     "03.3",
+    "best",
     hints=(
         "skip the attempts whose score is None; among the rest, the highest score wins and the earlier attempt wins a tie.",
         "max() takes a key, and a tuple key compares its first item, then its second on a tie: what second item makes the "
         "earlier iteration win? Before max, the two cases it cannot handle: no scored attempt, and an empty history.",
     ),
+    passed="The best attempt, earliest among equals, unscored ones skipped: what StopRule's revert needs.",
 )
-def best(best_attempt: Callable[[list[Draft]], Draft | None]) -> tuple[bool, str]:
-    """Build 3: best_attempt on eight histories."""
-    problem = BEST.problem(best_attempt)
-    if problem:
-        return False, problem
-    return (
-        True,
-        "The best attempt, earliest among equals, unscored ones skipped: what StopRule's revert needs.",
-    )
 
 
 # --- Build 4 (03.4): the loop, against scored_reflection on scripted agents -------------------------------
@@ -890,11 +869,12 @@ CRITERIA = Properties(
     [Case((text,)) for text in _CRITERIA_TRUTH],
     rules=[_broken_names],
     reference=lambda text: sorted(_CRITERIA_TRUTH[text][0]),
-).register("03.8")
+)
 
 
-@exercise(
+criteria_as_code = CRITERIA.exercise(
     "03.8",
+    "criteria_as_code",
     hints=(
         "one test per rule, each adding its name to a list: the referral is 'doctor', 'pharmacist' or 'healthcare "
         "professional' in answer.lower(); a dose is a number followed by mg, with or without a space, in any case "
@@ -903,14 +883,8 @@ CRITERIA = Properties(
         "dose. For the length, more than 120: 120 words is within the limit, and split() without an argument splits "
         "on newlines too.",
     ),
-)
-def criteria_as_code(broken_rules: Callable[[str], object]) -> tuple[bool, str]:
-    """Build 6: the learner's rules on answers made up from sentences with and without a referral or a dose in mg,
-    at lengths around the 120-word limit; any way of detecting them that gets every case right passes."""
-    problem = CRITERIA.problem(broken_rules)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"Your rules agree on all {len(CRITERIA.cases)} made-up answers: a referral named or not, doses in mg written "
         "six ways or none, and lengths of 119, 120 and 121 words."
-    )
+    ),
+)

@@ -938,26 +938,17 @@ VIEW = Properties(
         {"critic_view"},
         "your critic_view called the package's: it is yours to write.",
     ),
-).register("03b.7")
+)
 
 
-@exercise(
+critic_views = VIEW.exercise(
     "03b.7",
+    "critic_views",
     hints=(
         "comments and docstrings are where a draft can talk to its reviewer. ast.parse(code) then ast.unparse(tree) "
         "drops every comment; a docstring is the first statement of a module, class or function when it is a string.",
         "removing a docstring can leave a body empty: put `pass` there. A '#' inside a string is no comment, and a string "
         "that is not the body's first statement is no docstring. Code that ast.parse refuses goes back as it is.",
     ),
+    passed=f"your view takes comments and docstrings out of {len(VIEWS) - 1} made-up drafts and changes nothing they do.",
 )
-def critic_views(critic_view) -> tuple[bool, str]:  # noqa: ANN001
-    """Build 7: the learner's critic_view on made-up drafts: no comment and no docstring left, the same behaviour, a
-    '#' in a string kept, an emptied body still valid, code that does not parse unchanged. Any way that does all that
-    passes (ast, tokenize, ...)."""
-    problem = VIEW.problem(critic_view)
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"your view takes comments and docstrings out of {len(VIEWS) - 1} made-up drafts and changes nothing they do.",
-    )

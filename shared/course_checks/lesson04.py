@@ -178,11 +178,12 @@ ROUTE = Values(
         ),
     ],
     show=lambda v: "<state>" if isinstance(v, dict) else show(v),
-).register("04.4")
+)
 
 
-@exercise(
+token_budget = ROUTE.exercise(
     "04.4",
+    "token_budget",
     hints=(
         "add up step['prompt_tokens'] + step['completion_tokens'] over this run's steps, rg.this_run(state, 'steps'): "
         "drafts and critiques both count, and a reused thread's earlier run does not.",
@@ -190,16 +191,8 @@ ROUTE = Values(
         "(to finalize, or to review when a rule check fails), whatever it cost; "
         "for everything else, return what rg.after_critique(state) returns.",
     ),
+    passed="Routes on the budget first when a draft needs changes, and otherwise exactly as rg.after_critique.",
 )
-def token_budget(route_with_budget: Callable[[dict, int], str]) -> tuple[bool, str]:
-    """Exercise 4: route_with_budget on made-up states, against the routes rg.after_critique and the budget give."""
-    problem = ROUTE.problem(route_with_budget)
-    if problem:
-        return False, problem
-    return (
-        True,
-        "Routes on the budget first when a draft needs changes, and otherwise exactly as rg.after_critique.",
-    )
 
 
 # ---- exercise 5: run the sandbox before the critic ----
@@ -595,27 +588,22 @@ HISTORY = Values(
     ],
     answer=lambda g, c: [n for snap in [*g.get_state_history(c)][::-1] for n in snap.next if n != "__start__"],
     show=lambda v: "<graph>" if hasattr(v, "get_state_history") else "<config>" if isinstance(v, dict) else show(v),
-).register("04.7")  # fmt: skip
+)  # fmt: skip
 
 
-@exercise(
+read_history = HISTORY.exercise(
     "04.7",
+    "read_history",
     hints=(
         "get_state_history(config) is newest first: reverse it before you read it.",
         "each snapshot's .next is a tuple of the node names that ran after it; skip '__start__', and the last "
         "snapshot's .next is empty.",
     ),
-)
-def read_history(visited: Callable[[Any, dict], list[str]]) -> tuple[bool, str]:
-    """Exercise 7: visited() on four runs of the package's graph with a checkpointer: one accepted at once, one
-    accepted after a revision, one that spends its budget of 2 drafts, one its budget of 5 (12 nodes)."""
-    problem = HISTORY.problem(visited)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         "Read back from the checkpoints, in the order the nodes ran (accepted at once, after a revision, and "
         "out of two budgets)."
-    )
+    ),
+)
 
 
 # ---- the builds: the learner's own graph ----
@@ -1216,7 +1204,7 @@ REPEAT = Calls(
     key=functools.partial(_loop_key, repeats=True),
     drive=_repeat_run,
     result=_ended,
-).register("04.8")  # fmt: skip
+)  # fmt: skip
 
 
 def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
@@ -1238,8 +1226,9 @@ def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
     return ""
 
 
-@exercise(
+repeat_stop = REPEAT.exercise(
     "04.8",
+    "repeat_stop",
     hints=(
         "the refine node knows both drafts: the one in the state and the one revise returns. Mark the state "
         "when they are the same once stripped (status 'repeated'), and let a router after refine go to END then, "
@@ -1247,14 +1236,8 @@ def _generator_problem(chat: ScriptedChat, task: Task, what: str) -> str:
         "build it like loop_builder, but replace the edge refine -> critique with "
         "add_conditional_edges('refine', after_refine, ['critique', END]), after_refine returning END on 'repeated', else 'critique'.",
     ),
-)
-def repeat_stop(repeat_builder: Callable[..., Any]) -> tuple[bool, str]:
-    """Build 1b: the learner's graph ends at once when a revision returns the draft it was given, and otherwise
-    makes the calls and critiques the key makes; graded on scripted runs by what it calls and how it ends."""
-    problem = REPEAT.problem(repeat_builder)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"On {len(REPEAT.cases)} scripted runs your graph stopped at a repeated draft before judging it again, "
         "and ran as your loop does otherwise."
-    )
+    ),
+)

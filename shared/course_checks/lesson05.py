@@ -1179,27 +1179,23 @@ VERDICT = Values(
         {"parse_judgement"},
         "read_verdict called rx.parse_judgement: the reading is yours to write.",
     ),
-).register("05.3")
+)
 
 
-@exercise(
+loud_verdict = VERDICT.exercise(
     "05.3",
+    "loud_verdict",
     hints=(
         "try json.JSONDecoder().raw_decode(text, i) at every '{' in the reply, in order; the first object that "
         "validates wins, and a reply with none gives None.",
         "validate: a dict, its score an int or float but not a bool, from 0 to 1, its verdict 'pass' or 'fail'; "
         "return (float(score), verdict).",
     ),
-)
-def loud_verdict(read_verdict: Callable[[str], object]) -> tuple[bool, str]:
-    """Build 3: the learner's reading of evaluator replies against the package's parse_judgement."""
-    problem = VERDICT.problem(read_verdict)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"your reading agrees with rx.parse_judgement on all {len(VERDICT_REPLIES)} replies: an unusable one is None, "
         "never a default."
-    )
+    ),
+)
 
 
 # --- Build 2b (05.9): what memory keeps of a failed attempt, graded by what it holds. ------------------

