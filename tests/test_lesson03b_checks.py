@@ -262,7 +262,10 @@ def test_tests_then_llm_passes_the_llms_evaluation_returned_as_it_is(combo):
 
 @pytest.mark.parametrize(
     ("combo", "words"),
-    [(_MergesTheFeedback, "whose feedback is not"), (_KeepsTheFeedbackOnly, "whose usage is not")],
+    [
+        (_MergesTheFeedback, "return that Evaluation itself"),
+        (_KeepsTheFeedbackOnly, "return that Evaluation itself"),
+    ],
 )
 def test_tests_then_llm_names_an_evaluation_made_anew(combo, words):
     ok, message = ex.tests_then_llm.check(combo)

@@ -263,98 +263,130 @@ class _ScriptedTests:
         return ev
 
 
-@exercise(
+class _TestsThenLLM:
+    """A right answer: the tests critic first, the LLM critic only when every visible test passes."""
+
+    def __init__(self, llm_critic: LLMCritic, tests_critic: object = None) -> None:
+        self.llm, self.tests = llm_critic, tests_critic or TestGroundedCritic()
+
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        t = self.tests.evaluate(task, code)
+        return t if t.score < 10 else self.llm.evaluate(task, code)
+
+
+class _Always(_TestsThenLLM):
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        return self.llm.evaluate(task, code)
+
+
+class _ModelFirst(_TestsThenLLM):
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        m, t = self.llm.evaluate(task, code), self.tests.evaluate(task, code)
+        return t if t.score < 10 else m
+
+
+class _OwnTests(_TestsThenLLM):
+    def __init__(self, llm_critic: LLMCritic, tests_critic: object = None) -> None:
+        super().__init__(llm_critic)
+
+
+class _Anew(_TestsThenLLM):
+    def evaluate(self, task: Task, code: str) -> Evaluation:
+        t = self.tests.evaluate(task, code)
+        return (
+            t
+            if t.score < 10
+            else (lambda e: Evaluation(e.score, e.feedback))(self.llm.evaluate(task, code))
+        )
+
+
+def _tests_first(critic_class: Callable, task_id: str, code: str, tests: float | None) -> tuple:
+    """The class on one draft with a scripted LLM critic, and a scripted tests critic scoring `tests` (None: the
+    class's own TestGroundedCritic): (the model calls made, whose Evaluation came back, as it is or not)."""
+    task, chat = get_task(task_id), ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
+    scripted = None if tests is None else _ScriptedTests(tests)
+    combo = (
+        critic_class(LLMCritic(chat)) if tests is None else critic_class(LLMCritic(chat), scripted)
+    )
+    ev = combo.evaluate(task, code)
+    llm = LLMCritic(ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})).evaluate(task, code)
+    fields = ("score", "feedback", "usage", "raw")
+    if scripted is None:  # the class's own tests critic: its Evaluation is known by its fields
+        own = TestGroundedCritic().evaluate(task, code)
+        ev = own if all(getattr(ev, f, None) == getattr(own, f) for f in fields) else ev
+    if ev is (
+        scripted.returned[-1]
+        if scripted and scripted.returned
+        else own
+        if scripted is None
+        else None
+    ):
+        return len(chat.calls), "the tests critic's Evaluation"
+    if isinstance(ev, Evaluation) and all(getattr(ev, f) == getattr(llm, f) for f in fields):
+        return len(chat.calls), "the LLM critic's Evaluation"
+    if isinstance(ev, Evaluation):
+        return len(chat.calls), f"a new Evaluation (score {show(ev.score)}, usage {ev.usage})"
+    return len(chat.calls), show(ev)
+
+
+PALINDROME = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
+TESTS_FIRST = Values(
+    "TestsThenLLM",
+    [
+        Case(("count_vowels", BROKEN, None), "a draft that fails every visible test"),
+        Case(("count_vowels", HALF, None), "a draft that fails one of two visible tests"),
+        Case(("count_vowels", UNLOADABLE, None), "a draft that does not load"),
+        Case(("count_vowels", GOOD, None), "a draft that passes every visible test"),
+        Case(
+            ("palindrome", PALINDROME, None),
+            "a palindrome draft that passes that task's visible tests",
+        ),
+        Case(
+            ("count_vowels", HALF, 9.0),
+            "given a tests critic that scores it 9: one visible test failed",
+        ),
+        Case(("count_vowels", HALF, 9.5), "given a tests critic that scores it 9.5"),
+        Case(("count_vowels", HALF, 10), "given a tests critic that scores it 10"),
+        Case(("count_vowels", HALF, 4), "given a tests critic that scores it 4"),
+    ],
+    oracle=lambda task_id, code, tests: _tests_first(_TestsThenLLM, task_id, code, tests),
+    show=lambda v: f"<{v.splitlines()[0]} ...>" if isinstance(v, str) and "\n" in v else show(v),
+    misreadings=[
+        Misreading(lambda *case, c=c: _tests_first(c, *case), why)
+        for c, why in (
+            (
+                _Always,
+                "It asks the model about every draft: failing visible tests should answer alone, with no call.",
+            ),
+            (
+                _ModelFirst,
+                "It asks the model before it looks at the tests: failing code should cost no model call.",
+            ),
+            (
+                _OwnTests,
+                "It ignores the tests critic it is given: keep tests_critic, a TestGroundedCritic() if None.",
+            ),
+            (
+                _Anew,
+                "It returns a new Evaluation made from the critic's: return that Evaluation itself, what its "
+                "call cost included, so what the table and the loop read is what the critic said.",
+            ),
+        )
+    ],
+)
+tests_then_llm = TESTS_FIRST.exercise(
     "03b.2",
+    "tests_then_llm",
     hints=(
         "call the tests critic first; only when its score is 10 (every visible test passes) ask the LLM critic.",
         "__init__ keeps both critics (a TestGroundedCritic() when no tests critic is given); evaluate returns one of "
         "their two Evaluations as it is, never a new one.",
     ),
+    passed="failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here).",
+    adapt=lambda critic_class: (
+        lambda task_id, code, tests: _tests_first(critic_class, task_id, code, tests)
+    ),
 )
-def tests_then_llm(tests_then_llm_class: Callable[[LLMCritic], object]) -> tuple[bool, str]:
-    """Build 2: the test-first critic on count_vowels with a scripted model: failing drafts make no call, a passing one one."""
-    task = get_task("count_vowels")
-    scripted = ScriptedChat({"critic": [SCRIPTED_CRITIQUE] * 3})
-    combo = tests_then_llm_class(LLMCritic(scripted))
-    for label, code in (
-        ("a draft that fails every visible test", BROKEN),
-        ("a draft that fails one of two", HALF),
-        ("a draft that does not load (a syntax error)", UNLOADABLE),
-    ):
-        ev = combo.evaluate(task, code)
-        if scripted.calls:
-            return (
-                False,
-                f"on {label} the model was asked {len(scripted.calls)} time(s): failing tests should answer alone.",
-            )
-        if not isinstance(ev, Evaluation) or ev.score is None or ev.score >= 10:
-            return (
-                False,
-                f"on {label} evaluate returned {ev!r}: return the tests critic's Evaluation, failures quoted.",
-            )
-    ev = combo.evaluate(task, GOOD)
-    if len(scripted.calls) != 1:
-        return (
-            False,
-            f"on a draft that passes every visible test the model was asked {len(scripted.calls)} time(s), not once.",
-        )
-    if not isinstance(ev, Evaluation) or ev.score != 6:
-        return (
-            False,
-            f"on a passing draft evaluate returned {ev!r}: return the LLM critic's Evaluation (the script scores it 6).",
-        )
-    own = LLMCritic(ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})).evaluate(task, GOOD)
-    changed = [f for f in ("feedback", "usage", "raw") if getattr(ev, f) != getattr(own, f)]
-    if changed:
-        return (
-            False,
-            f"on a passing draft evaluate returned an Evaluation whose {changed[0]} is not the LLM critic's "
-            f"({show(getattr(ev, changed[0]))}, not {show(getattr(own, changed[0]))}): return its Evaluation as it "
-            "is, what its call cost included.",
-        )
-    other = get_task("palindrome")  # a second task: the tests critic tests the task it is given
-    palindrome = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
-    if combo.evaluate(other, palindrome) is None or len(scripted.calls) != 2:
-        return (
-            False,
-            "on a palindrome draft that passes that task's visible tests the model was not asked: evaluate must "
-            "test the draft against the task it is given.",
-        )
-    for failing in (
-        9.0,
-        9.5,
-    ):  # one visible test of several failed: above any threshold, but not 10
-        nearly = _ScriptedTests(failing)
-        scripted_again = ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
-        ev = tests_then_llm_class(LLMCritic(scripted_again), nearly).evaluate(task, HALF)
-        if not nearly.returned:
-            return (
-                False,
-                "given a tests critic (the second argument), evaluate never asked it: keep tests_critic when one is "
-                "given, and a TestGroundedCritic() only when it is None.",
-            )
-        if scripted_again.calls:
-            return (
-                False,
-                f"with a tests critic that scores a draft {failing:g} (a visible test failed), evaluate asked the "
-                "model: only a draft that passes every visible test (score 10) goes on.",
-            )
-        if ev is not nearly.returned[-1] and isinstance(ev, Evaluation):
-            return (
-                False,
-                "evaluate returned a new Evaluation built from the tests critic's: return that Evaluation itself, "
-                "so what the table and the loop read is what the tests said.",
-            )
-        if not isinstance(ev, Evaluation):
-            return (
-                False,
-                f"with a tests critic that scores a draft {failing:g}, evaluate returned {ev!r}: return the tests' "
-                "Evaluation.",
-            )
-    return (
-        True,
-        "failing visible tests answer without a model call; code that passes them gets the LLM's judgement (6 here).",
-    )
 
 
 # --- Build 3 (03b.3): where two critics disagree ---------------------------------------------------------

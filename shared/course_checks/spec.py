@@ -166,14 +166,20 @@ class _Spec:
         return self
 
     def exercise(
-        self, key: str, name: str, hints: tuple[str, ...], passed: str | Callable
+        self,
+        key: str,
+        name: str,
+        hints: tuple[str, ...],
+        passed: str | Callable,
+        adapt: Callable[[Callable], Callable] | None = None,
     ) -> object:
         """This spec as the whole check of exercise `key`, the lesson's `ex.<name>(fn)`: it passes when `problem`
-        finds nothing, and then says `passed` (a callable makes the sentence from the learner's `fn`)."""
+        finds nothing, and then says `passed` (a callable makes the sentence from the learner's `fn`). `adapt`
+        turns what the learner wrote (a class) into the function of the cases' arguments that the spec grades."""
         from . import exercise
 
         def check(fn: Callable) -> tuple[bool, str]:
-            problem = self.problem(fn)
+            problem = self.problem(adapt(fn) if adapt else fn)
             return (
                 (False, problem) if problem else (True, passed(fn) if callable(passed) else passed)
             )
