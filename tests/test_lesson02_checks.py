@@ -158,3 +158,12 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_on
     args = (ns["probe"], ns["my_reviewer_prompt"], runs["on_sorted"], runs["on_merge"])
     assert ex.requirement.evaluate(*args, by_verdict)[0]
     assert not ex.requirement.evaluate(*args, anywhere_in)[0]
+
+
+def test_trim_must_return_an_empty_thread_whole_and_names_the_misreadings():
+    """A fourth fresh read: a trim that indexes thread[0] crashed on an empty thread and passed (a thread of three
+    messages or fewer comes back whole, none included)."""
+    problem = ex.TRIM.problem(lambda thread: [thread[0], *thread[1:][-2:]])
+    assert problem == "trim([]) raised IndexError: list index out of range; expected [].", problem
+    assert ex.TRIM.problem(lambda thread: thread[:1] + thread[1:][-2:]) is None
+    assert "last three messages" in ex.TRIM.problem(lambda thread: thread[-3:])

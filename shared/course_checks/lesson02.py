@@ -19,7 +19,7 @@ from reflect.testing import FakeReply, ScriptedChat
 
 from . import exercise, offline, short
 from .revisions import revision_problem, sampling_problem
-from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, same
+from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, same, show
 
 Chat = Callable[..., object]
 
@@ -643,6 +643,50 @@ def _trimmed_problem(trimmed: Run) -> str:
     return ""
 
 
+_SAMPLE = [{"role": "user", "content": "task"}] + [
+    {"role": "assistant", "content": str(i)} for i in range(6)
+]
+_MIXED = [  # reviews in the user's role
+    {"role": r, "content": c}
+    for r, c in (
+        ("user", "task"),
+        ("assistant", "a"),
+        ("user", "review 1"),
+        ("assistant", "b"),
+        ("user", "review 2"),
+    )
+]
+_ECHO = [
+    *_SAMPLE[:2],
+    *[{"role": "assistant", "content": "[Reviewer]: APPROVED"}] * 2,
+]  # a message repeated
+TRIM = Values(
+    "trim",
+    [Case((thread,)) for thread in (*(_SAMPLE[:n] for n in (1, 2, 3, 4, 5, 7)), _MIXED, _ECHO, [])],
+    oracle=lambda thread: thread[:1] + thread[1:][-2:],
+    show=lambda v: (
+        repr([m.get("content") for m in v])
+        if isinstance(v, list) and all(isinstance(m, dict) for m in v)
+        else show(v)
+    ),
+    misreadings=[
+        Misreading(
+            lambda t: t[-3:],
+            "That keeps the last three messages: keep the task (message 0), then the last two.",
+        ),
+        Misreading(
+            lambda t: t[:1] + [m for m in t[1:] if m.get("role") == "assistant"][-2:],
+            "That keeps the last two assistant messages: keep the last two messages, whatever their role (a review "
+            "may come in the user's role).",
+        ),
+        Misreading(
+            lambda t: t[:1] + t[-2:],
+            "That repeats the task in a short thread: take the last two of the messages after it (thread[1:]).",
+        ),
+    ],
+).register("02.6")
+
+
 @exercise(
     "02.6",
     hints=(
@@ -655,44 +699,11 @@ def _trimmed_problem(trimmed: Run) -> str:
 def trim_thread(
     trim: Callable[[list[dict]], list[dict]], trimmed: object
 ) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 7: trim on made-up threads, and the four-round run of section 4 whose prompt tokens show the trim.
-    The hints are about trim; a failure after it is explained in full by its message."""
-    sample = [{"role": "user", "content": "task"}] + [
-        {"role": "assistant", "content": str(i)} for i in range(6)
-    ]
-    said = [
-        ("user", "task"),
-        ("assistant", "a"),
-        ("user", "review 1"),
-        ("assistant", "b"),
-        ("user", "review 2"),
-    ]
-    mixed = [{"role": r, "content": c} for r, c in said]  # reviews in the user's role
-    echo = [
-        *sample[:2],
-        *[{"role": "assistant", "content": "[Reviewer]: APPROVED"}] * 2,
-    ]  # a message repeated
-    for thread in (*(sample[:n] for n in (1, 2, 3, 4, 7)), mixed, echo):
-        n = len(thread)
-        want = thread[:1] + thread[1:][-2:]
-        got = trim([dict(m) for m in thread])
-        if got != want:
-            shown = (
-                [m["content"] for m in got]
-                if isinstance(got, list) and all(isinstance(m, dict) for m in got)
-                else got
-            )
-            return False, (
-                f"trim of a thread of {n} message(s), {[m['content'] for m in thread]}, returned {shown!r}, "
-                f"expected {[m['content'] for m in want]} (the task, then the last two messages, whatever their role)."
-            )
-    thread = list(sample)
-    trim(thread)
-    if thread != sample:
-        return (
-            False,
-            "trim changed the thread it was given: return a new list and leave the thread as it is.",
-        )
+    """Exercise 7: trim on made-up threads (TRIM), and the four-round run of section 4 whose prompt tokens show the
+    trim. The hints are about trim; a failure after it is explained in full by its message."""
+    problem = TRIM.problem(trim)
+    if problem:
+        return False, problem
     task = get_task("roman_to_int")
     if not isinstance(trimmed, Run):
         return (
