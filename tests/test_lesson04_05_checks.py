@@ -401,3 +401,55 @@ def test_a_draft_counter_kept_in_the_builder_fails_on_a_graph_run_twice():
     repeat = solved("04", "04.1", "04.8", swap=swaps)
     ok, message, *_ = lesson04.repeat_stop.evaluate(repeat["repeat_builder"])
     assert not ok and "revise was handed" in message, message
+
+
+def test_the_fourth_fresh_reads_wrong_answers_of_lesson_05_fail(tmp_path):
+    """Wrong answers a fourth fresh read passed, each now caught: an attempt that keeps only the last 3 reflections
+    it is given, a range test that lets NaN through, a reading that falls back to Python literals, a count of
+    drafts written that skips the first, and keys that drop small words or keep 4 hex digits of a hash."""
+    sliced = solved(
+        "05",
+        "05.1",
+        swap=(
+            "attempt_request(task, None, reflections)",
+            "attempt_request(task, None, reflections[-3:])",
+        ),
+    )
+    message = lesson05.one_attempt.evaluate(sliced["attempt"], sliced["reflect"])[1]
+    assert "given 5 reflections" in message, message
+    nan = solved("05", "05.3", swap=("0 <= score <= 1", "not (score < 0 or score > 1)"))
+    assert "NaN" in lesson05.VERDICT.problem(nan["read_verdict"])
+    literal = solved("05", "05.3")
+    exec(  # noqa: S102 - a fresh read's fallback to a Python literal
+        "import ast\n_json = read_verdict\n"
+        "def read_verdict(text):\n"
+        "    got = _json(text)\n"
+        "    if got is None and '{' in text:\n"
+        "        try:\n"
+        "            d = ast.literal_eval(text[text.index('{'):text.index('}') + 1])\n"
+        "            if 0 <= d['score'] <= 1 and d['verdict'] in ('pass', 'fail'):\n"
+        "                return float(d['score']), d['verdict']\n"
+        "        except Exception:\n"
+        "            return None\n"
+        "    return got\n",
+        literal,
+    )
+    assert "'score': 0.5" in lesson05.VERDICT.problem(literal["read_verdict"])
+    skips = solved(
+        "05",
+        "05.4",
+        swap=("for d in r.drafts)", "for d in r.drafts[1:]) or hidden(r.task_id, r.final_code)"),
+    )
+    assert "only the first draft right" in lesson05.FOUND.problem(skips["drafts_found"])
+    store = lesson05.MemoryStore(tmp_path / "memory.sqlite")
+    right = solved("05", "05.8")
+    assert passes(lesson05.shared_key, right["family_key"], store)
+    for key in (
+        "def family_key(text):\n    words = [w for w in re.findall(r'[a-z0-9_]+', text.lower()) if w not in "
+        "('a', 'an', 'the', 'and', 'or', 'that')]\n    return ' '.join(words)\n",
+        "def family_key(text):\n    import hashlib\n    words = re.findall(r'[a-z0-9_]+', text.lower())\n"
+        "    return hashlib.md5(' '.join(words).encode()).hexdigest()[:4]\n",
+    ):
+        loose = solved("05")
+        exec(key, loose)  # noqa: S102
+        assert lesson05.shared_key.evaluate(loose["family_key"], store)[0] is False, key

@@ -19,6 +19,7 @@ from reflect.memory.store import Episode, MemoryStore, task_key
 from reflect.records import Run
 from reflect.strategies import reflexion as reflexion_module
 from reflect.strategies.reflexion import Reflexion, parse_judgement
+from reflect.tasks.prompts import attempt_request, generator_messages
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
@@ -373,7 +374,10 @@ DISTINCT = (  # (task text, another task's text, what the key must not throw awa
         "Write a function f(x) that returns x minus one.",
         "the same function name, another statement",
     ),
+    ("Write f(x) that returns x or 1.", "Write f(x) that returns x and 1.", "a small word"),
 )
+# statements that differ in one number: a key too short to keep 2,000 tasks apart gives two of them one key
+NUMBERED = [f"Write f(x) that returns x plus {n}." for n in range(2000)]
 
 
 def _salted(family_key: Callable[[str], object], text: str) -> bool:
@@ -435,6 +439,14 @@ def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple
             return (
                 False,
                 f"two different tasks get one key ({why}): {a!r} and {b!r}: the key is too loose.",
+            )
+    keys: dict[object, str] = {}
+    for text_n in NUMBERED:
+        other = keys.setdefault(family_key(text_n), text_n)
+        if other != text_n:
+            return False, (
+                f"two of {len(NUMBERED):,} statements that differ in a number get one key, {other!r} and "
+                f"{text_n!r}: a key this short cannot keep tasks apart; hash the whole normalised text (task_key)."
             )
     shared = [ids for ids in by_key.values() if len(ids) > 1]
     if shared:
@@ -603,6 +615,16 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
     problem = _first_difference(again, ref, "a second task, palindrome, with its own asserts")
     if problem:
         return False, problem
+    five = [
+        f"lesson {n}: a made-up lesson" for n in range(1, 6)
+    ]  # more than any window: the loop picks, not attempt
+    many = ScriptedChat(_script(drafts[:1], verdicts[:1]))
+    attempt(many, other, list(ASSERTS_P), list(five), 43)
+    if many.calls[0].messages != generator_messages(attempt_request(other, None, five)):
+        return False, (
+            "given 5 reflections, attempt's request is not generator_messages(attempt_request(task, None, "
+            "reflections)) with all 5: attempt shows every reflection it is given (the loop chooses the window)."
+        )
     return True, (
         f"your attempts and reflections send the package's requests, call for call "
         f"({', '.join(c.role for c in mine.calls)}); the unreadable verdict is a fail with no score ({ref_run.stop.value} there); and so on a second task, palindrome."
@@ -1061,6 +1083,10 @@ FOUND = Values(
             ),
             "a right second draft not returned; the same draft three times",
         ),
+        Case(
+            ([_run("e", ["v = 1", "v = 2", "v = 3"], "v = 3")], _right(("e", "v = 1"))),
+            "only the first draft right, and not returned",
+        ),
         Case(([_run("d", ["w = 0"], "w = 0")], _right()), "one run, one draft, nothing right"),
     ],
     oracle=_found,
@@ -1146,6 +1172,9 @@ VERDICT_REPLIES = (
     '{"score": 0.7, "verdict": "pass", "detail": {"n": 1}}',  # an object inside the verdict
     '```json\n{"score": 0.3, "verdict": "fail", "specific_issues": ["returns {} for []"]}\n```',
     '{"meta": {"score": 0.2, "verdict": "fail"}, "score": 0.9, "verdict": "pass"}',
+    '{"score": NaN, "verdict": "pass"}',  # json.loads reads NaN and Infinity, which no range test lets through
+    '{"score": Infinity, "verdict": "fail"}',
+    "{'score': 0.5, 'verdict': 'pass'}",  # a Python literal, not JSON
 )
 
 
