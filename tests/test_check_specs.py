@@ -162,3 +162,26 @@ def test_a_call_past_the_answer_keys_last_is_named_not_a_bare_index_error():
     problem = once.problem(lambda chat, x: key(chat, x) + key(chat, x))
     assert "f made more calls than the answer key, 2 (['generator', 'generator'])" in problem
     assert "IndexError" not in problem
+
+
+def test_a_spec_as_an_exercise_grades_the_lessons_own_cases_after_its_made_up_ones():
+    """`Spec.exercise(lesson=...)`: the cases made from the data the check cell passes are graded too, and the
+    passing sentence is made from the learner's function and that data."""
+    from course_checks import REGISTRY
+
+    square = spec.Values("square", [spec.Case((2,)), spec.Case((3,))], oracle=lambda x: x * x)
+    try:
+        ex = square.exercise(
+            "test.1",
+            "squares",
+            hints=("multiply x by itself",),
+            lesson=lambda data: [spec.Case((x,), "the lesson's data") for x in data],
+            passed=lambda fn, data: f"right on {len(data)} of the lesson's numbers",
+        )
+        assert ex.check(lambda x: x * x, [7, 8]) == (True, "right on 2 of the lesson's numbers")
+        ok, message = ex.check(lambda x: x * x if x < 5 else 0, [7, 8])
+        assert not ok and "square(7) (the lesson's data) returned 0; expected 49" in message, message
+        assert spec.SPECS["test.1"] == [square]
+    finally:
+        REGISTRY.pop("test.1", None)
+        spec.SPECS.pop("test.1", None)

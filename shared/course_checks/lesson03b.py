@@ -584,33 +584,28 @@ CUT = Values(
     ],
     forbid=NO_PACKAGE,
     show=_show,
-).register("03b.4")
+)
 
 
-@exercise(
+cut_a_loop = CUT.exercise(
     "03b.4",
+    "cut_a_loop",
     hints=(
         "a loop run under a rule would have stopped at the first draft k where rule.decide_drafts(history[:k]) "
         "is not None; the drafts after k were never needed.",
         "try k = 1, 2, ... up to len(history); return (history[:k], that reason) at the first reason, and the whole "
         "history with None when no prefix stops.",
     ),
-)
-def cut_a_loop(cut, histories) -> tuple[bool, str]:  # noqa: ANN001
-    """Build 4: the learner's cut against the package's replay_rule on made-up histories (every stop path) under three
-    rules, and on the recorded LLM-critic loops under thresholds 6 to 10."""
-    lesson = [
+    lesson=lambda histories: [
         Case((list(h), StopRule(threshold=t, max_iterations=3)), f"the recorded loop on {k}")
         for k, h in histories.items()
         for t in (6, 8, 10)
-    ]
-    problem = CUT.problem(cut, also=lesson)
-    if problem:
-        return False, problem
-    return True, (
+    ],
+    passed=lambda cut, histories: (
         f"your cut matches replay_rule on {len(MADE_UP_HISTORIES)} made-up histories under {len(RULES)} rules and on "
         f"the {len(histories)} recorded loops under thresholds 6, 8 and 10."
-    )
+    ),
+)
 
 
 # --- Build 5 (03b.5): what each score says ----------------------------------------------------------------
@@ -772,31 +767,26 @@ THRESHOLD_FOR = Values(
         ),
     ],
     forbid=NO_PACKAGE,
-).register("03b.8")
+)
 
 
-@exercise(
+threshold_for = THRESHOLD_FOR.exercise(
     "03b.8",
+    "threshold_for",
     hints=(
         "try each score t in increasing order; the drafts a threshold of t accepts are all those scored t or more. "
         "Return the first t whose accepted drafts pass at a share of at least target.",
         "leave out the pairs whose score is None; a share exactly equal to target is enough (>=); None when no t does.",
     ),
-)
-def threshold_for(lowest_threshold, pairs) -> tuple[bool, str]:  # noqa: ANN001
-    """Exercise 8: the learner's lowest threshold for a target share of passing accepts, on made-up pairs and on the test
-    critic's pairs of section 3 at two targets."""
-    lesson = [
+    lesson=lambda pairs: [
         Case((list(pairs), t), f"the test critic's pairs of section 3, target {t}")
         for t in (0.8, 0.9)
-    ]
-    problem = THRESHOLD_FOR.problem(lowest_threshold, also=lesson)
-    if problem:
-        return False, problem
-    return True, (
+    ],
+    passed=lambda lowest_threshold, pairs: (
         f"your thresholds match on {len(TARGETS)} made-up cases and on section 3's pairs (80%: "
         f"{calibration_module.lowest_threshold(pairs, 0.8)}, 90%: {calibration_module.lowest_threshold(pairs, 0.9)})."
-    )
+    ),
+)
 
 
 # --- Build 6 (03b.6): the threshold table -----------------------------------------------------------------
@@ -817,11 +807,12 @@ THRESHOLDS = Values(
     ],
     forbid=NO_PACKAGE,
     show=_show,
-).register("03b.6")
+)
 
 
-@exercise(
+threshold_rows = THRESHOLDS.exercise(
     "03b.6",
+    "threshold_rows",
     hints=(
         "for each threshold make StopRule(threshold=t, max_iterations=max_iterations), cut every history with it, "
         "and average over the histories: the drafts kept, the hidden verdict of the draft the loop returns, the "
@@ -829,23 +820,17 @@ THRESHOLDS = Values(
         "the draft a loop returns is rule.choose(kept, reason): the accepted one, else the best so far, not the "
         "last; its .passed is the hidden tests' verdict. Tokens count only the drafts the cut kept.",
     ),
-)
-def threshold_rows(threshold_table, histories) -> tuple[bool, str]:  # noqa: ANN001
-    """Build 6: the learner's threshold table against the package's sweep."""
-    lesson = [
+    lesson=lambda histories: [
         Case(
             ([list(h) for h in histories], [6, 7, 8, 9, 10]),
             "section 2's recorded loops",
             {"max_iterations": 3},
         )
-    ]
-    problem = THRESHOLDS.problem(threshold_table, also=lesson)
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"your table matches the package's sweep on made-up histories and on the {len(histories)} recorded loops.",
-    )
+    ],
+    passed=lambda threshold_table, histories: (
+        f"your table matches the package's sweep on made-up histories and on the {len(histories)} recorded loops."
+    ),
+)
 
 
 # --- Build 7 (03b.7): what a critic is shown ---------------------------------------------------------------

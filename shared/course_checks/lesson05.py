@@ -1120,34 +1120,27 @@ FOUND = Values(
         if isinstance(v, list) and v and isinstance(v[0], Run)
         else ("<hidden>" if callable(v) else show(v))
     ),
-).register("05.4")
+)
 
 
-@exercise(
+written_or_returned = FOUND.exercise(
     "05.4",
+    "written_or_returned",
     hints=(
         "found: a task counts when any of its run's drafts passes hidden(task_id, code); returned: when its final_code "
         "does; a retry is each pair (draft before, draft) in a run, in order.",
         "return the four counts as a tuple: (found, returned, identical retries, retries); compare a retry with the "
         "draft just before it (zip(r.drafts, r.drafts[1:])), byte for byte.",
     ),
-)
-def written_or_returned(
-    drafts_found: Callable[..., object], by: dict, hidden: Callable[[str, str], bool]
-) -> tuple[bool, str]:
-    """Build 4: the learner's counts on made-up runs, then on every mode's runs."""
-    lesson = [
+    lesson=lambda by, hidden: [
         Case((list(runs), hidden), f"the {mode} runs")
         for mode, runs in by.items()
         if mode != "one-shot"
-    ]
-    problem = FOUND.problem(drafts_found, also=lesson)
-    if problem:
-        return False, problem
-    return (
-        True,
-        "your counts match on every mode's runs: where a correct draft was written but not returned, the loop's choice cost the task.",
-    )
+    ],
+    passed=lambda drafts_found, by, hidden: (
+        "your counts match on every mode's runs: where a correct draft was written but not returned, the loop's choice cost the task."
+    ),
+)
 
 
 VERDICT_REPLIES = (

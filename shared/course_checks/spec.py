@@ -172,20 +172,24 @@ class _Spec:
         hints: tuple[str, ...],
         passed: str | Callable,
         adapt: Callable[[Callable], Callable] | None = None,
+        lesson: Callable[..., list[Case]] | None = None,
     ) -> object:
-        """This spec as the whole check of exercise `key`, the lesson's `ex.<name>(fn)`: it passes when `problem`
-        finds nothing, and then says `passed` (a callable makes the sentence from the learner's `fn`). `adapt`
-        turns what the learner wrote (a class) into the function of the cases' arguments that the spec grades."""
+        """This spec as the whole check of exercise `key`, the lesson's `ex.<name>(fn, *data)`: it passes when
+        `problem` finds nothing, and then says `passed` (a callable makes the sentence from `fn` and the data).
+        `adapt` turns what the learner wrote (a class) into the function of the cases' arguments that the spec
+        grades; `lesson(*data)` makes the cases from the lesson's own data, tried after the made-up ones."""
         from . import exercise
 
-        def check(fn: Callable) -> tuple[bool, str]:
-            problem = self.problem(adapt(fn) if adapt else fn)
-            return (
-                (False, problem) if problem else (True, passed(fn) if callable(passed) else passed)
-            )
+        def check(fn: Callable, *data: object) -> tuple[bool, str]:
+            also = {"also": lesson(*data)} if lesson else {}
+            problem = self.problem(adapt(fn) if adapt else fn, **also)
+            if problem:
+                return False, problem
+            return True, passed(fn, *data) if callable(passed) else passed
 
         check.__name__ = check.__qualname__ = name
         check.__doc__ = f"Exercise {key}: {self.name} graded on {len(self.cases)} cases."
+        self.register(key)
         return exercise(key, hints)(check)
 
     def call(self, case: Case, skip: int = 0) -> str:
