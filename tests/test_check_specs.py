@@ -180,7 +180,9 @@ def test_a_spec_as_an_exercise_grades_the_lessons_own_cases_after_its_made_up_on
         )
         assert ex.check(lambda x: x * x, [7, 8]) == (True, "right on 2 of the lesson's numbers")
         ok, message = ex.check(lambda x: x * x if x < 5 else 0, [7, 8])
-        assert not ok and "square(7) (the lesson's data) returned 0; expected 49" in message, message
+        assert not ok and "square(7) (the lesson's data) returned 0; expected 49" in message, (
+            message
+        )
         assert spec.SPECS["test.1"] == [square]
     finally:
         REGISTRY.pop("test.1", None)
