@@ -453,3 +453,21 @@ def test_the_fourth_fresh_reads_wrong_answers_of_lesson_05_fail(tmp_path):
         loose = solved("05")
         exec(key, loose)  # noqa: S102
         assert lesson05.shared_key.evaluate(loose["family_key"], store)[0] is False, key
+
+
+def test_an_edit_that_keeps_the_draft_is_still_an_edit():
+    """A fourth fresh read: a review node that approves an edit whose code is the draft under review passed; the
+    statement makes every edit status "edited"."""
+    kept = solved(
+        "04",
+        "04.1",
+        "04.3",
+        swap=(
+            'if decision["action"] == "edit":',
+            'if decision["action"] == "edit" and decision["code"].strip() != state["code"].strip():',
+        ),
+    )
+    ok, message = lesson04.your_review.evaluate(kept["review_builder"], kept["resume_review"])[:2]
+    assert not ok and "'edit', 'code'" in message and "expected status 'edited'" in message, message
+    right = solved("04", "04.1", "04.3")
+    assert passes(lesson04.your_review, right["review_builder"], right["resume_review"])

@@ -939,7 +939,14 @@ def recursion_limit(
 FIXED = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
 
 
-DECISIONS = ({"action": "approve"}, {"action": "edit", "code": FIXED}, {"action": "reject"})
+# thread -> (the person's decision, the status and the code the run ends with): an edit that keeps the draft as it
+# is is still an edit
+DECISIONS = {
+    "approve": ({"action": "approve"}, "approved", _code(3)),
+    "edit": ({"action": "edit", "code": FIXED}, "edited", FIXED),
+    "edit, the draft kept": ({"action": "edit", "code": _code(3)}, "edited", _code(3)),
+    "reject": ({"action": "reject"}, "rejected", _code(3)),
+}
 
 
 @exercise(
@@ -967,10 +974,7 @@ def your_review(
     task = get_task("factorial")
     with tempfile.TemporaryDirectory() as folder:
         # approve and edit pause in one file, reject in another: a resume opens the file it is given
-        dbs = {
-            a: str(Path(folder) / f"reviews-{a == 'reject'}.sqlite")
-            for a in ("approve", "edit", "reject")
-        }
+        dbs = {a: str(Path(folder) / f"reviews-{a == 'reject'}.sqlite") for a in DECISIONS}
         conns = {db: sqlite3.connect(db, check_same_thread=False) for db in set(dbs.values())}
         try:
             chat = _drafts()
@@ -1010,7 +1014,7 @@ def your_review(
                     [3, 3, 3],
                     "def is_palindrome(x):\n    return 3\n",
                 ),
-                *((d["action"], (3, 3, 3), {}, task, [3, 3, 3], _code(3)) for d in DECISIONS),
+                *((name, (3, 3, 3), {}, task, [3, 3, 3], _code(3)) for name in DECISIONS),
             ):
                 saver = SqliteSaver(conns[dbs.get(what, dbs["approve"])])
                 chat = _drafts(on)
@@ -1062,16 +1066,10 @@ def your_review(
         finally:
             for conn in conns.values():
                 conn.close()
-        for decision, (status, code) in zip(
-            DECISIONS,
-            (("approved", _code(3)), ("edited", FIXED), ("rejected", _code(3))),
-            strict=True,
-        ):
+        for name, (decision, status, code) in DECISIONS.items():
             quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
             try:
-                final = resume_review(
-                    dbs[decision["action"]], decision["action"], decision, quiet, judge_not, task
-                )
+                final = resume_review(dbs[name], name, decision, quiet, judge_not, task)
             except Exception as err:  # noqa: BLE001 - the learner's graph may call what it must not
                 if quiet.calls or judge_not.seen:
                     return False, (
@@ -1097,7 +1095,7 @@ def your_review(
                     f"expected status {status!r} and {'the edited code' if code == FIXED else 'the draft under review'}"
                     + (
                         " (the reject run paused in another file than the others: open the one given)."
-                        if decision["action"] == "reject"
+                        if name == "reject"
                         else "."
                     )
                 )
