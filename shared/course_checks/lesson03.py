@@ -222,6 +222,23 @@ def _show_history(value: object) -> str:
     return show(value)
 
 
+def _made_up_histories(n: int, seed: int) -> list[tuple]:
+    """`n` seeded histories (scores, codes, threshold, max_iterations, patience) of every stop path: whole scores or
+    None, codes from a small pool (so drafts come back), never a swing of four scores (the rule the statement
+    leaves out)."""
+    rng, out = random.Random(seed), []
+    while len(out) < n:
+        cap = rng.choice((2, 3, 4, 5))
+        length = rng.randint(1, cap)
+        scores = [None if rng.random() < 0.15 else rng.randint(1, 10) for _ in range(length)]
+        codes = [rng.choice("abcde") for _ in range(length)]
+        known = [x for x in scores if x is not None]
+        if len(known) >= 4 and controller_module._swings(known[-4:]):
+            continue
+        out.append((scores, codes, rng.choice((6, 8, 9, 10)), cap, rng.choice((1, 2, 3))))
+    return out
+
+
 # (scores, codes or None, threshold, max_iterations, patience): no history swings
 STOP = Values(
     "stop_reason",
@@ -290,6 +307,14 @@ STOP = Values(
                 2,
             ),  # an unscored draft's code still counts for oscillating
         )
+    ]
+    + [
+        Case(
+            (_history(s, c),),
+            "a made-up history",
+            {"threshold": t, "max_iterations": m, "patience": p},
+        )
+        for s, c, t, m, p in _made_up_histories(120, seed=3)
     ],
     oracle=lambda history, threshold, max_iterations, patience: getattr(
         StopRule(
@@ -357,6 +382,17 @@ BEST = Values(
             [2],
             [5, 7],  # the best is the last
         )
+    ]
+    + [
+        Case(
+            (
+                _history(
+                    [None if r.random() < 0.2 else r.randint(1, 4) for _ in range(r.randint(1, 6))]
+                ),
+            )
+        )
+        for r in [random.Random(4)]
+        for _ in range(40)
     ],
     oracle=_best,
     equal=_same_draft,
