@@ -243,3 +243,29 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_03_fail():
 
     passed, message, _ = ex.criteria_as_code.evaluate(word_bounded)
     assert not passed and "Doctors and pharmacists" in message, message
+
+
+def test_the_made_up_histories_reach_every_stop_and_never_swing():
+    """03.2's seeded histories: every reason the statement names comes out of them, under every threshold and
+    patience drawn, and none ends in the four-score swing the statement leaves out."""
+    from collections import Counter
+
+    from reflect.judging.controller import _swings
+
+    made_up = [c for c in ex.STOP.cases if c.note == "a made-up history"]
+    reasons = Counter(
+        w for c, w in zip(ex.STOP.cases, ex.STOP.wants(), strict=True) if c in made_up
+    )
+    assert len(made_up) == 120 and set(reasons) >= {
+        None,
+        "accepted",
+        "regressed",
+        "oscillating",
+        "converged",
+        "max_iterations",
+        "invalid_critic",
+    }, reasons
+    assert {c.kwargs["patience"] for c in made_up} == {1, 2, 3}
+    for c in made_up:
+        known = [d.score for d in c.args[0] if d.score is not None]
+        assert not (len(known) >= 4 and _swings(known[-4:]))
