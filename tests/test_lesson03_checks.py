@@ -269,3 +269,33 @@ def test_the_made_up_histories_reach_every_stop_and_never_swing():
     for c in made_up:
         known = [d.score for d in c.args[0] if d.score is not None]
         assert not (len(known) >= 4 and _swings(known[-4:]))
+
+
+def test_a_fourth_fresh_reads_wrong_answers_of_lesson_03_fail():
+    """A best_attempt that skips falsy scores (a score of 0 too), and a loop that extracts code without the task's
+    entry point (a reply with a second version of the function gives both, joined)."""
+    falsy = ex.BEST.problem(
+        lambda h: max(
+            (d for d in h if d.score), key=lambda d: d.score, default=h[-1] if h else None
+        )
+    )
+    assert falsy and "<scores [0, None]>" in falsy, falsy
+    from reflect.tasks.extract import extract_code
+
+    def loose(chat, task, critic, revise=None, threshold=8, max_iterations=3):
+        from reflect.strategies import scored
+
+        real = scored.extract_code
+        scored.extract_code = lambda text, entry_point=None: real(text)
+        try:
+            return ex._scored_key(
+                chat, task, critic, threshold=threshold, max_iterations=max_iterations
+            )
+        finally:
+            scored.extract_code = real
+
+    import dataclasses
+
+    problem = dataclasses.replace(ex.LOOP, forbid=None).problem(loose)
+    assert problem and "a second version" in problem, problem
+    assert extract_code(ex.D1 + "\n\nOr:\n" + ex.D3, "flatten").code.count("def flatten") == 1

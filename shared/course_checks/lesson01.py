@@ -948,7 +948,7 @@ PASSES_ANY = Values(
         ),
     ],
     show=lambda v: (
-        f"<draws {''.join('P' if d.passed else 'f' for d in v)}>"
+        f"<draws {''.join('P' if d.passed else 'f' for d in v)} of {v[0].task_id if v else 'no task'}>"
         if isinstance(v, list) and all(isinstance(d, Run) for d in v)
         else show(v)
     ),

@@ -381,6 +381,7 @@ BEST = Values(
             [None, 3, 3],
             [2],
             [5, 7],  # the best is the last
+            [0, None],  # a score of 0 is a score: only None is skipped
         )
     ]
     + [
@@ -513,6 +514,13 @@ LOOP = Calls(
                 3,
             ),
             ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
+            (
+                "a first reply that holds a second version",
+                [D1 + "\n\nOr, shorter:\n" + D3, D2],
+                [(4, "Nested."), (9, "Fine.")],
+                8,
+                3,
+            ),
             (
                 "palindrome: a revision that reaches the threshold",
                 [P1, P2],
