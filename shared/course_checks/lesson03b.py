@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import io
 import math
+import random
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
 
@@ -562,6 +563,21 @@ MADE_UP_HISTORIES = (
         _d(5, False, "def f():\n    return 1\n"),
     ),
     _history(_d(5, True), _d(9, False)),
+)
+# seeded histories: scores (whole, or None), hidden verdicts and codes from a small pool (so drafts come back)
+_rng = random.Random(7)
+MADE_UP_HISTORIES += tuple(
+    _history(
+        *(
+            _d(
+                None if _rng.random() < 0.15 else _rng.randint(1, 10),
+                _rng.random() < 0.4,
+                f"def f():\n    return {_rng.choice('abc')!r}\n",
+            )
+            for _ in range(_rng.randint(1, 4))
+        )
+    )
+    for _ in range(20)
 )
 RULES = (
     StopRule(threshold=8, max_iterations=3),
