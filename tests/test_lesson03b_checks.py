@@ -270,3 +270,17 @@ def test_tests_then_llm_passes_the_llms_evaluation_returned_as_it_is(combo):
 def test_tests_then_llm_names_an_evaluation_made_anew(combo, words):
     ok, message = ex.tests_then_llm.check(combo)
     assert not ok and words in message, message
+
+
+def test_the_seeded_histories_reach_the_cut_s_stop_paths():
+    """03b.4's 20 seeded histories: with the 7 written ones, the cut meets every stop the rules make on them."""
+    reasons = {str(want[1]) for want in ex.CUT.wants()}
+    assert len(ex.MADE_UP_HISTORIES) == 27 and len({len(h) for h in ex.MADE_UP_HISTORIES}) == 4
+    assert reasons >= {
+        "accepted",
+        "oscillating",
+        "regressed",
+        "invalid_critic",
+        "max_iterations",
+        "None",
+    }
