@@ -65,7 +65,7 @@ test-unit: install
 	$(PY) -m pytest -q $(XDIST) tests -m "not integration"
 
 test-notebooks: install
-	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) --nbval --nbval-kernel-startup-timeout=180 --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
 
 lint: install
 	$(BIN)/ruff check shared tests tools benchmarks notebooks solutions course.py conftest.py
