@@ -32,7 +32,6 @@ from reflect.testing import ScriptedChat
 from . import exercise
 from .spec import Case, Misreading, Properties, Values, show
 
-Loops = Mapping[str, Mapping[str, Sequence[Draft]]]
 NO_PACKAGE = (
     (calibration_module,),
     None,
@@ -48,13 +47,6 @@ def _ev(*scores: float | None) -> dict[str, Evaluation]:
 def _truth(flags: str) -> dict[str, bool]:
     """Made-up hidden verdicts: 'P' passes, 'f' fails, for tasks a, b, c, ..."""
     return {chr(97 + i): f == "P" for i, f in enumerate(flags)}
-
-
-def _lesson(verdicts: Mapping[str, Mapping[str, Evaluation]], *rest: object) -> list[Case]:
-    """The lesson's own verdicts as cases: one per critic, with the rest of the arguments."""
-    return [
-        Case((dict(evs), *rest), f"the {name} critic's verdicts") for name, evs in verdicts.items()
-    ]
 
 
 # --- Build 1 (03b.1): a critic that runs the visible tests ----------------------------------------------
