@@ -331,16 +331,9 @@ def passes(key: str, args: list) -> bool:
 BESPOKE = _bespoke()
 # (exercise, function): the arguments a right answer may leave unread, and why
 MAY_IGNORE = {
-    ("03.6", "fresh"): {"code"},  # a fresh revision is the lesson's point: the old code stays out
     ("05.5", "remember"): {
         "session"
     },  # recall reads a task's entries in order, whatever their session
-    ("05.9", "keep"): {
-        "chat",
-        "task",
-        "code",
-        "judged",
-    },  # the entry can be made from the evidence alone
     ("04.3", "resume_review"): {
         "chat",
         "critic",

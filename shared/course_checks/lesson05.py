@@ -24,7 +24,7 @@ from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
 from . import exercise, offline, package_calls
-from .spec import Calls, Case, Misreading, Values, first_difference, show
+from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, first_difference, show
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -1259,29 +1259,24 @@ def _code_lines(code: str) -> list[str]:
     ]
 
 
-def _keep_problem(keep: Callable[..., object], case: tuple) -> str:
+def _entry(
+    keep: Callable[..., object], task_id: str, code: str, failed: list, passed: list, pasted: str
+) -> object:
+    """keep's entry for a made-up failed attempt, its reflector scripted to paste the code back (`pasted`); REAL_CALL
+    where keep reached a real model."""
     from reflect.judging.self_tests import SelfTestResult
 
-    task_id, code, failed, passed = case
-    task = get_task(task_id)
+    reflector = ScriptedChat({"reflector": [pasted] * 2})
     evidence = SelfTestResult(list(passed), list(failed))
     judged = parse_judgement(_verdict(0.2))
-    for pasted in (
-        f"The draft is wrong. Fixed:\n```python\n{code}```",
-        f"The fix keeps this:\n{code}",
-    ):
-        problem = _entry_problem(keep, task, code, failed, evidence, judged, pasted)
-        if problem:
-            return problem
-    return ""
+    reached, entry = offline(lambda: keep(reflector, get_task(task_id), code, evidence, judged))
+    return REAL_CALL if reached else entry
 
 
-def _entry_problem(keep, task, code, failed, evidence, judged, pasted) -> str:  # noqa: ANN001 - the check's own data
-    """What is wrong with keep's entry when the reflector it may ask pastes the code (`pasted`), or ""."""
-    task_id = task.id
-    reflector = ScriptedChat({"reflector": [pasted] * 2})
-    reached, entry = offline(lambda: keep(reflector, task, code, evidence, judged))
-    if reached:
+def _entry_problem(case: Case, entry: object) -> str | None:
+    """What is wrong with keep's entry on a made-up failed attempt, or None."""
+    task_id, code, failed, passed, _ = case.args
+    if entry is REAL_CALL:
         return "keep called the real model instead of the `chat` it was given."
     if not isinstance(entry, str) or not entry.strip():
         return f"keep returned {entry!r}: return the memory entry, a non-empty text."
@@ -1292,10 +1287,10 @@ def _entry_problem(keep, task, code, failed, evidence, judged, pasted) -> str:  
             "words): the next attempt cannot avoid "
             f"what memory does not say. The entry was: {entry[:160]!r}"
         )
-    ran = {a for a, _ in failed} | set(evidence.passed)
+    ran = {a for a, _ in failed} | set(passed)
     hidden = [
         ln.strip()
-        for ln in task.tests.splitlines()
+        for ln in get_task(task_id).tests.splitlines()
         if ln.strip().startswith("assert ")
         and ln.strip() not in ran
         and ln.strip().removeprefix("assert ") in entry
@@ -1311,26 +1306,39 @@ def _entry_problem(keep, task, code, failed, evidence, judged, pasted) -> str:  
             f"on {task_id} the entry carries the attempt's code ({copied[0]!r}): a fresh attempt shown its old code "
             "mostly writes it again (lesson 05 section 2). Leave the code out, even when a model wrote it into a reflection."
         )
-    return ""
+    return None
 
 
-@exercise(
+def _failed_checks(chat: object, task: Task, code: str, evidence: object, judged: object) -> str:
+    """A right answer: every failed check with what came back, from the evidence alone."""
+    return "these checks failed: " + "; ".join(f"{a} (got {out})" for a, out in evidence.failed)
+
+
+KEEP = Properties(
+    "keep",
+    [
+        Case((task_id, code, failed, passed, pasted))
+        for task_id, code, failed, passed in KEEP_CASES
+        for pasted in (
+            f"The draft is wrong. Fixed:\n```python\n{code}```",
+            f"The fix keeps this:\n{code}",
+        )
+    ],
+    rules=[_entry_problem],
+    reference=lambda *case: _entry(_failed_checks, *case),
+    may_ignore=frozenset(
+        {0, 1, 3, 4}
+    ),  # the entry can be made from the failed checks alone (no task, code, model)
+)
+memory_entry = KEEP.exercise(
     "05.9",
+    "memory_entry",
     hints=(
         "keep(chat, task, code, evidence, judged) returns a text. evidence.failed is a list of (assert, what came "
         "back): put each failed assert in it. The attempt's code stays out.",
         "no model is needed: 'these checks failed: ' + '; '.join(f'{a} (got {out})' for a, out in evidence.failed). "
         "If you ask the reflector instead, strip every line of code from its reply.",
     ),
+    passed="On 2 made-up failed attempts your entry carried every failed check and none of the code.",
+    adapt=lambda keep: lambda *case: _entry(keep, *case),
 )
-def memory_entry(keep: Callable[..., object]) -> tuple[bool, str]:
-    """Build 2b: what memory keeps of a failed attempt: every failed check, none of its code; graded on two made-up
-    attempts, with a scripted reflector that pastes the code back."""
-    for case in KEEP_CASES:
-        problem = _keep_problem(keep, case)
-        if problem:
-            return False, problem
-    return (
-        True,
-        "On 2 made-up failed attempts your entry carried every failed check and none of the code.",
-    )
