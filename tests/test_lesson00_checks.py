@@ -56,3 +56,14 @@ def test_was_truncated_returns_a_bool_not_the_reason_or_the_text():
         ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" and r.finish_reason) is not None
     )
     assert ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" and r.text) is not None
+
+
+def test_a_reason_compared_by_identity_fails():
+    """A third fresh read: `reply.finish_reason is "length"` passed the made-up replies (their reasons were
+    interned literals) and then failed on the lesson's reply, read from JSON. The made-up reasons are new string
+    objects now, as the server's are."""
+    import operator
+
+    problem = ex.TRUNCATED.problem(lambda r: operator.is_(r.finish_reason, "length"))
+    assert problem and "returned False; expected True" in problem, problem
+    assert ex.TRUNCATED.problem(lambda r: r.finish_reason == "length") is None

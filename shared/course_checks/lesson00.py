@@ -203,7 +203,8 @@ def hosted_bill(
 TRUNCATED = Values(
     "was_truncated",
     [
-        Case((Reply(text, "probe", "m", 20, tokens, 0.1, why),), note)
+        # each reason a new string object, as a reply read from the server's JSON has: `is "length"` says False
+        Case((Reply(text, "probe", "m", 20, tokens, 0.1, why.encode().decode()),), note)
         for text, tokens, why, note in (
             ("Lists, sets and dicts.", 8, "length", "ends like a sentence, yet cut"),
             ("x = {1: 'a'}\nprint(x", 7, "stop", "ends oddly, yet finished"),
@@ -255,11 +256,16 @@ def truncated(
             ),
             False,
         )
-    if long_answer.finish_reason != "length" or not was_truncated(long_answer):
+    if long_answer.finish_reason != "length":
         return (
             False,
             f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth.",
             False,
+        )
+    if was_truncated(long_answer) is not True:
+        return False, (
+            f"long_answer was cut (finish_reason {long_answer.finish_reason!r}), yet was_truncated(long_answer) gave "
+            f"{was_truncated(long_answer)!r}: compare the reason with ==."
         )
     return (
         True,
