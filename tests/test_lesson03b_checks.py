@@ -284,3 +284,26 @@ def test_the_seeded_histories_reach_the_cut_s_stop_paths():
         "max_iterations",
         "None",
     }
+
+
+def test_a_fourth_fresh_reads_wrong_answers_of_lesson_03b_fail():
+    """A critic view that strips triple-quoted docstrings only: a single-quoted one talks to the reviewer too."""
+    import ast
+
+    def triple_only(code):
+        try:
+            tree, lines = ast.parse(code), code.splitlines(keepends=True)
+        except SyntaxError:
+            return code
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                first = body[0]
+                text = "".join(lines[first.lineno - 1 : first.end_lineno]).strip()
+                if isinstance(first.value, ast.Constant) and text[:3] in ('"""', "'''"):
+                    node.body = body[1:] or (
+                        [ast.Pass()] if not isinstance(node, ast.Module) else []
+                    )
+        return ast.unparse(tree)
+
+    assert "a docstring in single quotes" in ex.VIEW.problem(triple_only)
