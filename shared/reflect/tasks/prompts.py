@@ -29,7 +29,8 @@ GENERATOR_PROMPT = (
 
 def generator_messages(prompt: str, system: str = GENERATOR_PROMPT) -> list[dict]:
     """A generator's request: its system prompt, then the task (Reflexion's attempt: the task with
-    its memory). The one place every strategy's first draft and fresh sample is built."""
+    its memory). The one place every strategy's first draft and fresh sample is built, and the shape
+    of every other role's two-message request (a system prompt, then one user message)."""
     return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
 
@@ -100,13 +101,9 @@ WRITE_TESTS_SYSTEM = (
 
 def write_tests_messages(task: Task) -> list[dict]:
     """The test writer's request: asserts for the task's function from its statement alone."""
-    return [
-        {"role": "system", "content": WRITE_TESTS_SYSTEM},
-        {
-            "role": "user",
-            "content": f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`.",
-        },
-    ]
+    return generator_messages(
+        f"{task.prompt()}\n\nWrite the asserts for `{task.entry_point}`.", WRITE_TESTS_SYSTEM
+    )
 
 
 EVALUATOR_SYSTEM = (
@@ -118,13 +115,9 @@ EVALUATOR_SYSTEM = (
 
 def evaluator_messages(system: str, task: Task, code: str, trace: str) -> list[dict]:
     """The evaluator's request: the task, the code and the trace of the agent's own tests."""
-    return [
-        {"role": "system", "content": system},
-        {
-            "role": "user",
-            "content": f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}",
-        },
-    ]
+    return generator_messages(
+        f"Task:\n{task.prompt()}\n\nSolution:\n```python\n{code}```\n\n{trace}", system
+    )
 
 
 REFLECTOR_SYSTEM = (
@@ -136,14 +129,11 @@ REFLECTOR_SYSTEM = (
 
 def reflection_messages(task: Task, code: str, trace: str, issues: str) -> list[dict]:
     """The reflector's request: the task, the failed attempt, its tests' trace, the evaluator's issues."""
-    return [
-        {"role": "system", "content": REFLECTOR_SYSTEM},
-        {
-            "role": "user",
-            "content": f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n"
-            f"{trace}\n\nEvaluator's issues: {issues}",
-        },
-    ]
+    return generator_messages(
+        f"Task:\n{task.prompt()}\n\nYour attempt:\n```python\n{code}```\n\n{trace}\n\n"
+        f"Evaluator's issues: {issues}",
+        REFLECTOR_SYSTEM,
+    )
 
 
 def attempt_request(task: Task, last_code: str | None = None, reflections: list[str] = ()) -> str:
@@ -183,10 +173,7 @@ def repair_request(task: Task, failed: list[tuple[str, str]], code: str | None =
 def refine_messages(task: Task, previous: str, feedback: str) -> list[dict]:
     """A refiner's request (lesson 03's textbook revision): its system prompt, then the task, the previous draft
     and the critic's feedback. The one place `scored_reflection`'s refiner and the revise step `refine` build it."""
-    return [
-        {"role": "system", "content": REFINER_SYSTEM},
-        {"role": "user", "content": refine_request(task, previous, feedback)},
-    ]
+    return generator_messages(refine_request(task, previous, feedback), REFINER_SYSTEM)
 
 
 def fresh_request(task: Task, feedback: str) -> str:
