@@ -303,19 +303,19 @@ def _tests_first(critic_class: Callable, task_id: str, code: str, tests: float |
     )
     ev = combo.evaluate(task, code)
     llm = LLMCritic(ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})).evaluate(task, code)
-    fields = ("score", "feedback", "usage", "raw")
-    if scripted is None:  # the class's own tests critic: its Evaluation is known by its fields
-        own = TestGroundedCritic().evaluate(task, code)
-        ev = own if all(getattr(ev, f, None) == getattr(own, f) for f in fields) else ev
-    if ev is (
-        scripted.returned[-1]
-        if scripted and scripted.returned
-        else own
-        if scripted is None
-        else None
-    ):
+
+    def same(a: object, b: Evaluation) -> bool:
+        return isinstance(a, Evaluation) and all(
+            getattr(a, f) == getattr(b, f) for f in ("score", "feedback", "usage", "raw")
+        )
+
+    if scripted is not None:  # the tests critic it was given: that very Evaluation
+        from_tests = bool(scripted.returned) and ev is scripted.returned[-1]
+    else:  # its own TestGroundedCritic: its Evaluation is known by its fields
+        from_tests = same(ev, TestGroundedCritic().evaluate(task, code))
+    if from_tests:
         return len(chat.calls), "the tests critic's Evaluation"
-    if isinstance(ev, Evaluation) and all(getattr(ev, f) == getattr(llm, f) for f in fields):
+    if same(ev, llm):
         return len(chat.calls), "the LLM critic's Evaluation"
     if isinstance(ev, Evaluation):
         return len(chat.calls), f"a new Evaluation (score {show(ev.score)}, usage {ev.usage})"
