@@ -167,3 +167,17 @@ def test_trim_must_return_an_empty_thread_whole_and_names_the_misreadings():
     assert problem == "trim([]) raised IndexError: list index out of range; expected [].", problem
     assert ex.TRIM.problem(lambda thread: thread[:1] + thread[1:][-2:]) is None
     assert "last three messages" in ex.TRIM.problem(lambda thread: thread[-3:])
+
+
+def test_the_packages_stop_names_are_not_the_loops_reasons():
+    """Two fresh reads passed a loop that returned the package's names, "accepted" and "token_budget", where the
+    statement names the loop's reasons "approved" and "budget"."""
+    import dataclasses
+
+    def packaged(chat, task, max_iterations=4):
+        final, approved, reason = ex._loop_key(chat, task, max_iterations=max_iterations)
+        return final, approved, {"approved": "accepted"}.get(reason, reason)
+
+    problem = dataclasses.replace(ex.LOOP, forbid=None).problem(packaged)
+    assert "returned the reason 'accepted', the package's name for 'approved'" in problem, problem
+    assert dataclasses.replace(ex.LOOP, forbid=None).problem(ex._loop_key) is None

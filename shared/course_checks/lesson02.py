@@ -157,8 +157,9 @@ def _outcome(got: object, want: tuple) -> str | None:
         return f"returned {short(got)}: return a tuple (draft, approved, reason)."
     draft, approved, reason = got
     reason = str(getattr(reason, "value", reason))
-    if REASONS.get(reason, reason) != want[2]:
-        return f"returned the reason {reason!r}; the loop stopped with {want[2]!r}."
+    if reason != want[2]:
+        package = f", the package's name for {REASONS[reason]!r}" if reason in REASONS else ""
+        return f"returned the reason {reason!r}{package}; the loop stopped with {want[2]!r}."
     if approved not in (True, False) or bool(approved) != want[1]:
         return f"returned approved={approved!r}; the loop's last review says {want[1]}."
     if not isinstance(draft, str) or draft.strip() != want[0].strip():
