@@ -615,9 +615,8 @@ def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) 
     problem = _first_difference(again, ref, "a second task, palindrome, with its own asserts")
     if problem:
         return False, problem
-    five = [
-        f"lesson {n}: a made-up lesson" for n in range(1, 6)
-    ]  # more than any window: the loop picks, not attempt
+    # more reflections than any window: the loop picks the window, not attempt
+    five = [f"lesson {n}: a made-up lesson" for n in range(1, 6)]
     many = ScriptedChat(_script(drafts[:1], verdicts[:1]))
     attempt(many, other, list(ASSERTS_P), list(five), 43)
     if many.calls[0].messages != generator_messages(attempt_request(other, None, five)):
@@ -1137,9 +1136,8 @@ written_or_returned = FOUND.exercise(
         for mode, runs in by.items()
         if mode != "one-shot"
     ],
-    passed=lambda drafts_found, by, hidden: (
-        "your counts match on every mode's runs: where a correct draft was written but not returned, the loop's choice cost the task."
-    ),
+    passed="your counts match on every mode's runs: where a correct draft was written but not returned, the loop's "
+    "choice cost the task.",
 )
 
 
@@ -1326,9 +1324,8 @@ KEEP = Properties(
     ],
     rules=[_entry_problem],
     reference=lambda *case: _entry(_failed_checks, *case),
-    may_ignore=frozenset(
-        {0, 1, 3, 4}
-    ),  # the entry can be made from the failed checks alone (no task, code, model)
+    # the entry can be made from the failed checks alone (no task, code, model)
+    may_ignore=frozenset({0, 1, 3, 4}),
 )
 memory_entry = KEEP.exercise(
     "05.9",

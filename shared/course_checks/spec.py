@@ -153,9 +153,8 @@ class _Spec:
         None  # (package modules, function names or None: all, message)
     )
     show: Callable[[object], str] = field(default=lambda v: show(v))
-    may_ignore: frozenset[int] = (
-        frozenset()
-    )  # the cases' argument positions a right answer may leave unread
+    # the cases' argument positions a right answer may leave unread
+    may_ignore: frozenset[int] = frozenset()
 
     def _refuses(self, used: set[str]) -> bool:
         """Did the function reach a forbidden one? Names None forbid every public function of the modules."""
