@@ -471,3 +471,10 @@ def test_an_edit_that_keeps_the_draft_is_still_an_edit():
     assert not ok and "'edit', 'code'" in message and "expected status 'edited'" in message, message
     right = solved("04", "04.1", "04.3")
     assert passes(lesson04.your_review, right["review_builder"], right["resume_review"])
+
+
+def test_the_gated_graph_runs_say_what_the_passing_sentence_says():
+    """04.5's graph cases on the right gate: the broken draft never reaches the critic, one revision is asked
+    for, and the fixed draft is accepted, on both tasks."""
+    runs = lesson04.GATE.wants()[-2:]
+    assert runs == [{"critic saw": ["fixed"], "revisions": 1, "status": "ok"}] * 2

@@ -12,6 +12,7 @@ import copy
 import functools
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from reflect.judging.controller import StopRule
@@ -37,6 +38,9 @@ NEARLY_SEARCH = (
     'def search(lst):\n    """The greatest value whose frequency is at least itself, else -1."""\n'
     "    if len(lst) < 3:\n        return lst[0]\n"
     "    return max((x for x in set(lst) if lst.count(x) >= x), default=-1)\n"
+)
+VISIBLE_ONLY = (
+    "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"
 )
 DURATION_BROKEN = 'def parse_duration(text):\n    """Seconds."""\n    return 5400\n'  # fails parse_duration("45s") only
 DURATION_GOOD = (
@@ -238,25 +242,152 @@ def gated_graph(gate: Callable[[dict], dict], parts: rg.GraphParts) -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def _gated_run(tests_gate: Callable[[dict], dict], chat: ScriptedChat, critic: _Scores, task: Task):
-    """The gated graph's run on `task`: (its final state, None), or (None, what went wrong) when it asked the
-    refiner for more drafts than the script holds (the gate rejected the fixed draft too)."""
-    try:
-        out = gated_graph(tests_gate, rg.GraphParts(chat, critic, task=task)).invoke(
-            rg.start_state(task.prompt(), 3), rg.run_config(3, thread_id=rg.fresh_thread("gate"))
+def _gate_state(task_id: str, *drafts: str, earlier: int = 0, errors: tuple = ()) -> dict:
+    """A made-up state: `earlier` judged drafts of an earlier run on the thread, then this run's drafts (the
+    generator's, then the refiner's, each after a critique), the last one current."""
+    before, steps = _judged(*["needs_revision"] * earlier), []
+    for k, code in enumerate(drafts):
+        if k:
+            steps.append(rg.critic_step(len(steps), "needs_revision", "a critique", 5).to_dict())
+        steps.append(
+            Step(len(steps), "refiner" if k else "generator", "model", code=code).to_dict()
         )
-    except IndexError:
-        refined = sum(c.role == "refiner" for c in chat.calls)
-        return None, (
-            f"on {task.id}, your gate rejected the fixed draft too: the graph asked the refiner {refined + 1} "
-            "times, where one revision passes the visible tests. Does the gate test the run's current draft "
-            "(rg.current_draft(state)) against the run's own task (state['metadata']['task_id'])?"
-        )
-    return out, None
+    return {
+        "input": get_task(task_id).prompt(),
+        "metadata": {"task_id": task_id},
+        "max_iterations": 3,
+        "steps": before + steps,
+        "run_start": {"steps": len(before), "errors": 0},
+        "errors": list(errors),
+    }
 
 
-@exercise(
+@dataclass(frozen=True)
+class _InGraph:
+    """A case run in `gated_graph`: the task, its first draft, the refiner's next drafts."""
+
+    task_id: str
+    first: str
+    fixes: tuple[str, ...]
+
+
+_NAMES = {BROKEN: "broken", GOOD: "fixed", DURATION_BROKEN: "broken", DURATION_GOOD: "fixed"}
+
+
+def _graded(gate: Callable[[dict], object]) -> Callable[[object], object]:
+    """What the graph reads of a node `gate`: on a state, the steps it returns (each step's index, role, decision,
+    score and reply) beside any other field; on an `_InGraph` case, the run of the gated graph (the drafts the
+    critic saw, how often the refiner was asked, how the run ended)."""
+
+    def graded(case: object) -> object:
+        if isinstance(case, _InGraph):
+            chat = ScriptedChat(
+                {
+                    "generator": [f"```python\n{case.first}```"],
+                    "refiner": [f"```python\n{f}```" for f in case.fixes],
+                }  # fmt: skip
+            )
+            critic, task = _Scores(9, 9, 9), get_task(case.task_id)
+            out = gated_graph(gate, rg.GraphParts(chat, critic, task=task)).invoke(
+                rg.start_state(task.prompt(), 3),
+                rg.run_config(3, thread_id=rg.fresh_thread("gate")),
+            )
+            refined = sum(c.role == "refiner" for c in chat.calls)
+            return {
+                "critic saw": [_NAMES[c] for c in critic.seen],
+                "revisions": refined,
+                "status": out.get("status"),
+            }
+        out = gate(case)
+        try:  # a dict of step dicts, as rg.critic_step(...).to_dict() makes them; else what came back
+            steps = [Step.from_dict(d) for d in out["steps"]]
+        except Exception:  # noqa: BLE001 - the message shows it as it is
+            return out
+        made = [(s.index, s.role, s.verdict and s.verdict.accepted, s.verdict and s.verdict.score, s.reply)
+                for s in steps]  # fmt: skip
+        return {**{k: v for k, v in out.items() if k != "steps"}, "steps": made}
+
+    return graded
+
+
+def _gate(state: dict, index: str = "run", at: float = 10, **wrong: bool) -> dict:
+    """The truth (lesson 04's tests gate), or one misreading of it: its step numbered by the drafts or by the
+    whole thread, accepting at a lower score, decided by the hidden tests, without its score, on the first draft
+    or on factorial whatever the run's task, returning the whole state."""
+    from reflect.judging.hidden import judge
+
+    task = get_task("factorial" if wrong.get("factorial") else state["metadata"]["task_id"])
+    codes = [s.code for s in rg.steps_of(state) if s.code]
+    code = codes[0] if wrong.get("first") else rg.current_draft(state) or ""
+    ev = TestGroundedCritic().evaluate(task, code)
+    accepted = judge(task, code).passed if wrong.get("hidden") else ev.score >= at
+    number = {
+        "run": len(rg.this_run(state, "steps")),
+        "zero": 0,
+        "drafts": rg.iteration(state),
+        "thread": len(state["steps"]),
+    }
+    step = rg.critic_step(number[index], "accepted" if accepted else "needs_revision", ev.feedback,
+                          None if wrong.get("unscored") else ev.score, role="tests")  # fmt: skip
+    return (
+        {**state, "steps": [step.to_dict()]} if wrong.get("whole") else {"steps": [step.to_dict()]}
+    )
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, dict) and "input" in value:
+        return "<state>"
+    if isinstance(value, _InGraph):
+        return "<the gated graph>"
+    if isinstance(value, dict) and all(isinstance(s, tuple) for s in value.get("steps", [0])):
+        steps = [
+            f"(index {i}, {r!r}, accepted {a}, score {show(s)}, {show(t[:40] if isinstance(t, str) else t)})"
+            for i, r, a, s, t in value["steps"]
+        ]
+        rest = [f"{k!r}: {show(v)}" for k, v in value.items() if k != "steps"]
+        return "{" + ", ".join(rest + [f"'steps': [{', '.join(steps)}]"]) + "}"
+    return show(value)
+
+
+_INDEX = "Number the step by this run's steps so far, len(rg.this_run(state, 'steps'))"
+_AT = "Only a score of 10, every visible test passed, goes on to the critic: failing one test of six scores above 8."
+GATE = Values(
+    "tests_gate",
+    [Case((_gate_state(*drafts, **more),), note) for drafts, more, note in (
+        (("factorial", BROKEN), {}, "a broken first draft of factorial"),
+        (("factorial", GOOD), {}, "a draft passing every test"),
+        (("factorial", VISIBLE_ONLY), {}, "a draft passing the visible tests, not a hidden one"),
+        (("HumanEval/31", NEARLY_PRIME), {}, "an is_prime failing one visible test of six"),
+        (("HumanEval/69", NEARLY_SEARCH), {}, "a search failing one visible test of twelve"),
+        (("factorial", BROKEN), {"earlier": 1}, "a reused thread: an earlier run left 2 steps"),
+        (("factorial", BROKEN, BROKEN), {}, "a revision, after a draft and its critique"),
+        (("factorial", BROKEN, GOOD), {}, "a fixed revision of a broken draft"),
+        (("parse_duration", DURATION_BROKEN), {"earlier": 2}, "a broken parse_duration"),
+        (("factorial", GOOD), {"errors": ("an earlier node's error",)}, "an earlier node's error"),
+    )] + [
+        Case((_InGraph("factorial", BROKEN, (GOOD, GOOD)),), "factorial: a broken draft, then a fixed one"),
+        Case((_InGraph("parse_duration", DURATION_BROKEN, (DURATION_GOOD,) * 2),), "parse_duration likewise"),
+    ],
+    oracle=_graded(_gate),
+    misreadings=[Misreading(_graded(functools.partial(_gate, **wrong)), why) for wrong, why in (
+        ({"index": "drafts"}, f"{_INDEX}, not by its drafts."),
+        ({"index": "zero"}, f"{_INDEX}: the draft before it is one."),
+        ({"index": "thread"}, f"{_INDEX}: a reused thread's earlier run does not count."),
+        *(({"at": at}, _AT) for at in (9, 8, 7, 5)),
+        ({"hidden": True}, "The gate reads the visible tests only (ev.score), as the loop will at run time."),
+        ({"unscored": True}, "Pass the evaluation's score (ev.score) to rg.critic_step, so the record says it."),
+        ({"first": True}, "Test the run's current draft, rg.current_draft(state), not its first."),
+        ({"factorial": True}, "Read the run's own task from state['metadata']['task_id'] (get_task finds it)."),
+        ({"whole": True}, "Return only the fields the node changes ({'steps': [...]}): 'errors', like 'steps', "
+         "adds what a node returns to what is there, so the graph would add the state's errors again."),
+    )],
+    show=_shown,
+)  # fmt: skip
+
+
+sandbox_gate = GATE.exercise(
     "04.5",
+    "sandbox_gate",
     hints=(
         "TestGroundedCritic().evaluate(task, code) returns an Evaluation: .score is 10 when every visible test passes, "
         "and .feedback quotes the failing calls.",
@@ -264,164 +395,10 @@ def _gated_run(tests_gate: Callable[[dict], dict], chat: ScriptedChat, critic: _
         "role='tests').to_dict(), with status 'accepted' at a score of 10 and 'needs_revision' below, and return it "
         "in 'steps' (a list): its feedback is the critique the refiner reads.",
     ),
+    passed="The broken draft went back to the refiner with the failing call and never reached the critic; "
+    "the fixed one did, and was accepted (and on a second task, the refiner read that task's failing call).",
+    adapt=_graded,
 )
-def sandbox_gate(tests_gate: Callable[[dict], dict]) -> tuple:
-    """Exercise 5: the graph with tests_gate before the critic, on factorial: a broken draft, then a fixed one;
-    then on parse_duration (the gate must test the run's own task); and the score the gate records for the broken draft."""
-    task = get_task("factorial")
-    probe = tests_gate(_drafted(task, BROKEN))
-    if not isinstance(probe, dict):
-        return (
-            False,
-            f"tests_gate returned {probe!r}: a node returns a dict of the fields it changes.",
-        )
-    recorded = [Step.from_dict(d) for d in probe.get("steps") or []]
-    if len(recorded) != 1 or recorded[0].role != "tests" or recorded[0].verdict is None:
-        return False, (
-            "on a broken draft, tests_gate should return one step in 'steps': the tests' verdict "
-            "(rg.critic_step(..., role='tests').to_dict()), which the router and the run's record read."
-        )
-    # a reused thread: two steps of an earlier run, one of this run, so this run's next step is number 1
-    earlier = _judged("needs_revision")
-    mid_run = tests_gate(_drafted(task, BROKEN, earlier))
-    index = [Step.from_dict(d) for d in (mid_run or {}).get("steps") or [{}]][0].index
-    if index != 1:
-        return False, (
-            f"on a thread whose earlier run left 2 steps and whose run has 1 so far, your step's index is {index}: "
-            "number it by this run's steps so far, len(rg.this_run(state, 'steps'))."
-        )
-    revised = _drafted(task, BROKEN, earlier)  # this run so far: a draft, its critique, a revision
-    revised["steps"] = [*revised["steps"], _judged("needs_revision")[1],
-                        Step(0, "refiner", "model", code=BROKEN).to_dict()]  # fmt: skip
-    index = [Step.from_dict(d) for d in (tests_gate(revised) or {}).get("steps") or [{}]][0].index
-    if index != 3:
-        return False, (
-            f"on a run with a draft, its critique and a revision so far, your step's index is {index}: number it by "
-            "this run's steps so far, len(rg.this_run(state, 'steps')), not by its drafts."
-        )
-    noted = {**_drafted(task, BROKEN), "errors": ["an earlier node's error"]}
-    if list((tests_gate(noted) or {}).get("errors") or []).count("an earlier node's error"):
-        return False, (
-            "tests_gate returned the state's errors again: 'errors', like 'steps', adds what a node returns to what "
-            "is there, so they doubled. Return only the fields the node changes ({'steps': [...]})."
-        )
-    # one visible test of several fails: the tests critic scores the draft above a model critic's threshold
-    for task_id, draft, how in (
-        (
-            "HumanEval/31",
-            NEARLY_PRIME,
-            "one of its six visible tests (the tests critic scores it 8.5)",
-        ),
-        ("HumanEval/69", NEARLY_SEARCH, "one of its twelve visible tests (scored 9.2)"),
-    ):
-        gated = tests_gate(_drafted(get_task(task_id), draft))
-        verdict = [Step.from_dict(d) for d in (gated or {}).get("steps") or [{}]][0].verdict
-        if verdict is None or verdict.accepted is not False:
-            return False, (
-                f"on a {task_id} draft that fails {how}, your gate did not record a rejection: only a score of 10, "
-                "every visible test passed, goes on to the critic."
-            )
-    visible_only = (
-        "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"
-    )
-    verdict = [
-        Step.from_dict(d)
-        for d in (tests_gate(_drafted(task, visible_only)) or {}).get("steps") or [{}]
-    ]
-    if verdict[0].verdict is None or verdict[0].verdict.accepted is not True:
-        return False, (
-            "on a factorial draft that passes every visible test (and fails a hidden one), your gate did not record "
-            "an acceptance: the gate reads the visible tests only, as the loop will at run time."
-        )
-    chat = ScriptedChat(
-        {"generator": [f"```python\n{BROKEN}```"], "refiner": [f"```python\n{GOOD}```"]}
-    )
-    critic = _Scores(9)
-    out, stuck = _gated_run(tests_gate, chat, critic, task)
-    if stuck:
-        return False, stuck
-    refiner = [c for c in chat.calls if c.role == "refiner"]
-    if BROKEN in critic.seen:
-        return (
-            False,
-            "the broken first draft reached the critic: a draft that fails a visible test must not.",
-        )
-    if not refiner:
-        return (
-            False,
-            f"the broken draft was never sent back to the refiner (the run ended {out.get('status')!r}).",
-        )
-    if "calculate_factorial(0)" not in refiner[0].messages[-1]["content"]:
-        return False, (
-            "the refiner was asked to revise, but its request does not quote the failing call "
-            "(calculate_factorial(0)): the critique you return is what it reads."
-        )
-    if critic.seen != [GOOD] or out.get("status") != "ok":
-        return False, (
-            f"the fixed draft should reach the critic, once, and be accepted; the critic saw {len(critic.seen)} "
-            f"draft(s) and the run ended {out.get('status')!r}."
-        )
-    other = get_task(
-        "parse_duration"
-    )  # a second task: the gate must read the run's own task from its state
-    chat = ScriptedChat(
-        {
-            "generator": [f"```python\n{DURATION_BROKEN}```"],
-            "refiner": [f"```python\n{DURATION_GOOD}```"] * 3,
-        }
-    )
-    _, stuck = _gated_run(tests_gate, chat, _Scores(9, 9, 9), other)
-    if stuck:
-        return False, stuck
-    refiner = [c for c in chat.calls if c.role == "refiner"]
-    if not refiner or 'parse_duration("45s")' not in refiner[0].messages[-1]["content"]:
-        return False, (
-            "the refiner's request quotes another task's tests: read the task from "
-            "state['metadata']['task_id']."
-        )
-    verdict = recorded[0].verdict
-    if verdict.score is None:
-        return (
-            False,
-            "the graph ran as it should, but the step tests_gate recorded has no score: pass the evaluation's "
-            "score (ev.score) to rg.critic_step, so the run's record says what the tests said.",
-            False,
-        )
-    tests_score = TestGroundedCritic().evaluate(task, BROKEN).score
-    if verdict.accepted is False and verdict.score != tests_score:
-        return (
-            False,
-            (
-                f"the graph ran as it should, but on the broken draft the step tests_gate recorded has score "
-                f"{verdict.score!r}, where the tests scored it {tests_score!r}: pass the evaluation's score "
-                "(ev.score) as it is, so the run's record says what the tests said."
-            ),
-            False,
-        )
-    if verdict.accepted is not False or verdict.score >= 10:
-        return (
-            False,
-            (
-                f"the graph ran as it should, but on a draft that fails a visible test the step tests_gate "
-                f"recorded says {verdict.label!r}: record it as 'needs_revision' with the evaluation's score "
-                "(below 10 for that draft), so the run's record says what the tests said."
-            ),
-            False,
-        )
-    passed = [
-        Step.from_dict(d) for d in (tests_gate(_drafted(task, GOOD)) or {}).get("steps") or [{}]
-    ]
-    if passed[0].reply != TestGroundedCritic().evaluate(task, GOOD).feedback:
-        return (
-            False,
-            "the graph ran as it should, but on a draft that passes every visible test the step tests_gate "
-            f"recorded says {passed[0].reply!r}: record the evaluation's feedback as it is (it says what passed).",
-            False,
-        )
-    return True, (
-        "The broken draft went back to the refiner with the failing call and never reached the critic; "
-        "the fixed one did, and was accepted (and on a second task, the refiner read that task's failing call)."
-    )
 
 
 # ---- exercise 6: escalate to a stronger model ----
