@@ -354,7 +354,9 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_04_fail():
             strong if role == "refiner" else small
         )(messages, role=role, **params)
 
-    assert "first revision to the strong model" in lesson04.escalation.evaluate(escalating)[1]
+    assert (
+        "the first `after` revisions stay on small" in lesson04.escalation.evaluate(escalating)[1]
+    )
     compiled = {"loop_builder": lambda *a, **k: None}  # no builder returned
     message = lesson04.your_loop.evaluate(compiled["loop_builder"])[1]
     assert "return the StateGraph builder itself" in message and "raised" not in message, message

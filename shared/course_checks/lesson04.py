@@ -8,8 +8,8 @@ Every check builds its own graph and task (`get_task("factorial")`), so no globa
 
 from __future__ import annotations
 
-import copy
 import functools
+import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -404,113 +404,113 @@ sandbox_gate = GATE.exercise(
 # ---- exercise 6: escalate to a stronger model ----
 
 
-@exercise(
+def _escalate_key(small: Chat, strong: Chat, after: int) -> Chat:
+    """The answer key: refiner calls after the first `after` go to strong, everything else to small."""
+    refined = [0]
+
+    def chat(messages: list, role: str = "generator", **params: Any) -> object:
+        refined[0] += role == "refiner"
+        return (strong if role == "refiner" and refined[0] > after else small)(
+            messages, role=role, **params
+        )
+
+    return chat
+
+
+def _escalated(escalating: Callable[[Chat, Chat, int], Chat]) -> Callable[..., tuple]:
+    """The package's graph with a model critic (LLMCritic) on `escalating(small, strong, after)`, where small and
+    strong both answer from the case's script; `runs` graphs one after the other, each on a new escalating(...)
+    of the same two models: which model each call reached, and how each run ended."""
+
+    def run(chat: Chat, after: int, runs: int = 1) -> tuple:
+        reached, ended, task = [], [], get_task("factorial")
+
+        def model(name: str) -> Chat:
+            def call(messages: list, role: str = "generator", **params: Any) -> object:
+                reached.append((name, role))
+                return chat(messages, role=role, **params)
+
+            return call
+
+        small, strong = model("small"), model("strong")
+        for _ in range(runs):
+            mine = escalating(small, strong, after)
+            if not callable(mine):
+                raise Wrong(
+                    f"escalating(small, strong, {after}) returned {mine!r}: return a chat function."
+                )
+            out = rg.build_graph(rg.GraphParts(mine, LLMCritic(mine), task=task)).invoke(
+                rg.start_state(task.prompt(), 4), rg.run_config(4)
+            )
+            ended.append(out["status"])
+        return reached, ended
+
+    return run
+
+
+def _routed(got: tuple, want: tuple) -> str | None:
+    """The first call that reached the other model, and why it should not have; else how the runs ended."""
+    for n, ((model, role), (should, _)) in enumerate(zip(got[0], want[0], strict=False), 1):
+        if model != should:
+            why = (
+                "only refiner calls go to strong; the generator's and the critic's always go to small"
+                if role != "refiner"
+                else "every revision after the first `after` goes to strong"
+                if should == "strong"
+                else "the first `after` revisions stay on small: count refiner calls only, each escalating(...) on its own counter"
+            )
+            return f"call {n} ({role}) went to {model}, where it goes to {should}: {why}."
+    return (
+        None if list(got[1]) == list(want[1]) else f"the runs ended {got[1]}; expected {want[1]}."
+    )
+
+
+def _critiques(*scores: float | str) -> list[str]:
+    """LLMCritic's replies: a JSON critique per score, a reply it must repair for a string."""
+    return [s if isinstance(s, str) else json.dumps({"score": s, "issues": [], "strengths": [], "suggestion": "none"})
+            for s in scores]  # fmt: skip
+
+
+def _escalation(after: int, scores: tuple, runs: int = 1, note: str = "") -> Case:
+    script = {"generator": [drafted(1)] * runs, "refiner": [drafted(n) for n in (2, 5, 6)] * runs,
+              "critic": _critiques(*scores) * runs}  # fmt: skip
+    return Case(
+        (script, after), note or f"after={after}, critic scores {list(scores)}", {"runs": runs}
+    )
+
+
+ESCALATE = Calls(
+    "escalating",
+    [
+        _escalation(1, (4, 5, 6, 9)),
+        _escalation(0, (4, 5, 6, 9)),
+        _escalation(2, (4, 5, 6, 9)),
+        _escalation(3, (4, 5, 6, 9)),
+        _escalation(
+            1, ("Score: 4 of 10.", 4, 6, 9), note="after=1, the first critique repaired once"
+        ),
+        _escalation(
+            1, (4, 6, 9), runs=2, note="after=1, two escalating(...) on the same models, a run each"
+        ),
+    ],
+    key=_escalated(_escalate_key),
+    result=_routed,
+)
+
+
+escalation = ESCALATE.exercise(
     "04.6",
+    "escalation",
     hints=(
         "count the refiner calls in a variable the inner function can see (a dict, or nonlocal), and compare with `after`.",
         "generator and critic calls always go to small, and only refiner calls count; "
         "the refiner calls after the first `after` go to strong.",
     ),
+    passed="The first `after` revisions stay on the small model, the next go to the strong one, "
+    "whose draft the critic accepts; the critic's calls stay on the small model "
+    "(checked with after from 0 to 3, twice with after=1, and with a critique repaired once).",
+    adapt=_escalated,
 )
-def escalation(escalating: Callable[[Callable, Callable, int], Callable]) -> tuple[bool, str]:
-    """Exercise 6: the graph on escalating(small, strong, after) with after = 1 (built twice) and 0, scripted models
-    for both and a model critic (LLMCritic) that calls the same chat with role="critic"."""
-    task = get_task("factorial")
-    verdict = '{{"score": {}, "issues": [], "strengths": [], "suggestion": "none"}}'.format
-    # the same small and strong models under two escalating(...): each keeps its own count
-    small, strong = ScriptedChat({"refiner": [drafted(2)] * 2}), ScriptedChat({"refiner": []})
-    ask = [{"role": "user", "content": "Revise."}]
-    try:  # one escalating(small, strong, 1): its first revision stays on small
-        escalating(small, strong, 1)(ask, role="refiner")
-    except Exception:  # noqa: BLE001 - the strong model was asked, and has no reply
-        pass
-    if strong.calls or not small.calls:
-        return False, (
-            "escalating(small, strong, 1) sent its first revision to the "
-            f"{'strong model' if strong.calls else 'model it was not given'}: the first `after` revisions stay on "
-            "small, and only a revision after them goes to strong."
-        )
-    small = ScriptedChat({"refiner": [drafted(2)] * 2})
-    try:
-        for each in (escalating(small, strong, 1), escalating(small, strong, 1)):
-            each(ask, role="refiner")
-    except Exception:  # noqa: BLE001 - the strong model was asked, and has no reply
-        pass
-    if strong.calls:
-        return (
-            False,
-            "two escalating(small, strong, 1) on the same models share one count: the second one's first "
-            "revision went to the strong model. Keep the count in escalating's own closure, not on a model or a "
-            "global.",
-        )
-    for k, after in enumerate((1, 1, 0, 1)):
-        scores = [4, 5, 6, 9] if after == 1 else [4, 6, 9]
-        repaired = (
-            k == 3
-        )  # the first critique is repaired: two critic calls before the first revision
-        small = ScriptedChat(
-            {
-                "generator": [drafted(1)],
-                "refiner": [drafted(2)] * 3,
-                "critic": ["Score: 4 of 10."] * repaired + [verdict(s) for s in scores],
-            }
-        )
-        strong = ScriptedChat(
-            {"refiner": [drafted(5), drafted(6)], "critic": [verdict(s) for s in scores]}
-        )
-        chat = escalating(small, strong, after)
-        if not callable(chat):
-            return (
-                False,
-                f"escalating(small, strong, {after}) returned {chat!r}: it should return a chat function.",
-            )
-        sent = []  # what the graph asked of the learner's chat, to compare with what reached the models
-
-        def asked(messages, role="generator", chat=chat, sent=sent, **params):  # noqa: ANN001
-            sent.append((role, copy.deepcopy(messages), dict(params)))
-            return chat(messages, role=role, **params)
-
-        try:
-            out = rg.build_graph(rg.GraphParts(asked, LLMCritic(asked), task=task)).invoke(
-                rg.start_state(task.prompt(), 4), rg.run_config(4)
-            )
-        except Exception as err:  # noqa: BLE001 - a model's script ran out: which got which call says why
-            out = {"status": f"raised {type(err).__name__}", "final_output": {"final_code": ""}}
-        want_small = (
-            ["generator", *["critic"] * (1 + repaired), "refiner", "critic", "critic", "critic"]
-            if after == 1
-            else ["generator", "critic", "critic", "critic"]
-        )
-        got_small, got_strong = [c.role for c in small.calls], [c.role for c in strong.calls]
-        if (got_small, got_strong) != (want_small, ["refiner", "refiner"]):
-            if k == 1:
-                return (
-                    False,
-                    "a second escalating(...) shares the first one's count: keep the counter inside escalating.",
-                )
-            return False, (
-                f"with after={after}{', a critique repaired once' if repaired else ''}: small got {got_small}, strong "
-                f"got {got_strong}; expected {want_small} and ['refiner', 'refiner'] (every refiner call after the "
-                f"first {after} goes to strong: count revisions, not other calls)."
-            )
-        received = [(c.role, c.messages, c.params) for c in (*small.calls, *strong.calls)]
-        changed = next((r for r in received if r not in sent), None)
-        if changed:
-            return False, (
-                f"with after={after}: the {changed[0]} request reached a model as {show(changed[1])} with "
-                f"{changed[2]}, not as the graph sent it: pass each request on unchanged (its messages and its "
-                "parameters)."
-            )
-        if out["status"] != "ok" or not out["final_output"]["final_code"].endswith("return 6\n"):
-            return (
-                False,
-                f"with after={after}: the strong model's last draft should be the one accepted; the run ended {out['status']!r}.",
-            )
-    return True, (
-        "The first `after` revisions stay on the small model, the next go to the strong one, "
-        "whose draft the critic accepts; the critic's calls stay on the small model "
-        "(checked with after=1, twice, and after=0, and with a critique repaired once)."
-    )
 
 
 # ---- exercise 7: read a run back from its checkpoints ----
