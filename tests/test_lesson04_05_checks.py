@@ -317,10 +317,10 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_04_fail():
     gate that lets the hidden tests decide, or numbers its step by the drafts; a repeat graph that keeps the fenced
     reply as its draft; a history read through only its last 8 snapshots; an escalation that always asks strong
     (told so, not that a count is shared); and no builder returned (named by the drive, spec.Wrong)."""
-    loop = solved("04", "04.1")
     typed = {1: 3, 2: 5, 3: 7}
-    assert passes(lesson04.recursion_limit, lambda n: 2 * n + 1, loop["loop_builder"])
-    assert not passes(lesson04.recursion_limit, lambda n: typed.get(n, 9), loop["loop_builder"])
+    assert passes(lesson04.recursion_limit, lambda n: 2 * n + 1)
+    assert not passes(lesson04.recursion_limit, lambda n: typed.get(n, 9))
+    assert "whole number" in lesson04.recursion_limit.evaluate(lambda n: (2 * n + 1) * 1.0)[1]
 
     index = 'len(rg.this_run(state, "steps"))'
     by_drafts = solved("04", "04.5", swap=(index, "rg.iteration(state)"))

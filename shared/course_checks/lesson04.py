@@ -856,61 +856,52 @@ def your_loop(loop_builder: Callable[..., Any]) -> tuple[bool, str]:
     )
 
 
-@exercise(
+def _smallest_limit(budget: int) -> int:
+    """The smallest recursion limit with which the answer key's graph spends a budget of `budget` drafts."""
+    from langgraph.errors import GraphRecursionError
+
+    for limit in range(1, 4 * budget + 10):
+        graph = _loop_key(
+            _drafts(), _Critic(), get_task("factorial"), max_iterations=budget
+        ).compile()
+        try:
+            graph.invoke({"scores": []}, {"recursion_limit": limit})
+            return limit
+        except GraphRecursionError:
+            continue
+    raise AssertionError(budget)
+
+
+LIMIT = Values(
+    "limit_for",
+    [Case((n,), f"a budget of {n} draft(s), every one rejected") for n in range(1, 7)],
+    oracle=_smallest_limit,
+    equal=lambda got, want: type(got) is int and got == want,
+    show=repr,
+    misreadings=[
+        Misreading(lambda n: 2.0 * n + 1, "A recursion limit is a whole number: return an int."),
+        Misreading(
+            lambda n: 2 * n,
+            "That is every node a full run visits; LangGraph counts one more super-step.",
+        ),
+        Misreading(
+            lambda n: 2 * n + 2, "That works, but one less does too: which is the smallest?"
+        ),
+    ],
+)
+
+
+recursion_limit = LIMIT.exercise(
     "04.2",
+    "recursion_limit",
     hints=(
         "count the super-steps of a run that spends its whole budget: one per node that runs. How many nodes run "
         "for a budget of 1 draft? of 2? LangGraph also needs one more than that.",
         "a full run visits generate and critique once, then refine and critique once per revision: 2 * max_iterations "
         "nodes; the smallest limit that lets it finish is one more.",
     ),
+    passed="the smallest limit that lets a full-budget run finish, for budgets 1 to 6: anything past it is a runaway loop.",
 )
-def recursion_limit(
-    limit_for: Callable[[int], int], loop_builder: Callable[..., Any]
-) -> tuple[bool, str]:
-    """Build 2: limit_for(n) lets a run of n rejected drafts finish on the learner's graph, and limit_for(n) - 1 does not."""
-    from langgraph.errors import GraphRecursionError
-
-    task = get_task("factorial")
-    ready = your_loop.evaluate(loop_builder)
-    if not ready[0]:
-        return (
-            False,
-            f"Build 1's check does not pass yet, and this one runs your graph: {ready[1]}",
-            False,
-        )
-
-    def finishes(budget: int, limit: int) -> bool:
-        graph = loop_builder(
-            _drafts(), _Critic(), task, threshold=8, max_iterations=budget
-        ).compile()
-        try:
-            graph.invoke({"scores": []}, {"recursion_limit": limit})
-        except GraphRecursionError:
-            return False
-        return True
-
-    for budget in (1, 2, 3, 4, 5, 6):
-        limit = limit_for(budget)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            return (
-                False,
-                f"limit_for({budget}) returned {limit!r}: a recursion limit is a whole number of at least 1.",
-            )
-        if not finishes(budget, limit):
-            return (
-                False,
-                f"with recursion_limit {limit} your graph stopped with GraphRecursionError before spending a budget of {budget} draft(s): too small.",
-            )
-        if limit > 1 and finishes(budget, limit - 1):
-            return (
-                False,
-                f"limit_for({budget}) = {limit} works, but so does {limit - 1}: which limit is the smallest that lets a run of {budget} draft(s) finish?",
-            )
-    return (
-        True,
-        "the smallest limit that lets a full-budget run finish, for budgets 1 to 6: anything past it is a runaway loop.",
-    )
 
 
 FIXED = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
