@@ -189,3 +189,22 @@ def test_a_spec_as_an_exercise_grades_the_lessons_own_cases_after_its_made_up_on
     finally:
         REGISTRY.pop("test.1", None)
         spec.SPECS.pop("test.1", None)
+
+
+def test_a_request_differing_deep_in_a_long_text_is_shown_where_it_differs():
+    """first_difference shows two texts from a little before their first difference, not their openings (a
+    message's first 120 characters are often the same task statement)."""
+    long = "Task: " + "x" * 300
+
+    def key(chat, tail):
+        return chat([{"role": "user", "content": long + "return 1"}], role="generator").text
+
+    calls = spec.Calls("f", [spec.Case(({"generator": ["a"]}, "t"))], key=key)
+    problem = calls.problem(
+        lambda chat, tail: (
+            chat([{"role": "user", "content": long + "return 2"}], role="generator").text
+        )
+    )
+    assert (
+        "from character 313" in problem and "xreturn 1'" in problem and "xreturn 2'" in problem
+    ), problem

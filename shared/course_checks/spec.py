@@ -375,6 +375,22 @@ def first_difference(want: Sequence, got: Sequence, count: bool = True) -> str |
                 f"{len(w.messages)}: {[m.get('role') for m in w.messages]}."
             )
         for i, (wm, gm) in enumerate(zip(w.messages, g.messages, strict=True)):
+            texts = wm.get("content"), gm.get("content")
+            if (
+                texts[0] != texts[1]
+                and gm.get("role") == wm.get("role")
+                and all(isinstance(t, str) for t in texts)
+            ):
+                at = next(
+                    (k for k, (a, b) in enumerate(zip(*texts, strict=False)) if a != b),
+                    min(map(len, texts)),
+                )
+                start = max(0, at - 40)  # the texts from a little before where they first differ
+                cut = [("..." if start else "") + t[start : start + 100] for t in texts]
+                return (
+                    f"call {n} ({w.role}), message {i} ({wm.get('role')}), from character {at}: expected "
+                    f"{cut[0]!r}, got {cut[1]!r}."
+                )
             if gm != wm:
                 return (
                     f"call {n} ({w.role}), message {i}: expected {{'role': {wm.get('role')!r}, 'content': "
