@@ -480,3 +480,20 @@ def test_the_gated_graph_runs_say_what_the_passing_sentence_says():
     for, and the fixed draft is accepted, on both tasks."""
     runs = lesson04.GATE.wants()[-2:]
     assert runs == [{"critic saw": ["fixed"], "revisions": 1, "status": "ok"}] * 2
+
+
+def test_05_1s_answer_key_sends_the_package_reflexions_requests():
+    """05.1's key (attempt and reflect as the lesson writes them) makes the requests of the package's Reflexion on
+    its four-attempt script, call for call: the check's 'the package's requests' holds."""
+    import copy
+
+    from reflect.testing import ScriptedChat
+
+    (script, task_id, asserts, seeds), _ = lesson05.ATTEMPT.cases[0].copies()
+    ours, package = ScriptedChat(copy.deepcopy(script)), ScriptedChat(copy.deepcopy(script))
+    lesson05.ATTEMPT.key(ours, task_id, asserts, seeds)
+    lesson05._package_run(package, lesson05.get_task(task_id), asserts, max_attempts=len(seeds))
+    assert [(c.role, c.messages, c.params) for c in ours.calls] == [
+        (c.role, c.messages, c.params) for c in package.calls
+    ]
+    assert len(ours.calls) == 11

@@ -15,16 +15,34 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from reflect.judging.self_tests import run_self_tests
 from reflect.memory.store import Episode, MemoryStore, task_key
+from reflect.model.roles import sampling
 from reflect.records import Run
 from reflect.strategies import reflexion as reflexion_module
 from reflect.strategies.reflexion import Reflexion, parse_judgement
-from reflect.tasks.prompts import attempt_request, generator_messages
+from reflect.tasks.extract import extract_code
+from reflect.tasks.prompts import (
+    EVALUATOR_SYSTEM,
+    attempt_request,
+    evaluator_messages,
+    generator_messages,
+    reflection_messages,
+)
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, offline, package_calls
-from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, first_difference, show
+from . import exercise, offline
+from .spec import (
+    REAL_CALL,
+    Calls,
+    Case,
+    Misreading,
+    Properties,
+    Values,
+    Wrong,
+    show,
+)
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
@@ -526,22 +544,98 @@ def _package_run(chat, task, asserts, max_attempts=3, window=3, memory=()) -> Ru
         ).run(task, chat)
 
 
-def _reference(
-    drafts, verdicts, max_attempts=3, window=3, memory=(), task="factorial", asserts=ASSERTS
-) -> tuple[Run, ScriptedChat]:
-    """The package's run on the script of `drafts` and `verdicts` (on factorial unless told), and its chat."""
-    chat = ScriptedChat(_script(drafts, verdicts))
-    return _package_run(chat, get_task(task), asserts, max_attempts, window, memory), chat
+GOOD_P = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
+ASSERTS_P = [
+    "assert is_palindrome('Aba')",
+    "assert not is_palindrome('ab')",
+    "assert is_palindrome('')",
+]
 
 
-def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
-    """How the learner's calls differ from the package's on a scripted run, or "" (spec.first_difference)."""
-    differs = first_difference(ref.calls, mine.calls)
-    return f"on {what}: {differs}" if differs else ""
+def _attempt_key(chat, task, asserts, reflections, seed):  # noqa: ANN001
+    """The answer key in the learner's shape: lesson 05's attempt (its requests are the package's Reflexion's)."""
+    messages = generator_messages(attempt_request(task, None, reflections))
+    reply = chat(messages, role="generator", **sampling("sampler", seed))
+    code = extract_code(reply.text, task.entry_point).code
+    evidence = run_self_tests(task, code, asserts)
+    ask = evaluator_messages(EVALUATOR_SYSTEM, task, code, evidence.trace())
+    said = chat(ask, role="evaluator", **sampling("evaluator", None), max_tokens=400).text
+    return code, evidence, parse_judgement(said)
 
 
-@exercise(
+def _reflect_key(chat, task, code, evidence, judged):  # noqa: ANN001
+    ask = reflection_messages(task, code, evidence.trace(), judged.feedback or "none named")
+    return chat(ask, role="reflector", **sampling("reflector"), max_tokens=300).text.strip()
+
+
+def _attempts(
+    attempt: Callable[..., object], reflect: Callable[..., object]
+) -> Callable[..., tuple]:
+    """attempt at each seed on a task, given the reflections so far (`earlier`, then reflect's after each attempt
+    but the last): each attempt's code, score and verdict, and the reflections written."""
+
+    def run(chat: Chat, task_id: str, asserts: list, seeds: tuple, earlier: tuple = ()) -> tuple:
+        task, lessons, made = get_task(task_id), list(earlier), []
+        for k, seed in enumerate(seeds):
+            out = attempt(chat, task, list(asserts), list(lessons), seed)
+            if not (isinstance(out, (tuple, list)) and len(out) == 3):
+                raise Wrong(f"attempt returned {show(out)}: return (code, evidence, judgement).")
+            code, evidence, judged = out
+            if not hasattr(evidence, "trace"):
+                raise Wrong("attempt's evidence is not run_self_tests' result (it has no trace()).")
+            verdict = (getattr(judged, "detail", None) or {}).get("verdict")
+            made.append((code, getattr(judged, "score", "no score"), verdict))
+            if k < len(seeds) - 1:
+                lessons.append(reflect(chat, task, code, evidence, judged))
+        return made, lessons[len(earlier) :]
+
+    return run
+
+
+def _attempted(got: tuple, want: tuple) -> str | None:
+    """The first attempt or reflection that differs from the answer key's, and what it should be."""
+    for k, ((code, *judged), (code_w, *judged_w)) in enumerate(
+        zip(got[0], want[0], strict=True), 1
+    ):
+        if code != code_w:
+            return f"attempt {k}'s code is {show(code)}: the code extracted from the generator's reply ({show(code_w)})."
+        if judged != judged_w:
+            return (f"attempt {k}'s judgement has score {judged[0]!r} and verdict {judged[1]!r}: rx.parse_judgement "
+                    f"reads the evaluator's reply as score {judged_w[0]!r}, verdict {judged_w[1]!r}.")  # fmt: skip
+    for k, (lesson, lesson_w) in enumerate(zip(got[1], want[1], strict=True), 1):
+        if lesson != lesson_w:
+            return f"reflection {k} is {show(lesson)}: return the reflector's reply text, stripped ({show(lesson_w)})."
+    return None
+
+
+_FIVE = tuple(f"lesson {n}: a made-up lesson" for n in range(1, 6))
+_TWO_VERSIONS = (  # a first reply holding a second version: the draft is the first
+    "def is_palindrome(text):\n    return False\n```\nOr, shorter:\n```python\n"
+    "def is_palindrome(text):\n    return text == text[::-1]\n"
+)
+ATTEMPT = Calls(
+    "attempt and reflect",
+    [
+        Case((_script([_bad(1), _bad(2), _bad(3), GOOD],
+                      ["Score: 2/10", _verdict(0.2, missing=True), _verdict(0.3, issues=False), "Looks fine to me."]),
+              "factorial", ASSERTS, (43, 44, 45, 46)),
+             "four attempts, after an unreadable verdict, one naming issues and missing elements, one naming nothing, "
+             "and prose"),
+        Case((_script([_TWO_VERSIONS, GOOD_P], [_verdict(0.1), _verdict(0.9, "pass")]), "palindrome", ASSERTS_P,
+              (7, 8)), "a second task, palindrome, whose first reply holds a second version"),
+        Case((_script([_bad(4)], [_verdict(0.4)]), "factorial", ASSERTS[:1], (100,), _FIVE),
+             "one attempt given 5 reflections: attempt shows them all (the loop picks the window)"),
+    ],
+    key=_attempts(_attempt_key, _reflect_key),
+    result=_attempted,
+    forbid=((reflexion_module,), {"run", "_attempts", "_one", "_evaluate", "_ask_evaluator", "_reflect"},
+            "attempt ran the package's agent: the attempt is yours to write."),
+)  # fmt: skip
+
+
+one_attempt = ATTEMPT.exercise(
     "05.1",
+    "one_attempt",
     hints=(
         "attempt: generator_messages(attempt_request(task, None, reflections)) at sampling('sampler', seed); the code "
         "extracted; run_self_tests(task, code, asserts); the evaluator's request evaluator_messages(EVALUATOR_SYSTEM, "
@@ -550,92 +644,11 @@ def _first_difference(mine: ScriptedChat, ref: ScriptedChat, what: str) -> str:
         "reflection_messages(task, code, evidence.trace(), issues) at sampling('reflector') "
         "with max_tokens=300; return the reply's text, stripped.",
     ),
+    passed="your attempts and reflections send the package's requests, call for call, on three scripted runs: "
+    "four attempts on factorial (an unreadable verdict is a fail with no score), a second task, palindrome, and one "
+    "attempt given 5 reflections.",
+    adapt=_attempts,
 )
-def one_attempt(attempt: Callable[..., object], reflect: Callable[..., object]) -> tuple[bool, str]:
-    """Build 1: four attempts with a reflection after each failure, against the package's run on the same script."""
-    task = get_task("factorial")
-    drafts = [_bad(1), _bad(2), _bad(3), GOOD]
-    verdicts = [
-        "Score: 2/10",  # unusable: the reflection's issues are its reason
-        _verdict(0.2, missing=True),  # issues and missing elements
-        _verdict(0.3, issues=False),  # nothing named
-        "Looks fine to me.",
-    ]
-    ref_run, ref = _reference(drafts, verdicts, max_attempts=4)
-    mine = ScriptedChat(_script(drafts, verdicts))
-    reached, first = package_calls(
-        lambda: attempt(mine, task, list(ASSERTS), [], 43), reflexion_module
-    )
-    if reached & {"run", "_attempts", "_one", "_evaluate", "_ask_evaluator", "_reflect"}:
-        return False, "attempt ran the package's agent: the attempt is yours to write."
-    if not (isinstance(first, (tuple, list)) and len(first) == 3):
-        return False, f"attempt returned {first!r}: return (code, evidence, judgement)."
-    code, evidence, judged = first
-    if code != _bad(1):
-        return False, f"attempt's code is {code!r}: the code extracted from the generator's reply."
-    if not hasattr(evidence, "trace"):
-        return False, "attempt's evidence is not run_self_tests' result (it has no trace())."
-    lessons = [reflect(mine, task, code, evidence, judged)]
-    if lessons[0] != "lesson 1: calculate_factorial(0) must return 1":
-        return (
-            False,
-            f"reflect returned {lessons[0]!r}: return the reflector's reply text, stripped.",
-        )
-    for seed in (44, 45, 46):
-        code, evidence, judged = attempt(mine, task, list(ASSERTS), list(lessons), seed)
-        if seed < 46:
-            lessons.append(reflect(mine, task, code, evidence, judged))
-    problem = _first_difference(
-        mine,
-        ref,
-        "four attempts, after an unreadable verdict, one naming issues and missing elements, and one naming nothing",
-    )
-    if problem:
-        return False, problem
-    if getattr(judged, "score", 0) is not None or judged.detail.get("verdict") != "fail":
-        return (
-            False,
-            "the last evaluator reply is prose: rx.parse_judgement reads it as an explicit fail with no score.",
-        )
-    # another task, its own asserts and a new chat: nothing may stay from the run before
-    other, drafts = (
-        get_task("palindrome"),
-        [  # the first reply holds a second version: the draft is the first
-            "def is_palindrome(text):\n    return False\n```\nOr, shorter:\n```python\n"
-            "def is_palindrome(text):\n    return text == text[::-1]\n",
-            GOOD_P,
-        ],
-    )
-    verdicts = [_verdict(0.1), _verdict(0.9, "pass")]
-    _, ref = _reference(drafts, verdicts, max_attempts=2, task="palindrome", asserts=ASSERTS_P)
-    again = ScriptedChat(_script(drafts, verdicts))
-    code, evidence, judged_p = attempt(again, other, list(ASSERTS_P), [], 43)
-    lesson = reflect(again, other, code, evidence, judged_p)
-    attempt(again, other, list(ASSERTS_P), [lesson], 44)
-    problem = _first_difference(again, ref, "a second task, palindrome, with its own asserts")
-    if problem:
-        return False, problem
-    # more reflections than any window: the loop picks the window, not attempt
-    five = [f"lesson {n}: a made-up lesson" for n in range(1, 6)]
-    many = ScriptedChat(_script(drafts[:1], verdicts[:1]))
-    attempt(many, other, list(ASSERTS_P), list(five), 43)
-    if many.calls[0].messages != generator_messages(attempt_request(other, None, five)):
-        return False, (
-            "given 5 reflections, attempt's request is not generator_messages(attempt_request(task, None, "
-            "reflections)) with all 5: attempt shows every reflection it is given (the loop chooses the window)."
-        )
-    return True, (
-        f"your attempts and reflections send the package's requests, call for call "
-        f"({', '.join(c.role for c in mine.calls)}); the unreadable verdict is a fail with no score ({ref_run.stop.value} there); and so on a second task, palindrome."
-    )
-
-
-GOOD_P = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
-ASSERTS_P = [
-    "assert is_palindrome('Aba')",
-    "assert not is_palindrome('ab')",
-    "assert is_palindrome('')",
-]
 
 
 def _reflexion_key(chat, task, asserts, max_attempts=3, window=3, memory=()):  # noqa: ANN001

@@ -178,13 +178,13 @@ class _Spec:
     ) -> object:
         """This spec as the whole check of exercise `key`, the lesson's `ex.<name>(fn, *data)`: it passes when
         `problem` finds nothing, and then says `passed` (a callable makes the sentence from `fn` and the data).
-        `adapt` turns what the learner wrote (a class) into the function of the cases' arguments that the spec
-        grades; `lesson(*data)` makes the cases from the lesson's own data, tried after the made-up ones."""
+        `adapt(fn, *data)` turns what the learner wrote (a class, or functions) into the function of the cases'
+        arguments that the spec grades; `lesson(*data)` makes the cases from the lesson's own data, tried after the made-up ones."""
         from . import exercise
 
         def check(fn: Callable, *data: object) -> tuple[bool, str]:
             also = {"also": lesson(*data)} if lesson else {}
-            problem = self.problem(adapt(fn) if adapt else fn, **also)
+            problem = self.problem(adapt(fn, *data) if adapt else fn, **also)
             if problem:
                 return False, problem
             return True, passed(fn, *data) if callable(passed) else passed
