@@ -331,9 +331,6 @@ def passes(key: str, args: list) -> bool:
 BESPOKE = _bespoke()
 # (exercise, function): the arguments a right answer may leave unread, and why
 MAY_IGNORE = {
-    ("05.5", "remember"): {
-        "session"
-    },  # recall reads a task's entries in order, whatever their session
     ("04.3", "resume_review"): {
         "chat",
         "critic",

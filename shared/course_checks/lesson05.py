@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -916,8 +917,145 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
     return ""
 
 
-@exercise(
+_DUMP = (  # another process prints every row of every table in the file
+    "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+    "print(' '.join(str(r) for (t,) in db.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\") "
+    "for r in db.execute(f'SELECT * FROM \"{t}\"')))"
+)
+
+
+# in memory where the machine has one (SQLite's commits wait for the disk otherwise)
+_MEMORY_DISK = "/dev/shm" if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
+
+
+def _round_trip(
+    remember: Callable[..., object], recall: Callable[..., object]
+) -> Callable[..., tuple]:
+    """The sessions' reflections remembered in files a and b of a new folder, then one recall from a copy of the
+    file at another path (so only what is in the file counts; files empty and none hold nothing); with `dump`,
+    the reflections another process finds in each file written."""
+
+    def run(sessions: tuple, ask: tuple, dump: bool = False) -> tuple:
+        with tempfile.TemporaryDirectory(dir=_MEMORY_DISK) as folder:
+            path = lambda name: str(Path(folder) / f"{name}.sqlite")  # noqa: E731
+            sqlite3.connect(path("empty")).close()
+            for file, key, session, lessons in sessions:
+                remember(path(file), key, session, list(lessons))
+            found = None
+            if dump:
+                found = {}
+                for file in sorted({s[0] for s in sessions}):
+                    out = subprocess.run([sys.executable, "-c", _DUMP, path(file)], capture_output=True,
+                                         text=True, timeout=60).stdout  # fmt: skip
+                    found[file] = sorted(
+                        {x for s in sessions if s[0] == file for x in s[3] if x in out}
+                    )
+            file, key, window = ask
+            copy = path("copy")
+            if Path(path(file)).exists():
+                shutil.copyfile(path(file), copy)
+            got = recall(copy, key, window)
+            return list(got) if isinstance(got, (list, tuple)) else got, found
+
+    return run
+
+
+def _memory_truth(sessions: tuple, ask: tuple, dump: bool = False, wrong: str = "") -> tuple:
+    """Every reflection a row, in the order remembered; a recall the last `window` of the key's in that file,
+    oldest first. With `wrong`, a misreading: one row per key, the last reflection of each call only, the rows
+    ordered by session name, newest first, the first `window`, all for a window of 0, recalled from this process
+    rather than the file, or nothing written to the file at all."""
+    rows = []  # (file, key, session, reflection), in order
+    for file, key, session, lessons in sessions:
+        if wrong == "per key":
+            rows = [r for r in rows if (r[0], r[1]) != (file, key)]
+        rows += [
+            (file, key, session, x) for x in (lessons[-1:] if wrong == "last only" else lessons)
+        ]
+    if wrong == "by session":
+        rows.sort(key=lambda r: r[2])
+    file, key, window = ask
+    mine = [r[3] for r in rows if r[1] == key and (r[0] == file or wrong in ("process", "no file"))]
+    recalled = (
+        mine[::-1][:window] if wrong == "newest first"
+        else mine[:window] if wrong == "first"
+        else mine if wrong == "zero" and window == 0
+        else mine[max(0, len(mine) - window) :] if window else []
+    )  # fmt: skip
+    stored = {
+        f: sorted({r[3] for r in rows if r[0] == f}) for f in sorted({s[0] for s in sessions})
+    }
+    found = None if not dump else {f: [] for f in stored} if wrong == "no file" else stored
+    return recalled, found
+
+
+def _store_remember(db_path: str, key: str, session: str, reflections: list) -> None:
+    """Build 5's remember on the package's MemoryStore (a right answer for the generic tests)."""
+    with MemoryStore(Path(db_path)) as store:
+        start = len(store.history(key))
+        for n, reflection in enumerate(reflections):
+            store.add(Episode(key, session, start + n, reflection, 0.0))
+
+
+def _store_recall(db_path: str, key: str, window: int) -> list:
+    with MemoryStore(Path(db_path)) as store:
+        return [e.reflection for e in store.recall(key, window)]
+
+
+def _trip_shown(value: object) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        return "<sessions>"
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], (dict, type(None))):
+        return repr(value[0]) + (
+            "" if value[1] is None else f" (another process finds {value[1]!r})"
+        )
+    return show(value)
+
+
+_S9_10 = (  # session-10 sorts before session-9: the order is the rows'
+    ("a", "flatten", "session-9", ("strings are items", "recurse into lists")),
+    ("a", "median", "session-9", ("sort first",)),
+    ("a", "flatten", "session-10", ("an empty list gives []", "recurse into lists")),
+    ("b", "caesar", "s3", ("shift wraps around",)),
+)
+_THREE = (
+    ("a", "roman", "s1", ("IV is 4", "subtract a smaller numeral before a larger")),
+    ("a", "roman", "s2", ("MCM is 1900", "read left to right", "an empty string is 0")),
+    ("b", "roman", "s2", ("another file's lesson",)),
+    ("a", "roman", "s3", ("XL is 40",)),
+)
+ROUND_TRIP = Values(
+    "recall",
+    [Case((_S9_10, ("a", "flatten", 3), True), "after two sessions; another process reads each file"),
+     Case((_S9_10, ("empty", "flatten", 3)), "another file, with nothing stored: recall reads the file at db_path, "
+          "not what this session remembers"),
+     Case((_S9_10, ("none", "flatten", 3)), "a file never written")]
+    + [Case((_S9_10, ask), "after two sessions") for ask in (
+        ("a", "flatten", 10), ("a", "flatten", 5), ("a", "flatten", 1), ("a", "median", 3), ("a", "caesar", 3),
+        ("a", "flatten", 0), ("b", "caesar", 3), ("b", "flatten", 3))]
+    + [Case((_THREE, ("a", "roman", w), w == 4), "after three sessions and another file's") for w in (2, 4, 6, 7)],
+    oracle=_memory_truth,
+    answer=_round_trip(_store_remember, _store_recall),
+    misreadings=[Misreading(functools.partial(_memory_truth, wrong=wrong), why) for wrong, why in (
+        ("no file", "Another process that opens the file finds no reflection in it: remember must write to the "
+         "SQLite file at db_path and commit, so that another session can read it."),
+        ("process", "recall must read the file at db_path, not what this session remembers."),
+        ("per key", "A later write replaced an earlier one (INSERT OR REPLACE, one row per key): memory keeps every "
+         "reflection, one row each."),
+        ("last only", "remember kept only the last reflection it was given: every one is a row."),
+        ("by session", "The order is the rows' (INTEGER PRIMARY KEY), not the session names': session-10 sorts "
+         "before session-9."),
+        ("newest first", "Select newest first to apply the window, then return them oldest first."),
+        ("first", "The window is the last `window` reflections, not the first."),
+        ("zero", "A window of 0 recalls nothing: rows[-0:] is every row."),
+    )],
+    show=_trip_shown,
+)  # fmt: skip
+
+
+memory_round_trip = ROUND_TRIP.exercise(
     "05.5",
+    "memory_round_trip",
     hints=(
         "remember opens the file (sqlite3.connect), creates a table if there is none (key, session, reflection, and an "
         "INTEGER PRIMARY KEY that keeps the order), inserts one row per reflection and commits; INSERT OR REPLACE would "
@@ -925,98 +1063,10 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
         "recall selects the key's rows, newest first, LIMIT window, and returns them oldest first; a file or key with "
         "nothing stored, or a window of 0, gives [].",
     ),
+    passed="your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the "
+    "package's store does, from the file alone.",
+    adapt=_round_trip,
 )
-def memory_round_trip(
-    remember: Callable[..., object], recall: Callable[..., object]
-) -> tuple[bool, str]:
-    """Build 5: the learner's remember/recall across two sessions against the package's MemoryStore. What a session
-    leaves must be in the file: another process reads it back, and recall answers from a copy of the file at another
-    path and gives nothing from an empty one, so an answer kept in this process's memory does not pass."""
-    with tempfile.TemporaryDirectory() as folder:
-        mine, theirs = str(Path(folder) / "mine.sqlite"), MemoryStore(Path(folder) / "store.sqlite")
-        if recall(mine, "flatten", 3) not in ([], ()):
-            return False, "recall on a file with nothing stored should give []."
-        sessions = [
-            ("session-9", "flatten", ["strings are items", "recurse into lists"]),
-            (
-                "session-9",
-                "median",
-                ["sort first"],
-            ),  # session-10 sorts before session-9: the order is the rows'
-            ("session-10", "flatten", ["an empty list gives []", "recurse into lists"]),
-        ]
-        attempt = 0
-        for session, key, lessons in sessions:
-            remember(mine, key, session, list(lessons))
-            for lesson in lessons:
-                attempt += 1
-                theirs.add(Episode(key, session, attempt, lesson, 0.0))
-        keys = ("flatten", "median", "caesar")
-        recalled = {
-            (k, w): [e.reflection for e in theirs.recall(k, w)]
-            for k in keys
-            for w in (0, 1, 3, 5, 10)
-        }
-        theirs.close()
-        dump = (
-            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
-            "print(' '.join(str(r) for (t,) in db.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\") "
-            "for r in db.execute(f'SELECT * FROM \"{t}\"')))"
-        )
-        read = subprocess.run(
-            [sys.executable, "-c", dump, mine], capture_output=True, text=True, timeout=60
-        )
-        if "strings are items" not in read.stdout:
-            if "recurse into lists" in read.stdout or "sort first" in read.stdout:
-                return False, (
-                    "another process finds later reflections in the file but not the first one, 'strings are "
-                    "items': a later write replaced it, or remember kept only part of what it was given (INSERT OR "
-                    "REPLACE, one row per key or per session, or reflections[-1] keeps only the last); memory keeps "
-                    "every reflection, one row each."
-                )
-            return False, (
-                "another process that opens the file finds no reflection in it: remember must write to the SQLite "
-                "file at db_path and commit, so that another session can read it."
-            )
-        copy = str(Path(folder) / "copy.sqlite")
-        shutil.copyfile(mine, copy)
-        empty = str(Path(folder) / "empty.sqlite")
-        sqlite3.connect(empty).close()
-        for key, window in (
-            ("flatten", 3),
-            ("flatten", 10),
-            # above the 4 stored, below twice that: a start counted back from the end goes wrong
-            ("flatten", 5),
-            ("flatten", 1),
-            ("median", 3),
-            ("caesar", 3),
-            ("flatten", 0),
-        ):
-            got = recall(copy, key, window)
-            want = recalled[key, window]
-            if not isinstance(got, (list, tuple)) or list(got) != want:
-                return (
-                    False,
-                    f"after two sessions, recall(db, {key!r}, {window}) gave {got!r}; the store recalls {want}.",
-                )
-        if recall(empty, "flatten", 3) not in ([], ()):
-            return (
-                False,
-                "recall on another, empty file gave reflections: recall must read the file at db_path, not what this session remembers.",
-            )
-        other = str(
-            Path(folder) / "other.sqlite"
-        )  # a second file: remember writes where it is told
-        remember(other, "caesar", "s3", ["shift wraps around"])
-        if list(recall(other, "caesar", 3)) != ["shift wraps around"] or recall(mine, "caesar", 3):
-            return False, (
-                "remember(other_file, 'caesar', ...) did not land in that file: remember must write to the file at "
-                "db_path, whichever it is."
-            )
-    return True, (
-        "your memory keeps every session's reflections in order and recalls the last `window` of a task's, as the "
-        "package's store does, from the file alone."
-    )
 
 
 LESSONS = [
