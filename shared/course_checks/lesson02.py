@@ -360,6 +360,13 @@ NEAR_MERGE = (  # fails 1 of merge_sorted's 5 visible checks: the critic scores 
 )
 
 
+NEAR_SEARCH = (  # fails 1 of HumanEval/69's 12 visible checks: the critic scores it 9.2
+    "def search(lst):\n    if len(lst) < 3:\n        return lst[0]\n"
+    "    return max((x for x in set(lst) if lst.count(x) >= x), default=-1)\n"
+)
+SEARCH = "def search(lst):\n    return max((x for x in set(lst) if x > 0 and lst.count(x) >= x), default=-1)\n"
+
+
 def _evidence_key(chat: Chat, task: Task) -> Chat:
     """The answer key in the learner's shape: the reviewer's turn is the visible checks, every other turn the chat's."""
     critic = TestGroundedCritic()
@@ -421,6 +428,8 @@ EVIDENCE = Calls(
               get_task(CHECK_TASK)), "a draft that does not load, then a right one"),
         Case(({"generator": [NEAR_MERGE + "\nOr, in one pass:\n" + MERGE_DRAFT, MERGE_DRAFT]},
               get_task("merge_sorted")), "merge_sorted: a reply holding two versions, the failing one first"),
+        Case(({"generator": [f"```python\n{NEAR_SEARCH}```", f"```python\n{SEARCH}```"]}, get_task("HumanEval/69")),
+             "HumanEval/69: a draft failing 1 of its 12 visible checks (scored 9.2), then a right one"),
     ],
     key=_evidence_key,
     drive=_in_the_loop,
@@ -984,7 +993,11 @@ def _fresh_run(fresh_chat: Callable[..., object], task_id: str, *drafts: str) ->
     inner, reviews, asked, changed = ScriptedChat({"generator": list(drafts)}), [], [], []
     fresh = fresh_chat(_checks_reviewer(inner, task, reviews))
 
-    def front(messages, role, **params):  # what the loop asks fresh_chat for
+    def front(
+        messages, role, **params
+    ):  # what the loop asks fresh_chat for, a reviewer's or first draft's
+        if role == "reviewer" or len(messages) == 2:  # call with a parameter of its own to pass on
+            params = {**params, "max_tokens": 384}
         asked.append((role, [dict(m) for m in messages], dict(params)))
         reply = fresh(messages, role=role, **params)
         if messages != asked[-1][1]:
@@ -1028,7 +1041,7 @@ def _fresh_rules(case: Case, got: dict) -> str | None:
             "a reviewer's request was changed on its way (its messages or its sampling): fresh_chat passes every "
             "other role's call unchanged."
         )
-    if sent[0].messages != turns[0] or sent[0].params:
+    if sent[0].messages != turns[0] or sent[0].params != asked[0][2]:
         return (
             f"on {task_id}, the first draft's request was changed ({short(sent[0].messages[-1]['content'])}, "
             f"{sent[0].params}): pass it on as it comes, so the first draft stays lesson 01's one-shot draft."
