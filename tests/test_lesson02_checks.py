@@ -99,6 +99,31 @@ def test_an_evidence_reviewer_approving_at_8_or_charging_tokens_fails_and_is_tol
     assert not passed and "visible checks' feedback" in message, message
     passed, message, _ = ex.evidence.evaluate(reviewer(tokens=5))
     assert not passed and "0 prompt and 0 completion tokens" in message, message
+    passed, message, _ = ex.evidence.evaluate(reviewer(approve_at=9))  # a fifth fresh read's
+    assert not passed and "HumanEval/69" in message, message
+
+
+def test_a_fresh_chat_dropping_the_parameters_it_passes_on_fails():
+    """02.8 (a fifth fresh read's): the loop's reviewer and first-draft calls carry a parameter, which a fresh_chat
+    passing them on must keep."""
+    from reflect.tasks.prompts import generator_messages
+
+    def fresh_chat(chat, keep=True):
+        seeds = iter(range(42, 100))
+
+        def fresh(messages, role="generator", **params):
+            if role != "generator" or len(messages) == 2:
+                return chat(messages, role=role, **(params if keep else {}))
+            ask = f"{messages[1]['content']}\n\nAn earlier solution was checked:\n{messages[-1]['content']}"
+            return chat(
+                generator_messages(ask), role="generator", temperature=0.6, seed=next(seeds)
+            )
+
+        return fresh
+
+    assert ex.fresh_revision.evaluate(fresh_chat)[0]
+    passed, message, _ = ex.fresh_revision.evaluate(lambda chat: fresh_chat(chat, keep=False))
+    assert not passed and "changed on its way" in message, message
 
 
 def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_ones_pass():
