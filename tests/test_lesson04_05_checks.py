@@ -497,3 +497,44 @@ def test_05_1s_answer_key_sends_the_package_reflexions_requests():
         (c.role, c.messages, c.params) for c in package.calls
     ]
     assert len(ours.calls) == 11
+
+
+def test_the_fifth_fresh_reads_wrong_answers_of_lesson_04_fail():
+    """From a fifth fresh read of lesson 04 (/tmp/fresh04e), each now caught: loop_builder's defaults changed
+    (threshold 7, budget 2), its state not named LoopState, a repeat graph whose router skips or trips on an
+    unusable critique, a gate accepting a rounded score of 10, and an escalation whose count restarts at each
+    generator call."""
+    for swap in (
+        (
+            "threshold=8, max_iterations=3, out_of_budget=END",
+            "threshold=7, max_iterations=3, out_of_budget=END",
+        ),
+        (
+            "threshold=8, max_iterations=3, out_of_budget=END",
+            "threshold=8, max_iterations=2, out_of_budget=END",
+        ),
+        ("LoopState", "State"),
+    ):
+        wrong = solved("04", "04.1", swap=swap)
+        assert not passes(lesson04.your_loop, wrong["loop_builder"]), swap
+    for swap in (
+        ("(score is not None and score >= threshold)", "(score >= threshold)"),
+        (
+            'len(state["scores"]) >= max_iterations',
+            'len([x for x in state["scores"] if x is not None]) >= max_iterations',
+        ),
+    ):
+        wrong = solved("04", "04.1", "04.8", swap=swap)
+        assert not passes(lesson04.repeat_stop, wrong["repeat_builder"]), swap
+    by_name = solved("04", "04.5", swap=("evaluate(task, rg", "evaluate(task=task, code=rg"))
+    assert passes(
+        lesson04.sandbox_gate, by_name["tests_gate"]
+    )  # the made-up score takes keywords too
+    gate = solved("04", "04.5", swap=("ev.score == 10", "round(ev.score) == 10"))
+    assert not passes(lesson04.sandbox_gate, gate["tests_gate"])
+    reset = solved(
+        "04", "04.6", swap=('    def chat(messages, role="generator", **params):\n',
+                            '    def chat(messages, role="generator", **params):\n'
+                            '        if role == "generator":\n            sent["refiner"] = 0\n'),
+    )  # fmt: skip
+    assert "count goes on" in lesson04.escalation.evaluate(reset["escalating"])[1]

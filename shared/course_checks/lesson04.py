@@ -14,6 +14,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
+from unittest import mock
 
 from reflect.judging.controller import StopRule
 from reflect.judging.critics import Evaluation, LLMCritic, TestGroundedCritic
@@ -263,6 +264,14 @@ def _gate_state(task_id: str, *drafts: str, earlier: int = 0, errors: tuple = ()
 
 
 @dataclass(frozen=True)
+class _Scored:
+    """A state whose draft the visible tests score `score` (TestGroundedCritic.evaluate made up for the case)."""
+
+    state: dict
+    score: float
+
+
+@dataclass(frozen=True)
 class _InGraph:
     """A case run in `gated_graph`: the task, its first draft, the refiner's next drafts."""
 
@@ -298,6 +307,12 @@ def _graded(gate: Callable[[dict], object]) -> Callable[[object], object]:
                 "revisions": refined,
                 "status": out.get("status"),
             }
+        if isinstance(case, _Scored):  # a task with 30 visible checks, one failing
+            made_up = Evaluation(
+                case.score, "1 of 30 visible checks failed: - FAIL f(29)", raw=None
+            )
+            with mock.patch.object(TestGroundedCritic, "evaluate", lambda *_, **__: made_up):
+                return graded(case.state)
         out = gate(case)
         try:  # a dict of step dicts, as rg.critic_step(...).to_dict() makes them; else what came back
             steps = [Step.from_dict(d) for d in out["steps"]]
@@ -339,6 +354,8 @@ def _shown(value: object) -> str:
         return "<state>"
     if isinstance(value, _InGraph):
         return "<the gated graph>"
+    if isinstance(value, _Scored):
+        return "<state>"
     if isinstance(value, dict) and all(isinstance(s, tuple) for s in value.get("steps", [0])):
         steps = [
             f"(index {i}, {r!r}, accepted {a}, score {show(s)}, {show(t[:40] if isinstance(t, str) else t)})"
@@ -365,6 +382,7 @@ GATE = Values(
         (("parse_duration", DURATION_BROKEN), {"earlier": 2}, "a broken parse_duration"),
         (("factorial", GOOD), {"errors": ("an earlier node's error",)}, "an earlier node's error"),
     )] + [
+        Case((_Scored(_gate_state("factorial", BROKEN), 9.7),), "a made-up task: 1 of 30 visible tests failing, 9.7"),
         Case((_InGraph("factorial", BROKEN, (GOOD, GOOD)),), "factorial: a broken draft, then a fixed one"),
         Case((_InGraph("parse_duration", DURATION_BROKEN, (DURATION_GOOD,) * 2),), "parse_duration likewise"),
     ],
@@ -373,7 +391,7 @@ GATE = Values(
         ({"index": "drafts"}, f"{_INDEX}, not by its drafts."),
         ({"index": "zero"}, f"{_INDEX}: the draft before it is one."),
         ({"index": "thread"}, f"{_INDEX}: a reused thread's earlier run does not count."),
-        *(({"at": at}, _AT) for at in (9, 8, 7, 5)),
+        *(({"at": at}, _AT) for at in (9.5, 9, 8, 7, 5)),
         ({"hidden": True}, "The gate reads the visible tests only (ev.score), as the loop will at run time."),
         ({"unscored": True}, "Pass the evaluation's score (ev.score) to rg.critic_step, so the record says it."),
         ({"first": True}, "Test the run's current draft, rg.current_draft(state), not its first."),
@@ -422,7 +440,7 @@ def _escalated(escalating: Callable[[Chat, Chat, int], Chat]) -> Callable[..., t
     strong both answer from the case's script; `runs` graphs one after the other, each on a new escalating(...)
     of the same two models: which model each call reached, and how each run ended."""
 
-    def run(chat: Chat, after: int, runs: int = 1) -> tuple:
+    def run(chat: Chat, after: int, runs: int = 1, reuse: bool = False) -> tuple:
         reached, ended, task = [], [], get_task("factorial")
 
         def model(name: str) -> Chat:
@@ -433,8 +451,9 @@ def _escalated(escalating: Callable[[Chat, Chat, int], Chat]) -> Callable[..., t
             return call
 
         small, strong = model("small"), model("strong")
+        mine = None
         for _ in range(runs):
-            mine = escalating(small, strong, after)
+            mine = mine if reuse and mine is not None else escalating(small, strong, after)
             if not callable(mine):
                 raise Wrong(
                     f"escalating(small, strong, {after}) returned {mine!r}: return a chat function."
@@ -471,11 +490,15 @@ def _critiques(*scores: float | str) -> list[str]:
             for s in scores]  # fmt: skip
 
 
-def _escalation(after: int, scores: tuple, runs: int = 1, note: str = "") -> Case:
+def _escalation(
+    after: int, scores: tuple, runs: int = 1, note: str = "", reuse: bool = False
+) -> Case:
     script = {"generator": [drafted(1)] * runs, "refiner": [drafted(n) for n in (2, 5, 6)] * runs,
               "critic": _critiques(*scores) * runs}  # fmt: skip
     return Case(
-        (script, after), note or f"after={after}, critic scores {list(scores)}", {"runs": runs}
+        (script, after),
+        note or f"after={after}, critic scores {list(scores)}",
+        {"runs": runs, "reuse": reuse},
     )
 
 
@@ -489,13 +512,13 @@ ESCALATE = Calls(
         _escalation(
             1, ("Score: 4 of 10.", 4, 6, 9), note="after=1, the first critique repaired once"
         ),
-        _escalation(
-            1, (4, 6, 9), runs=2, note="after=1, two escalating(...) on the same models, a run each"
-        ),
+        _escalation(1, (4, 6, 9), runs=2, note="after=1, two escalating(...) on the same models, a run each"),
+        _escalation(1, (4, 6, 9), runs=2, note="after=1, one escalating(...) for two runs: its count goes on",
+                    reuse=True),
     ],
     key=_escalated(_escalate_key),
     result=_routed,
-)
+)  # fmt: skip
 
 
 escalation = ESCALATE.exercise(
@@ -508,7 +531,7 @@ escalation = ESCALATE.exercise(
     ),
     passed="The first `after` revisions stay on the small model, the next go to the strong one, "
     "whose draft the critic accepts; the critic's calls stay on the small model "
-    "(checked with after from 0 to 3, twice with after=1, and with a critique repaired once).",
+    "(checked with after from 0 to 3, twice with after=1, once over two runs, and with a critique repaired once).",
     adapt=_escalated,
 )
 
@@ -651,7 +674,7 @@ def _graph_names() -> set[str]:
     }
 
 
-class _KeyState(TypedDict):
+class LoopState(TypedDict):
     code: str
     feedback: str
     scores: Annotated[list, operator.add]
@@ -684,7 +707,7 @@ def _loop_key(
             return END
         return out_of_budget if len(state["scores"]) >= max_iterations else "refine"
 
-    builder = StateGraph(_KeyState)
+    builder = StateGraph(LoopState)
     builder.add_node("generate", lambda s: {"code": scored_module.generate_step(chat, task).code})
     builder.add_node("critique", critique)
 
@@ -734,9 +757,15 @@ def _graph_run(
         raise Wrong(
             f"your graph's nodes are {sorted(builder.nodes)}: name them generate, critique and refine."
         )
-    builder.add_node(kwargs["out_of_budget"], lambda state: {"status": "over budget"})
-    builder.add_edge(kwargs["out_of_budget"], END)
-    out = _invoked(builder, chat, 4 * kwargs["max_iterations"] + 10)
+    named = getattr(getattr(builder, "state_schema", None), "__name__", None)
+    if named != "LoopState":
+        raise Wrong(
+            f"your graph's state is {named}: name it LoopState (the lesson's later cells build on it)."
+        )
+    if kwargs.get("out_of_budget", END) != END:
+        builder.add_node(kwargs["out_of_budget"], lambda state: {"status": "over budget"})
+        builder.add_edge(kwargs["out_of_budget"], END)
+    out = _invoked(builder, chat, 4 * kwargs.get("max_iterations", 3) + 10)
     kept = "status" in getattr(getattr(builder, "state_schema", None), "__annotations__", {})
     return {
         "code": out.get("code"),
@@ -804,7 +833,9 @@ LOOP = Calls(
     + [
         Case((_script(None, runs=2), _Critic(3, 3, 3, 3), get_task("factorial")),
              "a revise step of your own, one compiled graph run twice",
-             {"threshold": 8, "max_iterations": 2, "out_of_budget": "over", "revise": ReviseSpy("calculate_factorial")})
+             {"threshold": 8, "max_iterations": 2, "out_of_budget": "over", "revise": ReviseSpy("calculate_factorial")}),
+        Case((_script(None), _Critic(7.5, 7, 3, 9), get_task("factorial")),
+             "no threshold, budget or exit given: the defaults, 8, 3 and END"),
     ],
     key=_loop_key,
     drive=_graph_run,
@@ -1164,6 +1195,8 @@ REPEAT = Calls(
             ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4),
             ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3),
             ("new drafts, one compiled graph run twice", "new", (3, 3, 3), 8, 2),
+            ("an unusable critique, counted against the budget", "new", (None, 3, 3), 8, 3),
+            ("an unusable critique, then a copy", "new-then-copy", (None, 3, 3), 8, 3),
         )
         for task in [get_task("palindrome" if "palindrome" in what else "factorial")]
     ],
