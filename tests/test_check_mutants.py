@@ -14,7 +14,6 @@ import inspect
 import json
 import re
 import sys
-import tempfile
 import types
 from pathlib import Path
 
@@ -22,7 +21,6 @@ import pytest
 
 from course_checks import REGISTRY
 from course_checks.spec import SPECS
-from reflect.memory import MemoryStore
 from reflect.tasks import get_task
 from reflect.testing import ScriptedChat
 
@@ -174,7 +172,6 @@ VALUES = {
         "fact_tests": ns["ex"].fact_tests,
         "window_chat": ns["ex"].window_chat,
     },
-    "05.8": lambda ns: {"store": MemoryStore(Path(tempfile.mkdtemp()) / "store.sqlite")},
 }
 
 

@@ -420,8 +420,82 @@ def _salted(family_key: Callable[[str], object], text: str) -> bool:
     return bool(seen)
 
 
-@exercise(
+def _keys(family_key: Callable[[str], object]) -> Callable[..., tuple]:
+    """family_key on each text of a case, and whether the first call passed a text to the built-in hash()."""
+    return lambda texts, kind: ([family_key(t) for t in texts], _salted(family_key, texts[0]))
+
+
+def _key_rules(case: Case, got: tuple) -> str | None:
+    """A text key, not salted per process; one key for a task's rewordings, apart for different tasks."""
+    (texts, kind), (keys, salted) = case.args, got
+    bad = next((k for k in keys if not isinstance(k, str) or not k.strip()), None)
+    if bad is not None or not keys:
+        return f"family_key(...) returned {bad!r}: return a text key (the store keys its episodes by a string)."
+    if salted:
+        return (
+            "family_key hashes the text with the built-in hash(), which Python salts anew in every process "
+            "(PYTHONHASHSEED): the next session computes another key and finds none of its memory. Use the words "
+            "themselves, or hashlib."
+        )
+    if kind == "rewordings":
+        moved = [name for name, key in zip(REWORDINGS, keys[1:], strict=True) if key != keys[0]]
+        return (
+            f"flatten's text gets another key when reworded with {' or '.join(moved)}."
+            if moved
+            else None
+        )
+    first = {}  # key: the first text given it
+    for text, key in zip(texts, keys, strict=True):
+        other = first.setdefault(key, text)
+        if other != text:
+            return (
+                f"two different tasks get one key ({case.note}): {other!r} and {text!r}: the key is too loose"
+                + (": a key this short cannot keep 2,000 tasks apart; hash the whole normalised text (task_key)."
+                   if kind == "numbered" else ".")
+            )  # fmt: skip
+    return None
+
+
+def _key_answer(text: str) -> str:
+    return task_key(" ".join(re.findall(r"[a-z0-9_]+", text.lower())))
+
+
+_FLATTEN = get_task("flatten").prompt()
+KEYS = Properties(
+    "family_key",
+    [Case(((_FLATTEN, *(reword(_FLATTEN) for reword in REWORDINGS.values())), "rewordings"),
+          "flatten and its rewordings")]
+    + [Case(((a, b), "apart"), why) for a, b, why in DISTINCT]
+    + [Case((tuple(NUMBERED), "numbered"), "statements that differ in a number"),
+       Case((tuple(t.prompt() for t in course_tasks()), "tasks"), "the course tasks")],
+    rules=[_key_rules],
+    reference=_keys(_key_answer),
+    may_ignore=frozenset({1}),  # what the rules read of a case, not the key
+)  # fmt: skip
+
+
+def _recalled(family_key: Callable[[str], object], store: MemoryStore) -> str:
+    """What the lesson's store recalls of flatten, asked in upper case, through the learner's key and task_key."""
+    text, tasks = _FLATTEN, course_tasks()
+    with MemoryStore(Path(tempfile.mkdtemp()) / "family.sqlite") as family:
+        stored = store.history(task_key(text))
+        for e in stored:
+            family.add(Episode(family_key(text), e.session, e.attempt, e.reflection, e.score))
+        reworded = REWORDINGS["upper case"](text)
+        recalled = len(family.recall(family_key(reworded), WINDOW))
+    plain = len(store.recall(task_key(reworded), WINDOW))
+    distinct = len({family_key(t.prompt()) for t in tasks})
+    return (
+        f"Rewordings share one key, and the {len(tasks)} tasks keep {distinct} keys. Asked in upper case, "
+        f"flatten recalls {recalled} lessons through your key: the last {recalled} of the {len(stored)} stored, "
+        f"since a recall returns at most the window ({WINDOW}). Through task_key, the exact text, it would "
+        f"recall {plain}."
+    )
+
+
+shared_key = KEYS.exercise(
     "05.8",
+    "shared_key",
     hints=(
         "normalise the text before you hash it: what differs between the rewordings (case, spacing, punctuation) "
         "must be gone, the words must stay.",
@@ -429,63 +503,9 @@ def _salted(family_key: Callable[[str], object], text: str) -> bool:
         "pick them out), then hash what is left with task_key. The first line, or the set of words, throws away "
         "what tells two tasks apart.",
     ),
+    passed=_recalled,
+    adapt=lambda family_key, *_: _keys(family_key),
 )
-def shared_key(family_key: Callable[[str], object], store: MemoryStore) -> tuple[bool, str]:
-    """Exercise 8: one key for rewordings of flatten, 18 keys for the 18 course tasks, then a recall through it."""
-    flatten = get_task("flatten")
-    text = flatten.prompt()
-    key = family_key(text)
-    if not isinstance(key, str) or not key.strip():
-        return (
-            False,
-            f"family_key(...) returned {key!r}: return a text key (the store keys its episodes by a string).",
-        )
-    if _salted(family_key, text):
-        return False, (
-            "family_key hashes the text with the built-in hash(), which Python salts anew in every process "
-            "(PYTHONHASHSEED): the next session computes another key and finds none of its memory. Use the words "
-            "themselves, or hashlib."
-        )
-    moved = [name for name, reword in REWORDINGS.items() if family_key(reword(text)) != key]
-    if moved:
-        return False, f"flatten's text gets another key when reworded with {' or '.join(moved)}."
-    tasks = course_tasks()
-    by_key: dict[object, list[str]] = {}
-    for t in tasks:
-        by_key.setdefault(family_key(t.prompt()), []).append(t.id)
-    for a, b, why in DISTINCT:
-        if family_key(a) == family_key(b):
-            return (
-                False,
-                f"two different tasks get one key ({why}): {a!r} and {b!r}: the key is too loose.",
-            )
-    keys: dict[object, str] = {}
-    for text_n in NUMBERED:
-        other = keys.setdefault(family_key(text_n), text_n)
-        if other != text_n:
-            return False, (
-                f"two of {len(NUMBERED):,} statements that differ in a number get one key, {other!r} and "
-                f"{text_n!r}: a key this short cannot keep tasks apart; hash the whole normalised text (task_key)."
-            )
-    shared = [ids for ids in by_key.values() if len(ids) > 1]
-    if shared:
-        return False, (
-            f"the {len(tasks)} course tasks get only {len(by_key)} distinct key(s); these share one: "
-            f"{shared[0][:4]}{' ...' if len(shared[0]) > 4 else ''}: the key is too loose."
-        )
-    with MemoryStore(Path(tempfile.mkdtemp()) / "family.sqlite") as family:
-        stored = store.history(task_key(text))
-        for e in stored:
-            family.add(Episode(key, e.session, e.attempt, e.reflection, e.score))
-        reworded = REWORDINGS["upper case"](text)
-        recalled = len(family.recall(family_key(reworded), WINDOW))
-    plain = len(store.recall(task_key(reworded), WINDOW))
-    return True, (
-        f"Rewordings share one key, and the {len(tasks)} tasks keep {len(by_key)} keys. Asked in upper case, "
-        f"flatten recalls {recalled} lessons through your key: the last {recalled} of the {len(stored)} stored, "
-        f"since a recall returns at most the window ({WINDOW}). Through task_key, the exact text, it would "
-        f"recall {plain}."
-    )
 
 
 # ---- the builds: one attempt and its reflection, the loop, the memory ----
