@@ -307,3 +307,24 @@ def test_a_fourth_fresh_reads_wrong_answers_of_lesson_03b_fail():
         return ast.unparse(tree)
 
     assert "a docstring in single quotes" in ex.VIEW.problem(triple_only)
+
+
+def test_a_tests_then_llm_remembering_the_llms_verdict_by_task_fails():
+    """03b.2 (a fifth fresh read's): one instance asked about a second passing draft of the same task asks the LLM
+    critic again; one that keeps the first verdict by task id fails."""
+    from reflect.judging.critics import TestGroundedCritic
+
+    class Memo:
+        def __init__(self, llm_critic, tests_critic=None):
+            self.llm, self.tests, self.kept = llm_critic, tests_critic or TestGroundedCritic(), {}
+
+        def evaluate(self, task, code):
+            ev = self.tests.evaluate(task, code)
+            if ev.score < 10:
+                return ev
+            if task.id not in self.kept:
+                self.kept[task.id] = self.llm.evaluate(task, code)
+            return self.kept[task.id]
+
+    ok, message = ex.tests_then_llm.check(Memo)
+    assert not ok and "two drafts passing every visible test" in message, message

@@ -293,16 +293,24 @@ class _Anew(_TestsThenLLM):
         )
 
 
-def _tests_first(critic_class: Callable, task_id: str, code: str, tests: float | None) -> tuple:
-    """The class on one draft with a scripted LLM critic, and a scripted tests critic scoring `tests` (None: the
-    class's own TestGroundedCritic): (the model calls made, whose Evaluation came back, as it is or not)."""
-    task, chat = get_task(task_id), ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})
+def _tests_first(
+    critic_class: Callable, task_id: str, code: str | tuple, tests: float | None
+) -> tuple:
+    """The class on one draft (or one instance on several in turn, each critique scored one less) with a scripted
+    LLM critic, and a scripted tests critic scoring `tests` (None: the class's own TestGroundedCritic): (the model
+    calls made, whose Evaluation came back for the last draft, as it is or not)."""
+    codes = code if isinstance(code, tuple) else (code,)
+    critiques = [
+        SCRIPTED_CRITIQUE.replace('"score": 6', f'"score": {6 - n}') for n in range(len(codes))
+    ]
+    task, chat = get_task(task_id), ScriptedChat({"critic": list(critiques)})
     scripted = None if tests is None else _ScriptedTests(tests)
     combo = (
         critic_class(LLMCritic(chat)) if tests is None else critic_class(LLMCritic(chat), scripted)
     )
-    ev = combo.evaluate(task, code)
-    llm = LLMCritic(ScriptedChat({"critic": [SCRIPTED_CRITIQUE]})).evaluate(task, code)
+    ev = [combo.evaluate(task, c) for c in codes][-1]
+    code = codes[-1]
+    llm = LLMCritic(ScriptedChat({"critic": critiques[-1:]})).evaluate(task, code)
 
     def same(a: object, b: Evaluation) -> bool:
         return isinstance(a, Evaluation) and all(
@@ -341,9 +349,26 @@ TESTS_FIRST = Values(
         Case(("count_vowels", HALF, 9.5), "given a tests critic that scores it 9.5"),
         Case(("count_vowels", HALF, 10), "given a tests critic that scores it 10"),
         Case(("count_vowels", HALF, 4), "given a tests critic that scores it 4"),
+        Case(
+            (
+                "count_vowels",
+                (
+                    GOOD,
+                    "def count_vowels(text):\n    return len([c for c in text if c.lower() in 'aeiou'])\n",
+                ),
+                None,
+            ),
+            "one instance, two drafts passing every visible test: the second gets its own critique",
+        ),
     ],
     oracle=lambda task_id, code, tests: _tests_first(_TestsThenLLM, task_id, code, tests),
-    show=lambda v: f"<{v.splitlines()[0]} ...>" if isinstance(v, str) and "\n" in v else show(v),
+    show=lambda v: (
+        f"<{v.splitlines()[0]} ...>"
+        if isinstance(v, str) and "\n" in v
+        else f"<{len(v)} drafts>"
+        if isinstance(v, tuple) and all(isinstance(c, str) for c in v)
+        else show(v)
+    ),
     misreadings=[
         Misreading(lambda *case, c=c: _tests_first(c, *case), why)
         for c, why in (
