@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from reflect.judging.self_tests import run_self_tests
@@ -47,176 +48,6 @@ from .spec import (
 
 Chat = Callable[..., object]
 TestsFor = Callable[[Chat, Task], list[str]]
-
-
-def _window_runs(
-    windows: Sequence[int], window_chat: Callable[[], Chat], tests_for: TestsFor, fact: Task
-) -> dict[int, tuple[bool, int]]:
-    """What exercise 6 asks for, computed by the check: a fresh scripted model for every window."""
-    out = {}
-    for k in windows:
-        run = Reflexion(window=k, max_attempts=4, patience=9, tests_for=tests_for).run(
-            fact, window_chat()
-        )
-        out[k] = (run.stop.value == "accepted", sum(s.role == "generator" for s in run.steps))
-    return out
-
-
-def _call_windows(
-    measure_windows: Callable[[list[int]], object], windows: list[int]
-) -> tuple[object, str]:
-    """(the learner's result, "" or what went wrong, said fully enough that no hint is needed)."""
-    try:
-        return measure_windows(list(windows)), ""
-    except StopIteration:
-        return None, (
-            f"measure_windows({windows}) raised StopIteration inside window_chat: a model from "
-            "window_chat() says its three lessons once, and this one had said them already, so one "
-            "window_chat() served more than one run. Call window_chat() once per run, inside the loop."
-        )
-
-
-@exercise(
-    "05.6",
-    hints=(
-        "one run per window: rx.Reflexion(...) takes window, max_attempts, patience and tests_for as keyword "
-        "arguments, and its .run(task, chat) returns a Run; collect one entry per k in a dict.",
-        "accepted is the run's stop reason (r.stop.value), not the hidden tests' verdict (r.passed); attempts count "
-        "the drafts, the generator steps in r.steps, not every step.",
-    ),
-)
-def memory_window(
-    measure_windows: Callable[[list[int]], object],
-    window_chat: Callable[[], Chat],
-    fact: Task,
-    fact_tests: TestsFor,
-) -> tuple[bool, str] | tuple[bool, str, bool]:
-    """Exercise 6: measure_windows([1, 2, 3, 4]) and ([3, 1]) against runs the check makes itself."""
-    windows = [1, 2, 3, 4]
-    want = _window_runs(windows, window_chat, fact_tests, fact)
-    got, problem = _call_windows(measure_windows, windows)
-    if problem:
-        return False, problem, False
-    if not isinstance(got, dict) or sorted(got, key=repr) != sorted(windows, key=repr):
-        return False, (
-            f"measure_windows({windows}) returned {got!r}: expected a dict with one entry per window, "
-            "{k: (accepted, attempts)}."
-        )
-    for k in windows:
-        v = got[k]
-        if not (
-            isinstance(v, (tuple, list))
-            and len(v) == 2
-            and isinstance(v[0], bool)
-            and isinstance(v[1], int)
-            and not isinstance(v[1], bool)
-        ):
-            return (
-                False,
-                (
-                    f"for window {k} you returned {v!r}: each value is a pair (accepted: a bool, "
-                    "attempts: an int)."
-                ),
-                not isinstance(v, (tuple, list)),
-            )
-    got = {k: tuple(got[k]) for k in windows}
-    if got != want:
-        accepted, attempts = [got[k][0] for k in windows], [got[k][1] for k in windows]
-        default = Reflexion().window
-        if (
-            default in want
-            and len(set(want.values())) > 1
-            and all(got[k] == want[default] for k in windows)
-        ):
-            return (
-                False,
-                (
-                    f"every window gave {want[default]}, the result of the default window ({default}), yet "
-                    f"the runs differ by window: {want}. Pass window=k to each run."
-                ),
-                False,
-            )
-        wrong = []
-        if accepted != [want[k][0] for k in windows]:
-            why = ""
-            shown = [k for k in windows if want[k][0]]
-            if not any(accepted) and shown:
-                names = " and ".join(str(k) for k in shown)
-                why = (
-                    f" None of yours is accepted, yet the runs with window{'s' if len(shown) > 1 else ''} {names} "
-                    "stopped with 'accepted'. If you read accepted from r.passed, that is the hidden tests, which "
-                    "these drafts fail. If your runs never stop as accepted, check that each run takes its "
-                    "asserts from fact_tests (r.show() lists them)."
-                )
-            wrong.append(
-                f"accepted for windows {windows}: you returned {accepted}; the runs stopped with 'accepted': "
-                f"{[want[k][0] for k in windows]}.{why}"
-            )
-        if set(attempts) == {3}:
-            return False, (
-                f"your attempts are 3 for every window; the runs made {[want[k][1] for k in windows]}: count "
-                "the drafts (the generator steps of r.steps), and run each with max_attempts=4 and a patience of "
-                "9 (a smaller patience or max_attempts stops a run early)."
-            )
-        if attempts != [want[k][1] for k in windows]:
-            wrong.append(
-                f"attempts: you returned {attempts}, the runs made {[want[k][1] for k in windows]} attempts "
-                "(one draft each)."
-            )
-        return False, " ".join(wrong)
-    again, problem = _call_windows(measure_windows, [3, 1])
-    if isinstance(again, dict):
-        again = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in again.items()}
-    if problem or again != _window_runs([3, 1], window_chat, fact_tests, fact):
-        return (
-            False,
-            (
-                problem
-                or f"right for [1, 2, 3, 4], but measure_windows([3, 1]) returned {again!r}: "
-                "measure the windows it is given."
-            ),
-            False,
-        )
-    problem = _other_model(measure_windows, window_chat)
-    if problem:
-        return False, problem, False
-    return True, (
-        f"{got}: a window of 1 or 2 forgets the first lesson by attempt 4; 3 or more keeps both, "
-        "and the fourth attempt is accepted."
-    )
-
-
-def _other_model(measure_windows: Callable[[list[int]], object], given: Callable[[], Chat]) -> str:
-    """measure_windows run again with `window_chat` (the name it reads, where the lesson defines it, and this
-    module's) making another model: one whose drafts need lessons 1 and 2, and one whose evaluator scores each
-    failed draft lower than the one before (its runs stop as regressed). Its results must be those models'."""
-    for needs, which in (
-        (functools.partial(window_chat, (1, 2)), "whose drafts need lessons 1 and 2"),
-        (functools.partial(window_chat, falling=True), "whose scores fall after each failed draft"),
-    ):
-        scopes = [
-            g
-            for g in (getattr(measure_windows, "__globals__", None), globals())
-            if isinstance(g, dict) and g.get("window_chat") is given
-        ]
-        saved = [g["window_chat"] for g in scopes]
-        for g in scopes:
-            g["window_chat"] = needs
-        try:
-            got, problem = _call_windows(measure_windows, [1, 2, 3])
-        finally:
-            for g, old in zip(scopes, saved, strict=True):
-                g["window_chat"] = old
-        if isinstance(got, dict):
-            got = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in got.items()}
-        want = _window_runs([1, 2, 3], needs, fact_tests, get_task("factorial"))
-        if problem or got != want:
-            return problem or (
-                f"with window_chat making a model {which}, measure_windows([1, 2, 3]) returned {got!r}; its runs "
-                f"give {want}: run the model for each window (window_chat() per run), do not type in the results, "
-                "and count as accepted only a run that stopped as accepted."
-            )
-    return ""
 
 
 LABELLED = {  # a reflection: (worth remembering, why)
@@ -1122,6 +953,120 @@ def window_chat(needed: tuple[int, ...] = (1, 3), falling: bool = False) -> Chat
         return FakeReply(f"```python\ndef calculate_factorial(n):\n    return {body}\n```")
 
     return chat
+
+
+def _window_runs(
+    windows: Sequence[int],
+    window_chat: Callable[[], Chat],
+    tests_for: TestsFor,
+    fact: Task,
+    **wrong: object,
+) -> dict[int, tuple[bool, int]]:
+    """What exercise 6 asks for, computed by the check: a fresh scripted model for every window. With `wrong`, a
+    misreading: one window for every run, accepted read from the hidden tests, every step counted, 3 attempts."""
+    out = {}
+    for k in windows:
+        run = Reflexion(window=wrong.get("window", k), max_attempts=wrong.get("max_attempts", 4), patience=9,
+                        tests_for=tests_for).run(fact, window_chat())  # fmt: skip
+        accepted = run.passed if wrong.get("hidden") else run.stop.value == "accepted"
+        steps = (
+            run.steps
+            if wrong.get("every_step")
+            else [s for s in run.steps if s.role == "generator"]
+        )
+        out[k] = (accepted, len(steps))
+    return out
+
+
+@dataclass(frozen=True)
+class _Model:
+    """Which model window_chat makes for a case: drafts that pass once the prompt holds the lessons `needed`;
+    with `falling`, scores that fall after each failed draft."""
+
+    needed: tuple = (1, 3)
+    falling: bool = False
+
+    def __repr__(self) -> str:
+        said = f"<window_chat(): drafts needing lessons {self.needed[0]} and {self.needed[1]}"
+        return said + (", scores falling>" if self.falling else ">")
+
+
+def _windows(
+    measure_windows: Callable[[list[int]], object], given: Callable = None, *_: object
+) -> Callable:
+    """measure_windows on a case's windows, `window_chat` (the name it reads, in the lesson's namespace and in this
+    module's) making the case's model: drafts that pass once the prompt holds the lessons `needed`, scores falling
+    after each failed draft with `falling`. What it returns, each pair as a tuple."""
+
+    def run(windows: tuple, model: _Model = _Model()) -> object:
+        spaces = [g for g in (getattr(measure_windows, "__globals__", None), globals())
+                  if isinstance(g, dict) and g.get("window_chat") is (given or window_chat)]  # fmt: skip
+        saved = [g["window_chat"] for g in spaces]
+        for g in spaces:
+            g["window_chat"] = functools.partial(window_chat, model.needed, model.falling)
+        try:
+            got = measure_windows(list(windows))
+        except StopIteration as err:
+            raise RuntimeError(
+                "a model from window_chat() says its lessons once, and this one had said them already: one "
+                "window_chat() served more than one run. Call window_chat() once per run, inside the loop"
+            ) from err
+        finally:
+            for g, old in zip(spaces, saved, strict=True):
+                g["window_chat"] = old
+        return (
+            {k: tuple(v) if isinstance(v, list) else v for k, v in got.items()}
+            if isinstance(got, dict)
+            else got
+        )
+
+    return run
+
+
+def _window_truth(windows: tuple, model: _Model = _Model(), **wrong: object) -> dict:
+    made = functools.partial(window_chat, model.needed, model.falling)
+    return _window_runs(windows, made, fact_tests, get_task("factorial"), **wrong)
+
+
+WINDOWS = Values(
+    "measure_windows",
+    [
+        Case(((1, 2, 3, 4),), "the lesson's model: its drafts pass once the prompt holds lessons 1 and 3"),
+        Case(((3, 1),), "the windows it is given, in another order"),
+        Case(((1, 2, 3), _Model((1, 2))), "another model: run it for each window, do not type in the results"),
+        Case(((2, 4), _Model((2, 3))), "another model"),
+        Case(((1, 2, 3), _Model(falling=True)), "a model whose scores fall after each failed draft: its runs stop "
+             "as regressed, not accepted"),
+    ],
+    oracle=_window_truth,
+    equal=lambda got, want: isinstance(got, dict) and got == want and all(
+        isinstance(v, tuple) and type(v[0]) is bool and type(v[1]) is int for v in got.values()),
+    misreadings=[Misreading(functools.partial(_window_truth, **wrong), why) for wrong, why in (
+        ({"window": 3}, "Every window gave the default window's (3) result: pass window=k to each run."),
+        ({"hidden": True}, "accepted is the run's stop reason (r.stop.value == 'accepted'), not the hidden tests' "
+         "verdict (r.passed)."),
+        ({"every_step": True}, "Count the drafts, the generator steps of r.steps, not every step."),
+        ({"max_attempts": 3}, "Run each with max_attempts=4 (and a patience of 9)."),
+    )],
+    show=lambda v: show(list(v)) if isinstance(v, tuple) else repr(v) if isinstance(v, _Model) else show(v),
+)  # fmt: skip
+
+
+memory_window = WINDOWS.exercise(
+    "05.6",
+    "memory_window",
+    hints=(
+        "one run per window: rx.Reflexion(...) takes window, max_attempts, patience and tests_for as keyword "
+        "arguments, and its .run(task, chat) returns a Run; collect one entry per k in a dict.",
+        "accepted is the run's stop reason (r.stop.value), not the hidden tests' verdict (r.passed); attempts count "
+        "the drafts, the generator steps in r.steps, not every step.",
+    ),
+    passed=lambda fn, *data: (
+        f"{_windows(fn, *data)((1, 2, 3, 4))}: a window of 1 or 2 forgets the first lesson by attempt 4; 3 or "
+        "more keeps both, and the fourth attempt is accepted."
+    ),
+    adapt=_windows,
+)
 
 
 def _run(task_id: str, drafts: list[str], final: str) -> Run:
