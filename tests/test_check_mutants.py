@@ -75,27 +75,6 @@ def _probes(ns: dict) -> dict:
     return {k: run[k] for k in ("on_sorted", "on_merge")}
 
 
-def _trimmed(ns: dict) -> dict:
-    """Lesson 02's `trimmed`: section 4's run with the solved `trim`, its calls answered from the lesson's cassette."""
-    from reflect.model.roles import sampling
-    from reflect.strategies import maker_checker
-
-    conn = _replay("02_maker_checker")
-
-    def chat(messages, role, **params):
-        return conn.chat(messages, role=role, **{**sampling(role), **params})
-
-    task = get_task("roman_to_int")
-    run = maker_checker(
-        chat,
-        task.prompt(),
-        entry_point=task.entry_point,
-        is_approved=lambda review: False,
-        trim=ns["trim"],
-    )
-    return {"trimmed": run}
-
-
 def _baseline() -> tuple:
     """Lesson 01's connection (replaying its cassette), its generator chat and its baseline attempts."""
     from functools import partial
@@ -165,13 +144,7 @@ VALUES = {
     "01.6": _retry,
     "01.7": _draws,
     "02.7": _probes,
-    "02.6": _trimmed,
     "03.7": _with_code,
-    "05.6": lambda ns: {
-        "fact": get_task("factorial"),
-        "fact_tests": ns["ex"].fact_tests,
-        "window_chat": ns["ex"].window_chat,
-    },
 }
 
 
