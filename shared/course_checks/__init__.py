@@ -62,6 +62,8 @@ def offline(call: Callable[[], object]) -> tuple[bool, object]:
 
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+# a folder in memory where the machine has one, for the SQLite files checks write (their commits wait for a disk)
+MEMORY_DISK = "/dev/shm" if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
 
 
 def solution_cell(key: str) -> str:

@@ -11,8 +11,11 @@ from __future__ import annotations
 import functools
 import json
 import operator
+import sqlite3
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 from unittest import mock
 
@@ -26,7 +29,7 @@ from reflect.tasks import prompts
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import MEMORY_DISK, exercise
 from .revisions import ReviseSpy, spy_problem
 from .spec import Calls, Case, Misreading, Values, Wrong, show
 
@@ -941,15 +944,131 @@ FIXED = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise
 # thread -> (the person's decision, the status and the code the run ends with): an edit that keeps the draft as it
 # is is still an edit
 DECISIONS = {
-    "approve": ({"action": "approve"}, "approved", _code(3)),
-    "edit": ({"action": "edit", "code": FIXED}, "edited", FIXED),
-    "edit, the draft kept": ({"action": "edit", "code": _code(3)}, "edited", _code(3)),
-    "reject": ({"action": "reject"}, "rejected", _code(3)),
+    "approve": {"action": "approve"},
+    "edit": {"action": "edit", "code": FIXED},
+    "edit, the draft kept": {"action": "edit", "code": _code(3)},
+    "reject": {"action": "reject"},
 }
 
 
-@exercise(
+def _review_key(chat, critic, task, threshold=8, max_iterations=3):  # noqa: ANN001
+    """The answer key in the learner's shape: the loop's graph, a spent budget going to a review node that asks
+    once and carries out the decision."""
+    from langgraph.graph import END
+    from langgraph.types import interrupt
+
+    def review(state: dict) -> dict:
+        decision = interrupt({"code": state["code"], "scores": state["scores"]})
+        if decision["action"] == "edit":
+            return {"code": decision["code"], "status": "edited"}
+        return {"status": "approved" if decision["action"] == "approve" else "rejected"}
+
+    builder = _loop_key(chat, critic, task, threshold, max_iterations, out_of_budget="review")
+    builder.add_node("review", review)
+    builder.add_edge("review", END)
+    return builder
+
+
+def _resume_key(db_path, thread_id, decision, chat, critic, task):  # noqa: ANN001
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    saver = SqliteSaver(sqlite3.connect(db_path, check_same_thread=False))
+    graph = _review_key(chat, critic, task).compile(checkpointer=saver)
+    return graph.invoke(Command(resume=decision), {"configurable": {"thread_id": thread_id}})
+
+
+def _reviewed(
+    review_builder: Callable[..., Any], resume_review: Callable[..., Any], *_: object
+) -> Callable:
+    """A run of review_builder's graph on a SQLite file of its own, scripted drafts and critic scores: what it
+    asked the person (the draft as 'code', the 'scores'), or None when it ended; given a decision, the connection
+    closed, resume_review on that file with a model and a critic that refuse any call: the final status and code."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    def run(
+        scores: tuple, settings: dict, task_id: str = "factorial", decision: str | None = None
+    ) -> tuple:
+        task, thread = get_task(task_id), f"review {decision}"
+        with tempfile.TemporaryDirectory(dir=MEMORY_DISK) as folder:
+            db = str(Path(folder) / "reviews.sqlite")
+            conn, chat = sqlite3.connect(db, check_same_thread=False), _drafts(task)
+            try:
+                built = review_builder(chat, _Critic(*scores), task, **settings)
+                if built is None:
+                    raise Wrong("review_builder returned None: return the builder, your loop_builder's with the "
+                                "review node added.")  # fmt: skip
+                graph = built.compile(checkpointer=SqliteSaver(conn))
+                out = graph.invoke({"scores": []}, {"configurable": {"thread_id": thread}})
+            finally:
+                conn.close()
+            problem = _generator_problem(chat, task, f"scores {list(scores)}")
+            if problem:
+                raise Wrong(problem)
+            if "__interrupt__" not in out:
+                if "review" in graph.get_graph().nodes and out.get("status") not in (None, ""):
+                    raise Wrong("your review node ran but did not pause: is interrupt() inside a try/except? It "
+                                "works by raising.")  # fmt: skip
+                return None, None
+            asked = out["__interrupt__"][0].value
+            if isinstance(asked, dict):
+                asked = {
+                    k: list(v) if k == "scores" and isinstance(v, tuple) else v
+                    for k, v in asked.items()
+                }
+            if decision is None:
+                return asked, None
+            quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
+            final = resume_review(db, thread, dict(DECISIONS[decision]), quiet, judge_not, task)
+            if isinstance(final, dict) and "__interrupt__" in final:
+                raise Wrong("the run paused again instead of finishing: resume with Command(resume=decision), and "
+                            "ask with interrupt() once.")  # fmt: skip
+            return asked, (final or {}).get("status"), (final or {}).get("code")
+
+    return run
+
+
+def _review_shown(value: object) -> str:
+    """A run as the message says it: the pause (its scores and the last line of its code), then the resume."""
+
+    def last(code: object) -> str:
+        lines = [ln.strip() for ln in str(code).splitlines() if ln.strip()]
+        return repr(lines[-1] if lines else code)
+
+    if not (
+        isinstance(value, tuple)
+        and len(value) in (2, 3)
+        and isinstance(value[0], (dict, type(None)))
+    ):
+        return show(value)
+    asked = value[0]
+    said = "no pause" if asked is None else (
+        f"a pause asking {{'scores': {show(asked.get('scores'))}, 'code': ...{last(asked.get('code'))}}}"
+        if set(asked) == {"code", "scores"} else f"a pause asking {show(asked)}"
+    )  # fmt: skip
+    return said + (
+        f", then status {value[1]!r} and code ...{last(value[2])}" if len(value) == 3 else ""
+    )
+
+
+REVIEW = Values(
+    "your review",
+    [Case((scores, settings, task_id, decision), note) for scores, settings, task_id, decision, note in (
+        ((9,), {}, "factorial", None, "the first draft accepted: no pause"),
+        ((3, 9), {}, "factorial", None, "a draft accepted on the second try: no pause"),
+        ((6,), {"threshold": 5}, "factorial", None, "a threshold of 5 and a first score of 6: no pause"),
+        ((3, 3), {"max_iterations": 2}, "factorial", "approve", "a budget of 2 drafts spent, then approved"),
+        ((3, 3, 3), {}, "palindrome", "reject", "palindrome, its budget spent, then rejected"),
+        *(((3, 3, 3), {}, "factorial", name, f"the budget spent, then {name}") for name in DECISIONS),
+    )],
+    oracle=_reviewed(_review_key, _resume_key),
+    show=_review_shown,
+)  # fmt: skip
+
+
+your_review = REVIEW.exercise(
     "04.3",
+    "your_review",
     hints=(
         "the review node asks once: decision = interrupt({'code': state['code'], 'scores': state['scores']}); with an "
         "'edit' it returns the person's code and status 'edited', else status 'approved' or 'rejected'. Call nothing "
@@ -958,150 +1077,10 @@ DECISIONS = {
         "resume_review opens SqliteSaver(sqlite3.connect(db_path, check_same_thread=False)), compiles "
         "review_builder(chat, critic, task) with it, and invokes Command(resume=decision) on the thread's config.",
     ),
+    passed="your review pauses on a spent budget, survives a new connection to the same file, and carries out "
+    "approve, edit and reject with no model call.",
+    adapt=_reviewed,
 )
-def your_review(
-    review_builder: Callable[..., Any], resume_review: Callable[..., Any]
-) -> tuple[bool, str]:
-    """Build 3: the learner's review node and resume, on SQLite, across a restart (a new connection and graph,
-    with a model and a critic that refuse any call)."""
-    import sqlite3
-    import tempfile
-    from pathlib import Path
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    task = get_task("factorial")
-    with tempfile.TemporaryDirectory() as folder:
-        # approve and edit pause in one file, reject in another: a resume opens the file it is given
-        dbs = {a: str(Path(folder) / f"reviews-{a == 'reject'}.sqlite") for a in DECISIONS}
-        conns = {db: sqlite3.connect(db, check_same_thread=False) for db in set(dbs.values())}
-        try:
-            chat = _drafts()
-            built = review_builder(chat, _Critic(9), task)
-            if built is None:
-                return (
-                    False,
-                    "review_builder returned None: return the builder (your loop_builder's, with the review node added).",
-                )
-            accepted = built.compile(checkpointer=SqliteSaver(conns[dbs["approve"]]))
-            out = accepted.invoke({"scores": []}, {"configurable": {"thread_id": "accepted"}})
-            if "__interrupt__" in out:
-                return (
-                    False,
-                    "a run whose first draft the critic accepted paused for a person: only a spent budget goes to review.",
-                )
-            problem = _generator_problem(chat, task, "a run accepted at once")
-            if problem:
-                return False, problem
-            palindrome = get_task("palindrome")
-            for what, scores, kwargs, on, pauses, code in (
-                ("a draft accepted on the second try", (3, 9), {}, task, None, None),
-                (
-                    "a threshold of 5 and a first score of 6",
-                    (6,),
-                    {"threshold": 5},
-                    task,
-                    None,
-                    None,
-                ),
-                ("a budget of 2 drafts", (3, 3), {"max_iterations": 2}, task, [3, 3], _code(2)),
-                (
-                    "palindrome, its budget spent",
-                    (3, 3, 3),
-                    {},
-                    palindrome,
-                    [3, 3, 3],
-                    "def is_palindrome(x):\n    return 3\n",
-                ),
-                *((name, (3, 3, 3), {}, task, [3, 3, 3], _code(3)) for name in DECISIONS),
-            ):
-                saver = SqliteSaver(conns[dbs.get(what, dbs["approve"])])
-                chat = _drafts(on)
-                graph = review_builder(chat, _Critic(*scores), on, **kwargs).compile(
-                    checkpointer=saver
-                )
-                try:
-                    out = graph.invoke({"scores": []}, {"configurable": {"thread_id": what}})
-                except Exception as err:  # noqa: BLE001 - the learner's node may call what the script lacks
-                    return False, (
-                        f"running your review graph on {what} raised {type(err).__name__}: {err}. The review node "
-                        "asks the person with interrupt() and calls nothing else before it."
-                    )
-                problem = _generator_problem(chat, on, what)
-                if problem:
-                    return False, problem
-                if pauses is None and "__interrupt__" in out:
-                    return (
-                        False,
-                        f"on {what} the run paused for a person: only a spent budget goes to review.",
-                    )
-                if pauses is None:
-                    continue
-                if "__interrupt__" not in out:
-                    swallowed = "review" in graph.get_graph().nodes and out.get("status") not in (
-                        None,
-                        "",
-                    )
-                    return False, (
-                        f"on {what} the drafts were all rejected, and the run ended without pausing: "
-                        + (
-                            "your review node ran but did not pause: is interrupt() inside a try/except? It works by raising."
-                            if swallowed
-                            else "route it to your review node."
-                        )
-                    )
-                asked = out["__interrupt__"][0].value
-                if (
-                    not isinstance(asked, dict)
-                    or asked.get("code") != code
-                    or not isinstance(asked.get("scores"), list | tuple)
-                    or list(asked["scores"]) != pauses
-                ):
-                    return (
-                        False,
-                        f"on {what} the person was asked {asked!r}: the question should carry the draft under review as "
-                        "'code' and the critic's scores as 'scores'.",
-                    )
-        finally:
-            for conn in conns.values():
-                conn.close()
-        for name, (decision, status, code) in DECISIONS.items():
-            quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
-            try:
-                final = resume_review(dbs[name], name, decision, quiet, judge_not, task)
-            except Exception as err:  # noqa: BLE001 - the learner's graph may call what it must not
-                if quiet.calls or judge_not.seen:
-                    return False, (
-                        f"resuming with {decision} called the {'model' if quiet.calls else 'critic'}: resume the "
-                        "paused node with Command(resume=decision) on the same thread; the review node calls nothing but interrupt()."
-                    )
-                return False, f"resuming with {decision} raised {type(err).__name__}: {err}"
-            if quiet.calls or judge_not.seen:
-                return (
-                    False,
-                    f"resuming with {decision} called the model or the critic: a resume only answers the pause.",
-                )
-            if isinstance(final, dict) and "__interrupt__" in final:
-                return False, (
-                    f"resumed with {decision}, the run paused again instead of finishing: resume with "
-                    "Command(resume=decision), and ask with interrupt() once."
-                )
-            got = (final or {}).get("status"), (final or {}).get("code")
-            if got != (status, code):
-                return False, (
-                    f"resumed with {decision} in a new connection, the run ended with status {got[0]!r} and "
-                    f"{'the person' + chr(39) + 's code' if got[1] == FIXED else 'code ' + repr(str(got[1])[:40])}; "
-                    f"expected status {status!r} and {'the edited code' if code == FIXED else 'the draft under review'}"
-                    + (
-                        " (the reject run paused in another file than the others: open the one given)."
-                        if name == "reject"
-                        else "."
-                    )
-                )
-    return (
-        True,
-        "your review pauses on a spent budget, survives a new connection to the same file, and carries out approve, edit and reject with no model call.",
-    )
 
 
 # --- Build 1b (04.8): a graph that stops when a revision comes back unchanged. -------------------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -34,7 +33,7 @@ from reflect.tasks.prompts import (
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, offline
+from . import MEMORY_DISK, exercise, offline
 from .spec import (
     REAL_CALL,
     Calls,
@@ -775,10 +774,6 @@ _DUMP = (  # another process prints every row of every table in the file
 )
 
 
-# in memory where the machine has one (SQLite's commits wait for the disk otherwise)
-_MEMORY_DISK = "/dev/shm" if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
-
-
 def _round_trip(
     remember: Callable[..., object], recall: Callable[..., object]
 ) -> Callable[..., tuple]:
@@ -787,7 +782,7 @@ def _round_trip(
     the reflections another process finds in each file written."""
 
     def run(sessions: tuple, ask: tuple, dump: bool = False) -> tuple:
-        with tempfile.TemporaryDirectory(dir=_MEMORY_DISK) as folder:
+        with tempfile.TemporaryDirectory(dir=MEMORY_DISK) as folder:
             path = lambda name: str(Path(folder) / f"{name}.sqlite")  # noqa: E731
             sqlite3.connect(path("empty")).close()
             for file, key, session, lessons in sessions:
