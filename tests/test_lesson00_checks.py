@@ -67,3 +67,20 @@ def test_a_reason_compared_by_identity_fails():
     problem = ex.TRUNCATED.problem(lambda r: operator.is_(r.finish_reason, "length"))
     assert problem and "returned False; expected True" in problem, problem
     assert ex.TRUNCATED.problem(lambda r: r.finish_reason == "length") is None
+
+
+def test_a_bill_of_all_but_the_last_call_fails():
+    """00.2 (a fifth fresh read's): gpt4o_cost billing the ledger's first 6 of 7 calls (records[:-1], or one call
+    filtered out) fails and says how many calls the ledger holds; every call passes."""
+    from course_checks import lesson00
+    from reflect.model.accounting import CallRecord, estimate_cost
+
+    def bill(records, model):
+        return sum(
+            estimate_cost("openai", model, r.prompt_tokens, r.completion_tokens) for r in records
+        )
+
+    records = [CallRecord("generator", 40 + n, 9 + n, 0.1, "local", "m") for n in range(7)]
+    assert lesson00.hosted_bill.evaluate(bill, bill(records, "gpt-4o"), records)[0]
+    passed, message, _ = lesson00.hosted_bill.evaluate(bill, bill(records[:-1], "gpt-4o"), records)
+    assert not passed and "first 6 calls, and it holds 7" in message, message

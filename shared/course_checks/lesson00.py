@@ -161,25 +161,6 @@ def hosted_bill(
         for n in range(1, len(records) + 1)
     ]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
-    if seen is not None and seen < CALLS_BEFORE_EXERCISE_2 <= len(records):
-        return (
-            False,
-            (
-                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls, and "
-                f"it holds {len(records)}: bill every call in conn.ledger.records."
-            ),
-            False,
-        )
-    if seen is not None and seen < CALLS_BEFORE_EXERCISE_2:
-        return (
-            False,
-            (
-                f"bill is right, and gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls; "
-                f"the lesson makes {CALLS_BEFORE_EXERCISE_2} before this exercise: run sections 3 to 5 first, then "
-                "this cell."
-            ),
-            False,
-        )
     if seen is None:
         return (
             False,
@@ -189,10 +170,25 @@ def hosted_bill(
             ),
             False,
         )
-    if seen < len(records):  # computed before a later call: right for the calls it saw
-        return True, (
-            f"${gpt4o_cost:.6f} for the first {seen} calls (the ledger has {len(records)} now): "
-            "input and output tokens priced separately."
+    if seen < len(records):
+        return (
+            False,
+            (
+                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls, and "
+                f"it holds {len(records)}: bill every call in conn.ledger.records (if a call came after, run the "
+                "cell again)."
+            ),
+            False,
+        )
+    if seen < CALLS_BEFORE_EXERCISE_2:
+        return (
+            False,
+            (
+                f"bill is right, and gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's {seen} calls; the "
+                f"lesson makes {CALLS_BEFORE_EXERCISE_2} before this exercise: run sections 3 to 5 first, then this "
+                "cell."
+            ),
+            False,
         )
     return (
         True,
