@@ -325,3 +325,25 @@ def test_the_second_fresh_reads_answers_of_lesson_06(large):
 
     assert lesson06.primary.evaluate(compare_arms, large)[0]
     assert not lesson06.primary.evaluate(pooled, large)[0]
+
+
+def test_a_sign_flip_on_rounded_differences_fails_and_is_named():
+    """06.3 (a fifth fresh read's): rounding the differences to 2 places before flipping their signs breaks a tie of
+    thirds; the check says so."""
+    import itertools
+
+    from course_checks import lesson06
+
+    def rounded(diffs):
+        nonzero = [round(d, 2) for d in diffs if d != 0]
+        if not nonzero:
+            return 1.0
+        observed = abs(sum(nonzero))
+        hits = sum(
+            abs(sum(s * d for s, d in zip(signs, nonzero, strict=True))) >= observed - 1e-9
+            for signs in itertools.product((1, -1), repeat=len(nonzero))
+        )
+        return hits / 2 ** len(nonzero)
+
+    problem = lesson06.SIGN_FLIP.problem(rounded)
+    assert problem and "a third is not 0.33" in problem, problem

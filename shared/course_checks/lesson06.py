@@ -268,6 +268,15 @@ SIGN_FLIP = Values(
             [0, 0, 0],
             [-2 / 3, -1, 1 / 3, 2 / 3, -1],  # thirds of a replicate (3 replicates a problem)
             [1.0, -2 / 3, 1 - 2 / 3, 1.0, 1 / 3],  # thirds: two of them differ in the last bit
+            [
+                1,
+                1 / 3,
+                1 / 3,
+                1 / 3,
+                -1 / 3,
+                -1 / 3,
+                -1 / 3,
+            ],  # thirds rounded to 0.33 tie where they do not
             [],
         )
     ]
@@ -284,6 +293,11 @@ SIGN_FLIP = Values(
         ),
         Misreading(
             _strictly_beyond, "A pattern whose |sum| equals the observed one counts too (>=)."
+        ),
+        Misreading(
+            lambda d: _flip_p([round(x, 2) for x in d]),
+            "Rounding the differences changes them (a third is not 0.33): compare the sums with a tolerance "
+            "instead, |sum| >= observed - 1e-9.",
         ),
         Misreading(
             lambda d: _strictly_beyond(d, exact=True),
