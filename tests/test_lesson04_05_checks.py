@@ -541,3 +541,27 @@ def test_the_fifth_fresh_reads_wrong_answers_of_lesson_04_fail():
                             '        if role == "generator":\n            sent["refiner"] = 0\n'),
     )  # fmt: skip
     assert "count goes on" in lesson04.escalation.evaluate(reset["escalating"])[1]
+
+
+def test_a_review_swallowing_its_interrupt_is_told_and_an_accepted_run_may_carry_a_status():
+    """04.3: a review node that catches interrupt()'s exception ends without pausing, and the message says why; a
+    loop whose accepted run leaves a status of its own is still right (only a spent budget must pause)."""
+    swallowed = solved(
+        "04", "04.1", "04.3",
+        swap=('    decision = interrupt({"code": state["code"], "scores": state["scores"]})\n',
+              '    try:\n        decision = interrupt({"code": state["code"], "scores": state["scores"]})\n'
+              '    except Exception:\n        decision = {"action": "approve"}\n'),
+    )  # fmt: skip
+    message = lesson04.your_review.evaluate(
+        swallowed["review_builder"], swallowed["resume_review"]
+    )[1]
+    assert "inside a try/except" in message, message
+    marked = solved(
+        "04", "04.1", "04.3",
+        swap=[('            return END\n', '            return "done"\n'),
+              ('["refine", END, out_of_budget]', '["refine", "done", out_of_budget]'),
+              ('    builder.add_node("refine", refine)\n',
+               '    builder.add_node("refine", refine)\n    builder.add_node("done", lambda s: {"status": "done"})\n'
+               '    builder.add_edge("done", END)\n')],
+    )  # fmt: skip
+    assert passes(lesson04.your_review, marked["review_builder"], marked["resume_review"])

@@ -1006,7 +1006,11 @@ def _reviewed(
             if problem:
                 raise Wrong(problem)
             if "__interrupt__" not in out:
-                if "review" in graph.get_graph().nodes and out.get("status") not in (None, ""):
+                swallowed = "review" in graph.get_graph().nodes and out.get("status") not in (
+                    None,
+                    "",
+                )
+                if decision is not None and swallowed:  # a spent budget, a status, no pause
                     raise Wrong("your review node ran but did not pause: is interrupt() inside a try/except? It "
                                 "works by raising.")  # fmt: skip
                 return None, None
