@@ -565,3 +565,23 @@ def test_a_review_swallowing_its_interrupt_is_told_and_an_accepted_run_may_carry
                '    builder.add_edge("done", END)\n')],
     )  # fmt: skip
     assert passes(lesson04.your_review, marked["review_builder"], marked["resume_review"])
+
+
+def test_a_memory_of_one_row_per_key_is_named():
+    """05.5: INSERT OR REPLACE on a key that is the primary key keeps one reflection per task; the check names it."""
+    ns = solved("05")
+    exec(  # noqa: S102
+        "def remember(db_path, key, session, reflections):\n"
+        "    with sqlite3.connect(db_path) as db:\n"
+        "        db.execute('CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, session TEXT, r TEXT)')\n"
+        "        for r in reflections:\n"
+        "            db.execute('INSERT OR REPLACE INTO m VALUES (?, ?, ?)', (key, session, r))\n"
+        "def recall(db_path, key, window):\n"
+        "    with sqlite3.connect(db_path) as db:\n"
+        "        db.execute('CREATE TABLE IF NOT EXISTS m (key TEXT PRIMARY KEY, session TEXT, r TEXT)')\n"
+        "        rows = [r for (r,) in db.execute('SELECT r FROM m WHERE key = ?', (key,))]\n"
+        "    return rows[-window:] if window else []\n",
+        ns,
+    )
+    message = lesson05.memory_round_trip.evaluate(ns["remember"], ns["recall"])[1]
+    assert "one row per key" in message, message

@@ -816,7 +816,8 @@ def _memory_truth(sessions: tuple, ask: tuple, dump: bool = False, wrong: str = 
         if wrong == "per key":
             rows = [r for r in rows if (r[0], r[1]) != (file, key)]
         rows += [
-            (file, key, session, x) for x in (lessons[-1:] if wrong == "last only" else lessons)
+            (file, key, session, x)
+            for x in (lessons[-1:] if wrong in ("last only", "per key") else lessons)
         ]
     if wrong == "by session":
         rows.sort(key=lambda r: r[2])
