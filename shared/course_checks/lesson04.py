@@ -1039,6 +1039,15 @@ def _review_shown(value: object) -> str:
         lines = [ln.strip() for ln in str(code).splitlines() if ln.strip()]
         return repr(lines[-1] if lines else code)
 
+    if isinstance(value, tuple) and all(
+        isinstance(x, (int, float)) for x in value
+    ):  # a case's scores
+        return f"scores {list(value)}"
+    if isinstance(value, dict) and set(value) <= {
+        "threshold",
+        "max_iterations",
+    }:  # a case's settings
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "the defaults"
     if not (
         isinstance(value, tuple)
         and len(value) in (2, 3)
@@ -1056,7 +1065,7 @@ def _review_shown(value: object) -> str:
 
 
 REVIEW = Values(
-    "your review",
+    "a review run",
     [Case((scores, settings, task_id, decision), note) for scores, settings, task_id, decision, note in (
         ((9,), {}, "factorial", None, "the first draft accepted: no pause"),
         ((3, 9), {}, "factorial", None, "a draft accepted on the second try: no pause"),
