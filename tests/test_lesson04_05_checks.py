@@ -320,7 +320,10 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_04_fail():
     typed = {1: 3, 2: 5, 3: 7}
     assert passes(lesson04.recursion_limit, lambda n: 2 * n + 1)
     assert not passes(lesson04.recursion_limit, lambda n: typed.get(n, 9))
-    assert "whole number" in lesson04.recursion_limit.evaluate(lambda n: (2 * n + 1) * 1.0)[1]
+    assert passes(
+        lesson04.recursion_limit, lambda n: 2.0 * n + 1
+    )  # a sixth fresh read's: 7.0 limits as 7
+    assert not passes(lesson04.recursion_limit, lambda n: 2.0 * n)
 
     index = 'len(rg.this_run(state, "steps"))'
     by_drafts = solved("04", "04.5", swap=(index, "rg.iteration(state)"))
@@ -585,3 +588,27 @@ def test_a_memory_of_one_row_per_key_is_named():
     )
     message = lesson05.memory_round_trip.evaluate(ns["remember"], ns["recall"])[1]
     assert "one row per key" in message, message
+
+
+def test_a_gate_reading_the_last_steps_code_fails():
+    """04.5 (a sixth fresh read's): the gate tests rg.current_draft(state), which a revision in prose does not
+    blank; one that reads the last step's code tests nothing there."""
+    wrong = solved(
+        "04", "04.5", swap=('rg.current_draft(state) or ""', 'state["steps"][-1]["code"] or ""')
+    )
+    message = lesson04.sandbox_gate.evaluate(wrong["tests_gate"])[1]
+    assert "a revision in prose after a right draft" in message, message
+
+
+def test_the_sixth_fresh_reads_wrong_answers_of_lesson_05_fail():
+    """From a sixth fresh read of lesson 05 (/tmp/fresh05f): my_reflexion with a default window of 2 (a run given
+    only its memory uses the defaults), and is_specific counting words split on single spaces."""
+    loop = solved(
+        "05",
+        "05.1",
+        "05.2",
+        swap=("max_attempts=3, window=3, memory=()", "max_attempts=3, window=2, memory=()"),
+    )
+    assert not passes(lesson05.reflexion_loop, loop["my_reflexion"])
+    spaced = solved("05", "05.7", swap=("len(text.split())", 'len(text.split(" "))'))
+    assert not passes(lesson05.specific, spaced["is_specific"], [])

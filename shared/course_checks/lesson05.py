@@ -50,6 +50,7 @@ TestsFor = Callable[[Chat, Task], list[str]]
 
 
 LABELLED = {  # a reflection: (worth remembering, why)
+    "Call  f([])  and  check  the  output  again": (False, "7 words, two spaces between each"),
     "flatten([[1, [2]]]) returned [1, [2]]: recurse into every list, not only the first level.": (
         True,
         "names a call",
@@ -696,6 +697,17 @@ LOOP = Calls(
                 (),
                 "no asserts to run: an evaluator's pass on evidence of nothing",
             ),
+        )
+    ]
+    + [  # nothing but the memory given: the defaults, 3 attempts and a window of 3
+        Case(
+            (
+                _script([_bad(1), _bad(2), _bad(3)], [_verdict(0.2), _verdict(0.3), _verdict(0.4)]),
+                get_task("factorial"),
+                ASSERTS,
+            ),
+            "the defaults (3 attempts, a window of 3), four remembered lessons",
+            {"memory": ["lesson A", "lesson B", "lesson C", "lesson D"]},
         )
     ],
     key=_reflexion_key,
