@@ -214,3 +214,35 @@ def test_passes_any_that_judges_each_draws_code_again_passes():
 
     assert ex.PASSES_ANY.problem(by_judging) is None
     assert ex.PASSES_ANY.problem(lambda draws: bool(draws)) is not None
+
+
+def test_the_sixth_fresh_reads_wrong_answers_of_lesson_01_fail():
+    """From a sixth fresh read of lesson 01 (/tmp/fresh01f): a verdict that strips every "FAIL" from the first
+    failure (a failing call's value may say FAIL), and a retry_failed that retries a task once however often its
+    attempts failed."""
+
+    def verdict_of(task, code):
+        if not code.strip():
+            return False, "no code in the reply", []
+        result = task.run(code)
+        first = (
+            result.failures[0].describe().replace("FAIL", "").strip()
+            if result.failures
+            else result.error or ""
+        )
+        missed = [check.reason for check in task.static_checks(code) if not check.passed]
+        return result.passed, "" if result.passed else first, missed
+
+    problem = ex.VERDICT.problem(verdict_of)
+    assert problem and "{'FAIL': 1}" in problem, problem
+
+    def once_a_task(chat, attempts, prompt):
+        seen, out = set(), []
+        for a in attempts:
+            if not a.passed and a.task_id not in seen:
+                seen.add(a.task_id)
+                out.append(one_shot(chat, get_task(a.task_id), system_prompt=prompt))
+        return out
+
+    assert ex._check_retry_failed(right_retry_failed) == ""
+    assert "one new call per failed attempt" in ex._check_retry_failed(once_a_task)

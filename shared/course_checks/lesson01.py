@@ -208,6 +208,10 @@ VERDICT = Values(
             ),
             ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
             (
+                "word_count",
+                "def word_count(text):\n    return {'FAIL': 1}\n",
+            ),  # FAIL in the call's value
+            (
                 "merge_sorted",
                 "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n",
             ),
@@ -651,6 +655,14 @@ def _check_retry_failed(
                 ),  # passed all the same
             ],
             ANOTHER_PROMPT,
+        ),
+        (  # one task attempted twice, failed both times: a retry for each failed attempt
+            [
+                Attempt("flatten", "medium", False, 2, 5, "made up"),
+                Attempt("caesar", "medium", True, 6, 6, ""),
+                Attempt("flatten", "medium", False, 3, 5, "made up"),
+            ],
+            MADE_UP_PROMPT,
         ),
     )
     for made_up, prompt in cases:
