@@ -349,3 +349,26 @@ def test_when_grading_a_miss_is_an_empty_reply_and_the_recording_still_answers(
         [MSGS[0], {"role": "user", "content": "Something else"}], role="generator", temperature=0
     )
     assert (mine.text, mine.prompt_tokens, mine.completion_tokens) == ("", 0, 0)
+
+
+def test_a_miss_on_a_long_prompt_shows_where_it_differs(course_env, fake_model):
+    """A whole prompt is one line of the request's JSON: the miss shows the changed pair of lines from a little
+    before their first difference, so a rule added after 340 characters of a prompt is in view."""
+    long = "You review code. " * 20
+    s = settings_for(
+        "record",
+        COURSE_RECORD_FROM="openai",
+        OPENAI_API_KEY=FAKE_KEY,
+        COURSE_CASSETTE_DIR=str(course_env / "cassettes"),
+    )
+    rec = connect("01_demo", settings=s, transport=fake_model(["ok"]).transport(), quiet=True)
+    rec.chat([{"role": "system", "content": long}, MSGS[1]], role="reviewer", temperature=0)
+    rec.recorder.close()
+    with pytest.raises(ReplayMiss) as info:
+        _replay(course_env).chat(
+            [{"role": "system", "content": long + "Never approve sorted()."}, MSGS[1]],
+            role="reviewer",
+            temperature=0,
+        )
+    lines = str(info.value).splitlines()
+    assert any(ln.startswith("+") and "Never approve sorted()" in ln for ln in lines), lines

@@ -226,7 +226,18 @@ class Recorder:
             lines = list(
                 difflib.unified_diff(best, asked, "recorded", "asked now", n=0, lineterm="")
             )[2:14]
-            diff = "\nClosest recorded request, differences:\n" + "\n".join(x[:160] for x in lines)
+            # a long line (a whole prompt in one JSON string) shown from a little before where the first changed
+            # pair of lines differs, not from its opening words
+            was = next((x[1:] for x in lines if x.startswith("-")), "")
+            now = next((x[1:] for x in lines if x.startswith("+")), "")
+            at = next((k for k, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), 0)
+            start = max(0, at - 60)
+            diff = "\nClosest recorded request, differences:\n" + "\n".join(
+                x[:160]
+                if len(x) <= 160 or x[0] not in "-+"
+                else x[0] + "..." * bool(start) + x[1 + start :][:160]
+                for x in lines
+            )
         return (
             f"Replay miss in notebook {self.notebook!r}: this request is not in {self.path.name}. "
             f"A prompt or a parameter changed since the recording. Replay never calls a live model. "
