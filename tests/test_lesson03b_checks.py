@@ -328,3 +328,21 @@ def test_a_tests_then_llm_remembering_the_llms_verdict_by_task_fails():
 
     ok, message = ex.tests_then_llm.check(Memo)
     assert not ok and "two drafts passing every visible test" in message, message
+
+
+def test_a_default_margin_or_budget_changed_fails():
+    """03b.5 and 03b.6 (a sixth fresh read's): says_little's margin and threshold_table's max_iterations are also
+    left to their defaults, 0.2 and 3, which a changed default misses."""
+    import dataclasses
+
+    from reflect.judging.calibration import sweep, uninformative_band
+
+    band, table = (dataclasses.replace(s, forbid=None) for s in (ex.BAND, ex.THRESHOLDS))
+    assert band.problem(lambda pairs, margin=0.2: uninformative_band(pairs, margin=margin)) is None
+    for m in (0.1, 0.25):
+        problem = band.problem(lambda pairs, margin=m: uninformative_band(pairs, margin=margin))
+        assert problem and "no margin given" in problem, (m, problem)
+    problem = table.problem(
+        lambda hs, ts, max_iterations=2: sweep(hs, ts, max_iterations=max_iterations)
+    )
+    assert problem and "no max_iterations given" in problem, problem

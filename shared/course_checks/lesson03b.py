@@ -698,24 +698,36 @@ OUTCOMES = Values(
 ).register("03b.5")
 BAND = Values(
     "says_little",
-    [Case((p,), kwargs={"margin": m}) for p, m in CALIBRATION_PAIRS],
-    oracle=lambda pairs, margin: uninformative_band(pairs, margin=margin),
+    [Case((p,), kwargs={"margin": m}) for p, m in CALIBRATION_PAIRS]
+    + [
+        Case((pairs,), "no margin given: the default, 0.2")
+        for pairs in (  # base rate 0.5: shares 0.5, 0.68 and 0.32 (0.18 off), then a case of 0.25 apart
+            [(2, True)] * 5
+            + [(2, False)] * 5
+            + [(5, True)] * 17
+            + [(5, False)] * 8
+            + [(8, True)] * 8
+            + [(8, False)] * 17,
+            CALIBRATION_PAIRS[2][0],
+        )
+    ],
+    oracle=lambda pairs, margin=0.2: uninformative_band(pairs, margin=margin),
     misreadings=[
         Misreading(
-            lambda pairs, margin: _band(
+            lambda pairs, margin=0.2: _band(
                 pairs, margin, base=sum(ok for _, ok in pairs) / max(len(pairs), 1)
             ),
             "The base rate counts only the drafts with a score.",
         ),
         Misreading(
-            lambda pairs, margin: _band(pairs, margin, base=0.5),
+            lambda pairs, margin=0.2: _band(pairs, margin, base=0.5),
             "The band is around the base rate, the share of scored drafts that pass, not around 50%.",
         ),
         Misreading(
-            lambda pairs, margin: _band(pairs, 0.2), "Use the margin you are given, not 0.2."
+            lambda pairs, margin=0.2: _band(pairs, 0.2), "Use the margin you are given, not 0.2."
         ),
         Misreading(
-            lambda pairs, margin: _band(pairs, margin, strict=True),
+            lambda pairs, margin=0.2: _band(pairs, margin, strict=True),
             "A share exactly `margin` away is still within it (<=).",
         ),
     ],
@@ -830,11 +842,15 @@ THRESHOLDS = Values(
         Case(([list(h) for h in MADE_UP_HISTORIES], [6, 8, 10]), kwargs={"max_iterations": 3}),
         Case(([list(h) for h in MADE_UP_HISTORIES], [7, 9]), kwargs={"max_iterations": 2}),
         Case(([list(h) for h in MADE_UP_HISTORIES[1:4]], [8]), kwargs={"max_iterations": 3}),
+        Case(
+            ([list(h) for h in MADE_UP_HISTORIES], [7, 9]),
+            "no max_iterations given: the default, 3",
+        ),
     ],
-    oracle=lambda hs, ts, max_iterations: sweep(hs, ts, max_iterations=max_iterations),
+    oracle=lambda hs, ts, max_iterations=3: sweep(hs, ts, max_iterations=max_iterations),
     misreadings=[
         Misreading(
-            lambda hs, ts, max_iterations: sweep(hs, ts, max_iterations=3),
+            lambda hs, ts, max_iterations=3: sweep(hs, ts, max_iterations=3),
             "Use the max_iterations you are given.",
         ),
     ],
