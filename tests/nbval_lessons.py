@@ -5,7 +5,8 @@ call is answered from the committed cassettes, never a live call.
 
 nbval runs each solution notebook in one kernel and compares every cell's output with the
 committed one, the check cells' "✅" included. After each check cell this plugin adds one test,
-run in the same kernel: each planted wrong answer (`metadata.reflect.planted`, kept beside the
+run in the same kernel: the check cell as the class grader runs it (`nbgrader autograde`, NBGRADER_EXECUTION)
+must pass the solution; then each planted wrong answer (`metadata.reflect.planted`, kept beside the
 exercise) and then the learner copy's placeholder replace the solution, each from the solution's
 state, and the check must say "Not yet" (the placeholder with a hint); then the solution's names
 are restored, so the rest of the lesson runs on the solution's state. Planted answers and
@@ -16,6 +17,7 @@ plugin through the repository's conftest.py.
 """
 
 import os
+import textwrap
 from queue import Empty
 
 import pytest
@@ -28,6 +30,11 @@ ROLLBACK = (
 )
 RESTORE = ROLLBACK + "\ndel _exercise_snapshot"
 TIMEOUT = 900
+# the check cell as `nbgrader autograde` runs it (course_checks.Exercise.grade), in the solution's state
+GRADED = (
+    "import os as _os\n_os.environ['NBGRADER_EXECUTION'] = 'autograde'\ntry:\n{check}\n"
+    "finally:\n    del _os.environ['NBGRADER_EXECUTION'], _os"
+)
 
 
 def run_in(kernel, source: str) -> str:
@@ -63,6 +70,8 @@ class WrongAnswers(pytest.Item):
     def runtest(self):
         kernel = self.parent.kernel
         meta = self.exercise.metadata["reflect"]
+        graded = run_in(kernel, GRADED.format(check=textwrap.indent(self.check, "    ")))
+        assert graded.startswith("✅"), f"the solution fails as a grader grades it: {graded[:300]}"
         run_in(kernel, SNAPSHOT)
         try:
             for planted in meta["planted"]:

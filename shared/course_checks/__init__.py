@@ -172,7 +172,7 @@ class Exercise:
             if fn is None:
                 return False, f"{spec.name} is not written yet."
             try:
-                problem = spec.problem(fn)
+                problem = spec.problem(spec.adapt(*args) if spec.adapt else fn)
             except Exception as err:  # noqa: BLE001 - the learner's code may not run yet
                 problem = f"{spec.name} raised {type(err).__name__}: {err}"
             if problem:

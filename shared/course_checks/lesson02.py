@@ -1084,11 +1084,12 @@ FRESH = Properties(
     [Case(case) for case in FRESH_CASES],
     rules=[_fresh_rules],
     reference=lambda task_id, *drafts: _fresh_run(_fresh_chat_key, task_id, *drafts),
-).register("02.8")
+)
 
 
-@exercise(
+fresh_revision = FRESH.exercise(
     "02.8",
+    "fresh_revision",
     hints=(
         "fresh_chat returns a function (messages, role, **params). A generator call whose thread is only the task "
         "(len(messages) == 2) is the first draft: pass it on unchanged. Every other role: unchanged too.",
@@ -1096,14 +1097,9 @@ FRESH = Properties(
         "(messages[1]['content']) and the latest review (messages[-1]['content']), never the old code; and call "
         "chat(..., role='generator', temperature=0.6, seed=...) with a seed of its own for each revision.",
     ),
-)
-def fresh_revision(fresh_chat: Callable[..., object]) -> tuple[bool, str]:
-    """Build 5: a revision that is a new sample, shown the failed checks and not the old code; graded by what
-    it sends inside the package's loop on two scripted tasks."""
-    problem = FRESH.problem(lambda task_id, *drafts: _fresh_run(fresh_chat, task_id, *drafts))
-    if problem:
-        return False, problem
-    return True, (
+    adapt=lambda fresh_chat: lambda task_id, *drafts: _fresh_run(fresh_chat, task_id, *drafts),
+    passed=(
         "On 2 scripted tasks your first draft went out as lesson 01's request, and each revision carried the task "
         "and the failed checks, no old code, and was a new sample."
-    )
+    ),
+)

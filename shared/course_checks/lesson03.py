@@ -700,28 +700,24 @@ FRESH = Properties(
         None,
         "fresh called the package's loop: the revise step is yours to write.",
     ),
-).register("03.6")
+)
 
 
-@exercise(
+fresh_revise = FRESH.exercise(
     "03.6",
+    "fresh_revise",
     hints=(
         "fresh makes one call: a system message, then one user message with task.prompt() and the feedback it is "
         "given; the previous draft (code) stays out. Return extract_code(reply.text, task.entry_point).code.",
         "sample it, and with a seed that depends on n: chat(messages, role='generator', temperature=0.6, "
         "seed=41 + n). At temperature 0, or with one seed, the same feedback gives the same request and the same reply.",
     ),
-)
-def fresh_revise(fresh: Callable) -> tuple[bool, str]:
-    """Build 5: a revise step that is a new sample, shown the feedback and not the old code; graded by the
-    requests it sends on a scripted model, on two tasks."""
-    problem = FRESH.problem(lambda task_id, *drafts: _fresh_run(fresh, task_id, *drafts))
-    if problem:
-        return False, problem
-    return True, (
+    adapt=lambda fresh: lambda task_id, *drafts: _fresh_run(fresh, task_id, *drafts),
+    passed=(
         "On 2 scripted tasks each of your revisions carried the task and the failing checks, no old code, and "
         "was a new sample."
-    )
+    ),
+)
 
 
 # --- Exercise 8 (03.7): one factor, the old code. --------------------------------------------------

@@ -208,31 +208,26 @@ VISIBLE = Properties(
         {"evaluate"},
         "your evaluate called a package critic: this one is yours to write (split_tests and task.run are allowed).",
     ),
-).register("03b.1")
+)
 
 
-@exercise(
+visible_tests = VISIBLE.exercise(
     "03b.1",
+    "visible_tests",
     hints=(
         "visible, _ = split_tests(task.tests) gives the visible half; result = task.run(code, tests=visible) runs it in "
         "the sandbox; result.passed, result.n_passed, len(result.tests) and result.failures say how it went.",
         "score 10 only when result.passed; otherwise lower the more tests fail (1 when nothing ran: result.tests is "
         "empty for code that does not load). result.feedback(label='visible') quotes the failures.",
     ),
-)
-def visible_tests(critic_class: Callable[[], object]) -> tuple[bool, str]:
-    """Build 1: the learner's critic on made-up drafts of three tasks: 10 exactly when every visible test passes, never
-    more for more failures, the failures quoted and no held-out test; any scoring with those properties passes."""
-    problem = VISIBLE.problem(
+    adapt=lambda critic_class: (
         lambda task, drafts: [critic_class().evaluate(task, d) for d in drafts]
-    )
-    if problem:
-        return False, problem
-    scores = [critic_class().evaluate(CLIP, d).score for d in _CLIP_DRAFTS]
-    return True, (
-        f"your critic scores clip's drafts {scores}: 10 exactly for the visible tests passed, the failures quoted, the "
-        "held-out half never run."
-    )
+    ),
+    passed=lambda critic_class: (
+        f"your critic scores clip's drafts {[critic_class().evaluate(CLIP, d).score for d in _CLIP_DRAFTS]}: 10 "
+        "exactly for the visible tests passed, the failures quoted, the held-out half never run."
+    ),
+)
 
 
 GOOD = "def count_vowels(text):\n    return sum(c in 'aeiouAEIOU' for c in text)\n"

@@ -155,6 +155,9 @@ class _Spec:
     show: Callable[[object], str] = field(default=lambda v: show(v))
     # the cases' argument positions a right answer may leave unread
     may_ignore: frozenset[int] = frozenset()
+    # `adapt(*objects)`: the function graded, from what the exercise's check cell passes (its learner's function, by
+    # default); the grader (course_checks.Exercise.grade) grades that function as the check does
+    adapt: Callable[..., Callable] | None = None
 
     def _refuses(self, used: set[str]) -> bool:
         """Did the function reach a forbidden one? Names None forbid every public function of the modules."""
@@ -163,7 +166,9 @@ class _Spec:
             return any(not n.startswith(("<", "_")) for n in used)
         return bool(used & names)
 
-    def register(self, key: str) -> _Spec:
+    def register(self, key: str, adapt: Callable[..., Callable] | None = None) -> _Spec:
+        """This spec as (part of) exercise `key`'s check; `adapt` as in the field."""
+        self.adapt = adapt
         SPECS.setdefault(key, []).append(self)
         return self
 
@@ -191,7 +196,7 @@ class _Spec:
 
         check.__name__ = check.__qualname__ = name
         check.__doc__ = f"Exercise {key}: {self.name} graded on {len(self.cases)} cases."
-        self.register(key)
+        self.register(key, adapt)
         return exercise(key, hints)(check)
 
     def call(self, case: Case, skip: int = 0) -> str:
