@@ -244,5 +244,30 @@ def test_the_sixth_fresh_reads_wrong_answers_of_lesson_01_fail():
                 out.append(one_shot(chat, get_task(a.task_id), system_prompt=prompt))
         return out
 
-    assert ex._check_retry_failed(right_retry_failed) == ""
-    assert "one new call per failed attempt" in ex._check_retry_failed(once_a_task)
+    assert ex.RETRY.problem(right_retry_failed) is None
+    assert "of ['flatten', 'flatten'] (one per failed attempt, in order)" in ex.RETRY.problem(
+        once_a_task
+    )
+
+
+def test_retry_failed_is_graded_on_the_runs_it_returns_as_well_as_its_requests():
+    """The right calls, then the attempts it was given (or its runs reversed) returned: not the new runs."""
+
+    def returns_the_attempts(chat, attempts, prompt):
+        right_retry_failed(chat, attempts, prompt)
+        return [a for a in attempts if not a.passed]
+
+    def reversed_runs(chat, attempts, prompt):
+        return right_retry_failed(chat, attempts, prompt)[::-1]
+
+    assert "return the list of the runs one_shot made" in ex.RETRY.problem(returns_the_attempts)
+    assert "expected the new runs its calls made" in ex.RETRY.problem(reversed_runs)
+
+
+def test_retry_failed_may_not_change_the_attempts_it_is_given():
+    def clears(chat, attempts, prompt):
+        runs = right_retry_failed(chat, attempts, prompt)
+        attempts.clear()
+        return runs
+
+    assert "retry_failed changed the attempts it was given" in ex.RETRY.problem(clears)

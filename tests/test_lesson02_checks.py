@@ -206,3 +206,13 @@ def test_the_packages_stop_names_are_not_the_loops_reasons():
     problem = dataclasses.replace(ex.LOOP, forbid=None).problem(packaged)
     assert "returned the reason 'accepted', the package's name for 'approved'" in problem, problem
     assert dataclasses.replace(ex.LOOP, forbid=None).problem(ex._loop_key) is None
+
+
+def test_probe_is_graded_on_the_run_it_returns_as_well_as_its_request():
+    """The reviewer's request right, then the verdict alone (or another draft's run) returned."""
+    from course_checks import lesson02
+
+    def verdict_only(chat, reviewer_prompt, draft):
+        return lesson02._probe_key(chat, reviewer_prompt, draft).accepted
+
+    assert "return the loop's Run" in lesson02.PROBE.problem(verdict_only)

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def graded_keys() -> set[str]:
     """The exercises a grader counts: those graded on made-up cases and scripted models alone (`Exercise.scripted`:
-    the check is a spec, or reads only the learner's functions), so that a learner's own prompts cost nothing."""
+    the check is a spec), so that a learner's own prompts cost nothing."""
     import importlib
 
     from course_checks import REGISTRY

@@ -154,16 +154,10 @@ class Exercise:
 
     def grade(self, *args, **kwargs) -> tuple[bool, str]:
         """What a grader counts: the learner's functions on the exercise's specs alone (made-up cases and scripted
-        models, so a learner's own prompts and the model's replies cost nothing); without specs, the whole check,
-        which counts only where it reads nothing but the learner's functions (`scripted`)."""
+        models, so a learner's own prompts and the model's replies cost nothing)."""
         from .spec import SPECS
 
-        specs = SPECS.get(self.key)
-        if (
-            not specs
-        ):  # a check that reads only functions runs them on scripted models: graded as it is
-            passed, message, _ = self.evaluate(*args, **kwargs)
-            return passed, message
+        specs = SPECS[self.key]
         functions = [a for a in args if callable(a)]
         for i, spec in enumerate(specs):
             fn = next((f for f in functions if getattr(f, "__name__", None) == spec.name), None)
@@ -202,16 +196,11 @@ class Exercise:
 
     @property
     def scripted(self) -> bool:
-        """Graded offline: the check is a spec, or every argument of it is a function or class the learner wrote
-        (it runs them on made-up cases and scripted models, and reads no value the lesson got from the model)."""
-        import inspect
-
+        """Graded offline: the check is a spec (it runs the learner's functions on made-up cases and scripted
+        models)."""
         from .spec import SPECS
 
-        if self.key in SPECS:
-            return True
-        params = inspect.signature(self.check).parameters.values()
-        return all(str(p.annotation).startswith("Callable") for p in params)
+        return self.key in SPECS
 
     def reveal(self) -> None:
         """Print the answer, the solved cell: only when the learner asks for it."""

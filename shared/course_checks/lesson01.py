@@ -479,6 +479,74 @@ def per_level(
     return True, f"Per-level pass rates match on made-up attempts and on section 2's: {shown}."
 
 
+def _retry_key(chat: Any, attempts: Sequence[Attempt], prompt: str) -> list[Run]:
+    return [
+        one_shot(chat, get_task(a.task_id), system_prompt=prompt) for a in attempts if not a.passed
+    ]
+
+
+def _retry_cases() -> list[Case]:
+    """Made-up attempts (a task failed twice among them), each failed task's scripted reply, and a made-up prompt."""
+
+    def attempt(tid: str, passed: bool, n: int) -> Attempt:
+        return Attempt(tid, get_task(tid).difficulty, passed, n, 8, "" if passed else "made up")
+
+    sets = (
+        (
+            "factorial flatten- fibonacci caesar- median-",
+            "You write Python. Check every listed requirement first.",
+        ),
+        (
+            "palindrome- roman_to_int",
+            "Another made-up system prompt: write the function, and nothing else.",
+        ),
+        ("flatten- caesar flatten-", "You write Python. Check every listed requirement first."),
+    )
+    cases = []
+    for names, prompt in sets:
+        attempts = [
+            attempt(t.rstrip("-"), not t.endswith("-"), n) for n, t in enumerate(names.split())
+        ]
+        replies = [
+            f"```python\ndef {get_task(a.task_id).entry_point}(*args):\n    return {n}\n```"
+            for n, a in enumerate(attempts)
+            if not a.passed
+        ]
+        cases.append(
+            Case(
+                ({"generator": replies}, attempts, prompt),
+                "made-up attempts where "
+                + ", ".join(a.task_id for a in attempts if not a.passed)
+                + " failed",
+            )
+        )
+    return cases
+
+
+def _new_runs(got: object, want: list[Run]) -> str | None:
+    if not isinstance(got, (list, tuple)) or not all(isinstance(r, Run) for r in got):
+        return f"retry_failed returned {show(got)}: return the list of the runs one_shot made."
+    if [(r.task_id, r.final_code) for r in got] != [(r.task_id, r.final_code) for r in want]:
+        return (
+            f"retry_failed returned runs of {[r.task_id for r in got]}; expected the new runs its calls made, of "
+            f"{[r.task_id for r in want]} (one per failed attempt, in order)."
+        )
+    return None
+
+
+RETRY = Calls(
+    "retry_failed",
+    _retry_cases(),
+    key=_retry_key,
+    result=_new_runs,
+    after=lambda key_args, my_args, *_: (
+        None
+        if my_args[0] == key_args[0]
+        else "retry_failed changed the attempts it was given: the lesson still needs them, so build a new list."
+    ),
+).register("01.6")
+
+
 @exercise(
     "01.6",
     hints=(
@@ -501,7 +569,7 @@ def stricter_prompt(
     The real calls leave their evidence in the tokens: a new system prompt changes every request's
     prompt tokens by the same amount (the task's message is unchanged), and every new run is a
     call the ledger holds beyond the baseline's."""
-    problem = _tried_offline(_check_retry_failed, retry_failed, "retry_failed")
+    problem = RETRY.problem(retry_failed)
     if problem:
         return False, problem
     records = conn.ledger.records
@@ -625,144 +693,6 @@ def stricter_prompt(
 _CODE_ONLY = re.compile(
     r"\bonly\b[^.]{0,40}\bcode\b|\bcode\b[^.]{0,20}\bonly\b|nothing but[^.]{0,30}\bcode\b", re.I
 )
-MADE_UP_PROMPT = (
-    "You write Python. Check every listed requirement before you answer. (A made-up prompt.)"
-)
-NO_CODE = "I cannot answer that."
-
-
-def _check_retry_failed(
-    retry_failed: Callable[[Any, Sequence[Attempt], str], Sequence[Run]],
-) -> str:
-    """What is wrong with retry_failed on stand-in chats, two sets of made-up attempts and two prompts ("" when
-    nothing is)."""
-    cases = (
-        (
-            [
-                Attempt("factorial", "easy", True, 8, 8, ""),
-                Attempt("flatten", "medium", False, 2, 5, "made up"),
-                Attempt("fibonacci", "easy", True, 7, 7, ""),
-                Attempt("caesar", "medium", False, 5, 6, "made up"),
-                Attempt("median", "medium", False, 0, 8, "made up"),
-            ],
-            MADE_UP_PROMPT,
-        ),
-        (
-            [
-                Attempt("palindrome", "easy", False, 1, 4, "made up"),
-                Attempt(
-                    "roman_to_int", "hard", True, 9, 9, "", ["has no docstring"]
-                ),  # passed all the same
-            ],
-            ANOTHER_PROMPT,
-        ),
-        (  # one task attempted twice, failed both times: a retry for each failed attempt
-            [
-                Attempt("flatten", "medium", False, 2, 5, "made up"),
-                Attempt("caesar", "medium", True, 6, 6, ""),
-                Attempt("flatten", "medium", False, 3, 5, "made up"),
-            ],
-            MADE_UP_PROMPT,
-        ),
-    )
-    for made_up, prompt in cases:
-        problem = _retried(retry_failed, made_up, prompt)
-        if problem:
-            return problem
-    return ""
-
-
-ANOTHER_PROMPT = "Another made-up system prompt: write the function, and nothing else."
-
-
-def _retried(
-    retry_failed: Callable[..., Sequence[Run]], made_up: list[Attempt], prompt: str
-) -> str:
-    """What is wrong with retry_failed on a stand-in chat, `made_up` attempts and `prompt` ("" when nothing is)."""
-    MADE_UP_PROMPT = prompt  # noqa: N806 - the messages below name the prompt the case gives
-    failed = [a.task_id for a in made_up if not a.passed]
-    fake, given = _FakeChat({}), list(made_up)
-    out = retry_failed(fake, given, MADE_UP_PROMPT)
-    if not fake.calls and out is None:
-        return "retry_failed returned None: its body is still the placeholder's `...`."
-    if not fake.calls:
-        return (
-            "retry_failed never called the chat it was given (use its `chat` argument, not conn.chat): "
-            "a retry is a new call."
-        )
-    asked = [_task_of(c["messages"]) for c in fake.calls]
-    if asked != failed:
-        return (
-            f"on made-up attempts where {failed} failed, retry_failed asked its chat for {asked}: one new call "
-            "per failed attempt, in the order of `attempts`."
-        )
-    systems = [
-        c["messages"][0]["content"]
-        if c["messages"] and c["messages"][0].get("role") == "system"
-        else None
-        for c in fake.calls
-    ]
-    if any(sp != MADE_UP_PROMPT for sp in systems):
-        sent = (
-            "the course's GENERATOR_PROMPT"
-            if systems[0] == GENERATOR_PROMPT
-            else "no system prompt"
-            if systems[0] is None
-            else "the prompt it was given with more text around it"
-            if MADE_UP_PROMPT in systems[0]
-            else "another one (your global CAREFUL_PROMPT?)"
-        )
-        return (
-            "on a made-up prompt, retry_failed did not send the prompt it was given as the system prompt; it sent "
-            f"{sent}: one_shot(..., system_prompt=prompt)."
-        )
-    if any(
-        c["messages"] != generator_messages(get_task(t).prompt(), MADE_UP_PROMPT)
-        for c, t in zip(fake.calls, failed, strict=True)
-    ):
-        return "retry_failed changed the task's message: send each task as one_shot does, only the system prompt is new."
-    extra = [{k: v for k, v in c.items() if k not in ("messages", "role")} for c in fake.calls]
-    if any(extra):
-        return (
-            f"retry_failed changed the chat's sampling ({extra[0]}): use the chat it is given as it is "
-            "(section 2's chat already fixes temperature 0, seed 42 and 512 tokens)."
-        )
-    if given != made_up:
-        return (
-            "retry_failed changed the attempts it was given (the list, or an attempt in it): the lesson still needs "
-            "them, so read them and build a new list."
-        )
-    if not isinstance(out, (list, tuple)) or not all(_is_run(a) for a in out):
-        return f"retry_failed should return a list of the runs one_shot returns, not {type(out).__name__}."
-    if [a.task_id for a in out] != failed or any(
-        _call(a)[0] != _FakeChat.PROMPT_TOKENS for a in out
-    ):
-        return (
-            "retry_failed should return the new runs, the ones its calls made, one per failed attempt in "
-            f"order; it returned runs of {[a.task_id for a in out]}."
-        )
-    return ""
-
-
-def _task_of(messages: list[dict]) -> str | None:
-    """Which course task a request's user message states (None for another message)."""
-    text = next((m.get("content") for m in messages if m.get("role") == "user"), None)
-    return next(
-        (
-            t
-            for t in (
-                "factorial",
-                "flatten",
-                "fibonacci",
-                "caesar",
-                "median",
-                "palindrome",
-                "roman_to_int",
-            )
-            if get_task(t).prompt() == text
-        ),
-        None,
-    )
 
 
 def _fenced(code: str) -> str:
@@ -775,6 +705,9 @@ FACT_GOOD = (
 )
 FACT_VISIBLE_ONLY = "def calculate_factorial(n):\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n"  # no raise, no docstring
 FACT_BAD = "def calculate_factorial(n):\n    return n\n"
+
+
+NO_CODE = "I cannot answer that."
 
 
 class _FakeChat:

@@ -458,59 +458,88 @@ def _said(approved: bool) -> str:
     return "approved" if approved else "rejected"
 
 
-def _probe_problem(probe: Callable[[Chat, str, str], object]) -> str:
-    """ "" when `probe` runs one iteration on merge_sorted with the draft scripted and the reviewer prompt it is
-    given, on two scripted reviewers (one approves, one asks for a change), with two prompts and two drafts; else
-    what is wrong."""
+def _probe_key(chat: Chat, reviewer_prompt: str, draft: str) -> Run:
     task = get_task("merge_sorted")
-    cases = (
-        ("RULE-X", SORTED_DRAFT, "APPROVED"),
-        ("RULE-Y", MERGE_DRAFT, "Not yet: merge in one pass."),
-    )
-    reviewers = [ScriptedChat({"reviewer": [review]}) for _, _, review in cases]
-    roles: list[str] = []
 
-    def scripted(reviews: ScriptedChat) -> Chat:
-        def chat(messages: list[dict], role: str = "generator", **params: object) -> object:
-            roles.append(role)
-            if role != "reviewer":  # a probe should never ask the chat for the draft
-                return FakeReply(
-                    "```python\ndef merge_sorted_lists(list1, list2):\n    return []\n```", 0, 0
-                )
-            return reviews(messages, role=role, **params)
-
-        return chat
-
-    reached, runs = offline(
-        lambda: [
-            probe(scripted(reviews), prompt, draft)
-            for reviews, (prompt, draft, _) in zip(reviewers, cases, strict=True)
-        ]
-    )
-    if reached:
-        return f"probe {REAL_CALL}"
-    if not all(isinstance(r, Run) for r in runs):
-        return f"probe returned {type(runs[0]).__name__}: return the loop's result, what maker_checker returns."
-    if roles != ["reviewer", "reviewer"] or [len(r.calls) for r in reviewers] != [1, 1]:
+    def drafting(messages: list[dict], role: str = "generator", **params: object) -> object:
         return (
-            f"two probes, each on a scripted chat of its own, made the calls {roles}; expected one reviewer call "
-            "each, through the chat each was given. The generator's turn is the draft you pass, not a call to chat, "
-            "and one iteration is enough."
+            FakeReply(draft, 0, 0) if role == "generator" else chat(messages, role=role, **params)
         )
-    for reviews, (prompt, draft, _) in zip(reviewers, cases, strict=True):
-        sent = reviews.calls[0].messages
-        if sent[0] != {"role": "system", "content": prompt}:
-            return f"probe(chat, {prompt!r}, draft) sent the reviewer the system message {sent[0]!r}: use reviewer_prompt."
-        if not any(m["content"] == task.prompt() for m in sent[1:]):
-            return "the reviewer did not see the merge_sorted task: run the loop on get_task('merge_sorted').prompt()."
-        if not any(draft in str(m["content"]) for m in sent[1:]):
-            return "the reviewer did not see the draft you passed to probe."
-    if [r.accepted for r in runs] != [True, False]:
-        return (
-            f"on a reviewer that said APPROVED, then one that asked for a change, your probes' .accepted were "
-            f"{[r.accepted for r in runs]}: expected [True, False]."
+
+    return maker_checker(
+        drafting,
+        task.prompt(),
+        entry_point=task.entry_point,
+        reviewer_prompt=reviewer_prompt,
+        max_iterations=1,
+    )
+
+
+PROBE = Calls(
+    "probe",
+    [
+        Case(
+            ({"reviewer": ["APPROVED"]}, "RULE-X: a made-up rule.", SORTED_DRAFT),
+            "a reviewer that approves",
+        ),
+        Case(
+            ({"reviewer": ["Not yet: merge in one pass."]}, "RULE-Y: another.", MERGE_DRAFT),
+            "one that rejects",
+        ),
+    ],
+    key=_probe_key,
+    result=lambda got, want: (
+        None
+        if isinstance(got, Run)
+        and (got.accepted, got.final_code) == (want.accepted, want.final_code)
+        else f"probe returned {show(got)}: return the loop's Run (what maker_checker returns), its draft the one "
+        "you were given."
+    ),
+).register("02.7")
+
+
+def _said(approved: bool) -> str:
+    return "approved" if approved else "rejected"
+
+
+def _stopped(run: Run, stop: Stop) -> Run:
+    """`run` as if its reviewer had decided `stop`: its last review's reply and verdict say the same."""
+    ok, steps = stop is Stop.ACCEPTED, list(run.steps)
+    i = max((k for k, step in enumerate(steps) if step.role == "reviewer"), default=None)
+    if i is not None:
+        verdict = replace(
+            steps[i].verdict or Verdict("review"),
+            label="approved" if ok else "rejected",
+            accepted=ok,
         )
-    return ""
+        steps[i] = replace(steps[i], reply="**APPROVED**" if ok else "Not APPROVED: the inputs are sorted, merge them in one pass.",
+                           verdict=verdict)  # fmt: skip
+    return replace(run, stop=stop, steps=tuple(steps))
+
+
+def _outcomes(run: Run) -> list[Case]:
+    """`run` as decided each way, as both probes: every pair of verdicts."""
+    stops = (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
+    return [
+        Case((_stopped(run, a), _stopped(run, b)), f"the reviewer {_said(a is Stop.ACCEPTED)} SORTED_DRAFT and "
+             f"{_said(b is Stop.ACCEPTED)} MERGE_DRAFT")
+        for a in stops
+        for b in stops
+    ]  # fmt: skip
+
+
+OBEYED = Values(
+    "obeyed",
+    _outcomes(_probe_key(ScriptedChat({"reviewer": ["APPROVED"]}), REVIEWER_PROMPT, SORTED_DRAFT)),
+    oracle=lambda on_sorted, on_merge: not on_sorted.accepted and on_merge.accepted,
+    show=lambda v: f"<{v.stop.value} run>" if isinstance(v, Run) else show(v),
+    misreadings=[
+        Misreading(
+            lambda on_sorted, on_merge: on_sorted.accepted and not on_merge.accepted,
+            "The rule is obeyed when the reviewer rejects SORTED_DRAFT (it calls sorted()) and approves MERGE_DRAFT.",
+        )
+    ],
+).register("02.7")
 
 
 @exercise(
@@ -533,7 +562,7 @@ def requirement(
     """Exercise 8: probe on a scripted reviewer, a rule added to the course prompt, and obeyed on every outcome of
     two probes, then on the learner's. The hints are about probe; a failure after it is explained in full by its
     message."""
-    problem = _probe_problem(probe)
+    problem = PROBE.problem(probe)
     if problem:
         return False, problem
     if not isinstance(my_reviewer_prompt, str) or not my_reviewer_prompt.startswith(
@@ -590,47 +619,14 @@ def requirement(
                 ),
                 False,
             )
+    problem = OBEYED.problem(obeyed, also=[Case((on_sorted, on_merge), "your two probes")])
+    if problem:
+        return False, problem, False
     measured = (not on_sorted.accepted) and on_merge.accepted
-    outcomes = [
-        (a, b)
-        for a in (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
-        for b in (Stop.ACCEPTED, Stop.MAX_ITERATIONS)
-    ]
-    for stop_sorted, stop_merge in [*outcomes, (on_sorted.stop, on_merge.stop)]:
-        made_up = _stopped(on_sorted, stop_sorted), _stopped(on_merge, stop_merge)
-        got, want = (
-            obeyed(*made_up),
-            stop_sorted is not Stop.ACCEPTED and stop_merge is Stop.ACCEPTED,
-        )
-        if not isinstance(got, bool) or got != want:
-            return (
-                False,
-                (
-                    f"when the reviewer {_said(made_up[0].accepted)} SORTED_DRAFT and {_said(made_up[1].accepted)} "
-                    f"MERGE_DRAFT, obeyed returned {got!r}; expected {want}. The rule is obeyed when it rejects "
-                    "SORTED_DRAFT and approves MERGE_DRAFT: read it from the two runs' .accepted, not by hand."
-                ),
-                False,
-            )
     return True, (
         f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.accepted)} "
         f"SORTED_DRAFT and {_said(on_merge.accepted)} MERGE_DRAFT: rule obeyed: {measured}."
     )
-
-
-def _stopped(run: Run, stop: Stop) -> Run:
-    """`run` as if its reviewer had decided `stop`: its last review's reply and verdict say the same."""
-    ok, steps = stop is Stop.ACCEPTED, list(run.steps)
-    i = max((k for k, step in enumerate(steps) if step.role == "reviewer"), default=None)
-    if i is not None:
-        verdict = replace(
-            steps[i].verdict or Verdict("review"),
-            label="approved" if ok else "rejected",
-            accepted=ok,
-        )
-        steps[i] = replace(steps[i], reply="**APPROVED**" if ok else "Not APPROVED: the inputs are sorted, merge them in one pass.",
-                           verdict=verdict)  # fmt: skip
-    return replace(run, stop=stop, steps=tuple(steps))
 
 
 def _trimmed_problem(trimmed: Run) -> str:

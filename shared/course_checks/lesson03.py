@@ -729,6 +729,77 @@ def _lines(call) -> set[str]:
     }
 
 
+def _both(fresh: Callable, fresh_with_code: Callable, task_id: str, draft: str) -> list[list]:
+    """The requests `fresh` and `fresh_with_code` each send for drafts 2 and 3 after `draft`, on a scripted model."""
+    task = get_task(task_id)
+    code = extract_code(draft, task.entry_point).code
+    feedback = TestGroundedCritic().evaluate(task, code).feedback
+    calls = []
+    for answer in (fresh, fresh_with_code):
+        chat = ScriptedChat(_AnyRole(task.entry_point))
+        answer(chat, task, code, feedback, 2)
+        answer(chat, task, code, feedback, 3)
+        calls.append(list(chat.calls))
+    return calls
+
+
+def _with_code_key(chat: Callable, task, code: str, feedback: str, n: int) -> str:
+    """fresh's request with the old code after it, nothing else changed."""
+    spy = ScriptedChat(_AnyRole(task.entry_point))
+    revise_module.fresh(spy, task, code, feedback, n)
+    (call,) = spy.calls
+    *head, last = call.messages
+    shown = {**last, "content": f"{last['content']}\n\nThe earlier solution:\n```python\n{code}```"}
+    return extract_code(
+        chat([*head, shown], role=call.role, **call.params).text, task.entry_point
+    ).code
+
+
+def _one_factor(case: Case, value: list) -> str | None:
+    task_id, draft = case.args
+    (plain, plain3), (coded, coded3) = value  # two calls each: a revise step makes one per draft
+    if [c.params for c in (coded, coded3)] != [
+        c.params for c in (plain, plain3)
+    ] or coded.role != plain.role:
+        return (
+            f"fresh_with_code calls as {coded.role!r} with {coded.params} and {coded3.params}; your fresh as "
+            f"{plain.role!r} with {plain.params} and {plain3.params}: only the old code may differ."
+        )
+    sent = "\n".join(str(m.get("content", "")) for m in coded.messages)
+    if get_task(task_id).prompt() not in sent:
+        return f"fresh_with_code's request on {task_id} does not state the task it is given."
+    if body(draft) not in sent:
+        return f"fresh_with_code's request on {task_id} does not show the previous draft, `code`."
+    lost = sorted(_lines(plain) - _lines(coded))
+    if lost:
+        return (
+            f"fresh_with_code's request on {task_id} drops what your fresh sends, e.g. {lost[0][:80]!r}: keep all "
+            "of it, so that the two differ in the old code only."
+        )
+    return None
+
+
+ONE_FACTOR = Properties(
+    "fresh_with_code",
+    [Case((task_id, drafts[0])) for task_id, *drafts in FRESH_CASES],
+    rules=[
+        lambda case, value: (
+            None
+            if [len(calls) for calls in value] == [2, 2]
+            else f"your fresh and fresh_with_code made {[len(c) for c in value]} calls for two drafts each; a "
+            "revise step makes one per draft."
+        ),
+        _one_factor,
+    ],
+    reference=lambda task_id, draft: _both(revise_module.fresh, _with_code_key, task_id, draft),
+).register(
+    "03.7",
+    adapt=lambda fresh, fresh_with_code, *_: (
+        lambda task_id, draft: _both(fresh, fresh_with_code, task_id, draft)
+    ),
+)
+
+
 @exercise(
     "03.7",
     hints=(
@@ -743,43 +814,10 @@ def one_factor(
 ) -> tuple[bool, str]:
     """Exercise 8: fresh_with_code is the learner's fresh plus the old code, nothing else (read from the requests
     of both on a scripted model), and `with_code` is a sweep of it over the tasks `repairs` rejected."""
-    for task_id, *drafts in FRESH_CASES:
-        task = get_task(task_id)
-        code = extract_code(drafts[0], task.entry_point).code
-        feedback = TestGroundedCritic().evaluate(task, code).feedback
-        calls = []
-        for answer in (fresh, fresh_with_code):
-            chat = ScriptedChat(_AnyRole(task.entry_point))
-            answer(chat, task, code, feedback, 2)
-            answer(chat, task, code, feedback, 3)
-            if len(chat.calls) != 2:
-                return (
-                    False,
-                    f"{answer.__name__} made {len(chat.calls)} calls for two drafts; a revise step makes one each.",
-                )
-            calls.append(chat.calls)
-        (plain, plain3), (coded, coded3) = calls
-        if coded3.params != plain3.params:
-            return False, (
-                f"for draft 3 fresh_with_code samples with {coded3.params}, your fresh with {plain3.params}: "
-                "only the old code may differ."
-            )
-        if (coded.role, coded.params) != (plain.role, plain.params):
-            return False, (
-                f"fresh_with_code calls as {coded.role!r} with {coded.params}; your fresh as {plain.role!r} with "
-                f"{plain.params}: only the old code may differ."
-            )
-        if body(drafts[0]) not in "\n".join(str(m.get("content", "")) for m in coded.messages):
-            return (
-                False,
-                f"fresh_with_code's request on {task_id} does not show the previous draft, `code`.",
-            )
-        lost = sorted(_lines(plain) - _lines(coded))
-        if lost:
-            return False, (
-                f"fresh_with_code's request on {task_id} drops what your fresh sends, e.g. {lost[0][:80]!r}: keep all "
-                "of it, so that the two differ in the old code only."
-            )
+    problem = ONE_FACTOR.problem(ONE_FACTOR.adapt(fresh, fresh_with_code))
+    if problem:
+        return False, problem
+    coded = _both(fresh, fresh_with_code, *ONE_FACTOR.cases[0].args)[1][0]
     logs = getattr(with_code, "logs", None)
     if not isinstance(logs, dict) or sorted(logs) != sorted(getattr(repairs, "rejected", [])):
         return False, (
