@@ -3,9 +3,9 @@ misses, then pass rate per difficulty, a stricter prompt, three samples, a pick 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,17 +13,15 @@ from typing import Any
 from reflect.judging.critics import TestGroundedCritic
 from reflect.judging.hidden import Attempt, judge
 from reflect.model.accounting import CallRecord
-from reflect.model.llm import Reply
 from reflect.model.roles import sampling
 from reflect.records import Run, Stop
 from reflect.strategies.one_shot import one_shot
-from reflect.tasks.extract import extract_code
-from reflect.tasks.prompts import GENERATOR_PROMPT, generator_messages
+from reflect.tasks.prompts import GENERATOR_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise, offline
-from .spec import REAL_CALL, Calls, Case, Misreading, Values, same, show
+from . import exercise
+from .spec import Calls, Case, Misreading, Values, same, show
 
 # the package modules whose functions the builds must not call (course_checks.package_calls)
 one_shot_module = importlib.import_module(
@@ -93,12 +91,6 @@ def _undrawn(draws: Sequence[Run], records: Sequence[CallRecord]) -> int | None:
 
 def _failed_ids(attempts: Sequence[Attempt]) -> list[str]:
     return [a.task_id for a in attempts if not a.passed]
-
-
-def _tried_offline(check: Callable[[Any], str | None], function: Any, name: str) -> str | None:
-    """`check(function)` on its stand-in chat with every real model off: what is wrong, or None."""
-    reached, problem = offline(lambda: check(function))
-    return f"{name}: {REAL_CALL}" if reached else problem
 
 
 # --- The builds: one-shot (graded against the package's one_shot), and the table of misses. -----
@@ -707,74 +699,6 @@ FACT_VISIBLE_ONLY = "def calculate_factorial(n):\n    return 1 if n < 2 else n *
 FACT_BAD = "def calculate_factorial(n):\n    return n\n"
 
 
-NO_CODE = "I cannot answer that."
-
-
-class _FakeChat:
-    """A chat that answers without a model, by seed, and keeps what each call asked for."""
-
-    PROMPT_TOKENS, COMPLETION_TOKENS = 100, 40
-
-    def __init__(self, replies: dict[int, str]) -> None:
-        self.replies, self.calls, self._lock = replies, [], threading.Lock()
-
-    def __call__(self, messages: list[dict], role: str = "generator", **params: Any) -> Reply:
-        with self._lock:
-            self.calls.append({"messages": messages, "role": role, **params})
-        text = self.replies.get(params.get("seed"), NO_CODE)
-        return Reply(text, role, "fake", self.PROMPT_TOKENS, self.COMPLETION_TOKENS, 0.0, "stop")
-
-
-SAMPLER_CASES = (  # (task, the draft each seed's chat answers)
-    ("factorial", {1: FACT_BAD, 2: FACT_GOOD, 3: FACT_VISIBLE_ONLY}),
-    ("palindrome", {s: f"def is_palindrome(text):\n    return {s == 2}\n" for s in (1, 2, 3)}),
-)
-
-
-def _check_sampler(sample_three: Callable[[Any, Task], Sequence[Run]]) -> str:
-    """What is wrong with sample_three on a fake chat, on two tasks, each with a chat of its own ("" when nothing is)."""
-    for task_id, codes in SAMPLER_CASES:
-        problem = _sampled(sample_three, get_task(task_id), codes)
-        if problem:
-            return problem if task_id == "factorial" else f"on a second task, {task_id}: {problem}"
-    return ""
-
-
-def _sampled(sample_three: Callable[[Any, Task], Sequence[Run]], task: Task, codes: dict) -> str:
-    """What is wrong with sample_three's three draws of `task` from a fake chat answering `codes` by seed."""
-    fake = _FakeChat({s: _fenced(c) for s, c in codes.items()})
-    out = sample_three(fake, task)
-    if not fake.calls and out is None:
-        return "sample_three returned None: its body is still the placeholder's `...`."
-    if not fake.calls:
-        return "sample_three never called the chat it was given (use its `chat` argument)."
-    if len(fake.calls) != 3:
-        return f"sample_three called its chat {len(fake.calls)} times; it should draw 3 drafts."
-    temps = [c.get("temperature") for c in fake.calls]
-    if any(t != HOT["temperature"] for t in temps):
-        return (
-            f"sample_three sampled at temperature {temps}; the exercise asks for 0.8 on every draw."
-        )
-    seeds = [c.get("seed") for c in fake.calls]
-    if sorted(s for s in seeds if isinstance(s, int)) != list(SEEDS) or len(seeds) != 3:
-        return f"sample_three used the seeds {seeds}; the exercise asks for 1, 2 and 3."
-    caps = [c.get("max_tokens") for c in fake.calls]
-    if any(m != HOT["max_tokens"] for m in caps):
-        return f"sample_three capped the replies at max_tokens {caps}; keep the first draft's 512."
-    want_messages = generator_messages(task.prompt(), GENERATOR_PROMPT)
-    if any(c["messages"] != want_messages for c in fake.calls):
-        return (
-            "sample_three did not send the task it was given with the first draft's prompt "
-            "(one_shot(chat_at_one_seed, task))."
-        )
-    if not isinstance(out, (list, tuple)) or len(out) != 3 or not all(_is_run(a) for a in out):
-        return "sample_three should return a list of the 3 runs one_shot made."
-    want_codes = [extract_code(_fenced(codes[s]), task.entry_point).code for s in SEEDS]
-    if [a.final_code for a in out] != want_codes:
-        return "sample_three returned its runs out of seed order: seed 1's first, then 2, then 3."
-    return ""
-
-
 def _draft(task: Task, code: str, n: int) -> Run:
     """A made-up draw: its code, its hidden verdict, and its number (so that two draws of the same code differ)."""
     return Run(
@@ -874,6 +798,27 @@ _FACTORIAL = (
 )
 
 
+def _sample_three_key(chat: Any, task: Task) -> list[Run]:
+    return [one_shot(functools.partial(chat, **HOT, seed=seed), task) for seed in SEEDS]
+
+
+SAMPLE = Calls(
+    "sample_three",
+    [
+        Case(({"generator": [_fenced(c) for c in (FACT_BAD, FACT_GOOD, FACT_VISIBLE_ONLY)]}, get_task("factorial"))),
+        Case(({"generator": [f"```python\ndef is_palindrome(text):\n    return {s == 2}\n```" for s in SEEDS]},
+              get_task("palindrome"))),
+    ],
+    key=_sample_three_key,
+    result=lambda got, want: (
+        None
+        if isinstance(got, (list, tuple)) and all(isinstance(r, Run) for r in got)
+        and [r.final_code for r in got] == [r.final_code for r in want]
+        else f"sample_three returned {show(got)}: return the 3 runs one_shot made, seed 1's first, then 2, then 3."
+    ),
+).register("01.7")  # fmt: skip
+
+
 PASSES_ANY = Values(
     "passes_any",
     [Case((_made_up_draws(v),)) for v in ("fff", "fPf", "PPP", "ffP", "Pff", "", "f")],
@@ -919,7 +864,7 @@ def pass_at_three(
 ) -> tuple:
     """Exercise 7: sample_three on a stand-in chat (temperature 0.8, seeds 1-3, 512 tokens, in seed order),
     then the real draws of the first failed task (new calls), and passes_any on made-up draws and on them."""
-    problem = _tried_offline(_check_sampler, sample_three, "sample_three")
+    problem = SAMPLE.problem(sample_three)
     if problem:
         return False, problem
     records = conn.ledger.records
