@@ -18,7 +18,12 @@ from course_runtime import connect
 
 def main() -> None:
     conn = connect("bench_cache")
-    ask = [{"role": "user", "content": f"Write a Python function that returns the square of x. Only code. ({uuid.uuid4().hex[:8]})"}]
+    ask = [
+        {
+            "role": "user",
+            "content": f"Write a Python function that returns the square of x. Only code. ({uuid.uuid4().hex[:8]})",
+        }
+    ]
     for label in ("first call (the model)", "second call (the cache)"):
         start = time.perf_counter()
         reply = conn.chat(ask, temperature=0, seed=42, max_tokens=80)

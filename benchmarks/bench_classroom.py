@@ -132,7 +132,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_class(
-    n: int, hog: bool, model: Path | None, work: Path, server_args: tuple[str, ...] = (), server=None
+    n: int,
+    hog: bool,
+    model: Path | None,
+    work: Path,
+    server_args: tuple[str, ...] = (),
+    server=None,
 ) -> dict:
     """Start the server (or use `server`: base URL, key, model), the learners (and the hog), wait,
     stop everything it started; the class's figures."""
@@ -157,8 +162,7 @@ def run_class(
     stop_file = work / "stop"
     me = [sys.executable, __file__, "--learner"]
     procs = [
-        subprocess.Popen([*me, str(work / f"learner{i}.json")], env=env, cwd=ROOT)
-        for i in range(n)
+        subprocess.Popen([*me, str(work / f"learner{i}.json")], env=env, cwd=ROOT) for i in range(n)
     ]
     hogger = (
         subprocess.Popen(
@@ -190,7 +194,9 @@ def run_class(
                 p.kill()
         if pid is not None:
             stop_pid(pid)
-    done = [json.loads(f.read_text()) for i in range(n) if (f := work / f"learner{i}.json").exists()]
+    done = [
+        json.loads(f.read_text()) for i in range(n) if (f := work / f"learner{i}.json").exists()
+    ]
     hogged = json.loads((work / "hog.json").read_text()) if (work / "hog.json").exists() else None
     latencies = [x for d in done for x in d["latencies"]]
     tokens = sum(d["completion_tokens"] for d in done)  # the learners' (the hog's go on after)
@@ -203,7 +209,9 @@ def run_class(
         "class_s": round(class_s, 1),
         "learner_s": sorted(round(d["wall_s"], 1) for d in done),
         "lesson01_s": sorted(round(d["lesson01_s"], 1) for d in done),
-        "lesson01_model_s": sorted(round(d["lesson01_model_s"], 1) for d in done if "lesson01_model_s" in d),
+        "lesson01_model_s": sorted(
+            round(d["lesson01_model_s"], 1) for d in done if "lesson01_model_s" in d
+        ),
         "latency_s": {
             q: round(percentile(latencies, v), 1)
             for q, v in (("p50", 0.5), ("p95", 0.95), ("max", 1.0))
@@ -234,7 +242,14 @@ def model_of(row: dict) -> str:
 def lone_outputs(rows: list[dict], model: str) -> dict[str, str] | None:
     """What the one learner of the 1-learner class (launcher's settings, no hog) on `model` got, if measured."""
     solo = next(
-        (r for r in rows if r["learners"] == 1 and not r["hog"] and not r.get("server_args") and model_of(r) == model),
+        (
+            r
+            for r in rows
+            if r["learners"] == 1
+            and not r["hog"]
+            and not r.get("server_args")
+            and model_of(r) == model
+        ),
         None,
     )
     return solo["outputs"][0] if solo and solo["outputs"] else None
@@ -246,11 +261,23 @@ def report(rows: list[dict]) -> str:
         f"{'latency p50/p95/max s':>23}{'tok/s':>7}  errors  outputs unlike one learner's"
     ]
     for r in rows:
-        each = f"{statistics.median(r['learner_s']):.0f} / {max(r['learner_s']):.0f}" if r["learner_s"] else "-"
-        l01 = f"{statistics.median(r['lesson01_s']):.0f} / {max(r['lesson01_s']):.0f}" if r["lesson01_s"] else "-"
+        each = (
+            f"{statistics.median(r['learner_s']):.0f} / {max(r['learner_s']):.0f}"
+            if r["learner_s"]
+            else "-"
+        )
+        l01 = (
+            f"{statistics.median(r['lesson01_s']):.0f} / {max(r['lesson01_s']):.0f}"
+            if r["lesson01_s"]
+            else "-"
+        )
         lat = "{p50:.1f} / {p95:.1f} / {max:.1f}".format(**r["latency_s"])
         diff = differing(r, lone_outputs(rows, model_of(r)))
-        said = "n/a" if diff is None else f"{diff[0]}/{r['finished']} ({', '.join(diff[1][:4]) or '-'})"
+        said = (
+            "n/a"
+            if diff is None
+            else f"{diff[0]}/{r['finished']} ({', '.join(diff[1][:4]) or '-'})"
+        )
         unfinished = r["learners"] - r["finished"]
         errors = ", ".join(f"{k} {v}" for k, v in r["errors"].items()) or "none"
         errors += f", {unfinished} unfinished" if unfinished else ""
@@ -264,7 +291,15 @@ def report(rows: list[dict]) -> str:
 
 def cpu_name() -> str:
     info = Path("/proc/cpuinfo")
-    names = [x.split(":", 1)[1].strip() for x in info.read_text().splitlines() if x.startswith("model name")] if info.exists() else []
+    names = (
+        [
+            x.split(":", 1)[1].strip()
+            for x in info.read_text().splitlines()
+            if x.startswith("model name")
+        ]
+        if info.exists()
+        else []
+    )
     return names[0] if names else platform.processor()
 
 
@@ -281,13 +316,23 @@ def markdown(rows: list[dict], model: str = DEFAULT.label) -> str:
     for r in sorted(rows, key=lambda r: (r["hog"], r["learners"])):
         if r.get("server_args"):
             continue
-        who = f"{r['learners']} + one with COURSE_WORKERS=4 ({r['slots']} slots)" if r["hog"] else str(r["learners"])
+        who = (
+            f"{r['learners']} + one with COURSE_WORKERS=4 ({r['slots']} slots)"
+            if r["hog"]
+            else str(r["learners"])
+        )
         each = f"{statistics.median(r['learner_s']):.0f} s / {max(r['learner_s']):.0f} s"
         l01 = f"{statistics.median(r['lesson01_s']):.0f} s / {max(r['lesson01_s']):.0f} s"
         lat = "{p50:.1f} / {p95:.1f} / {max:.1f} s".format(**r["latency_s"])
         errors = sum(r["errors"].values()) + r["learners"] - r["finished"]
         diff = differing(r, reference)
-        unlike = "-" if r["learners"] == 1 and not r["hog"] else f"{diff[0]} of {r['finished']}" if diff else "n/a"
+        unlike = (
+            "-"
+            if r["learners"] == 1 and not r["hog"]
+            else f"{diff[0]} of {r['finished']}"
+            if diff
+            else "n/a"
+        )
         # a row measured before the hog's tokens were left out of it says so
         rate = "-" if r["hog"] and "hog_errors" not in r else f"{r['tokens_per_s']:.1f}"
         lines.append(f"| {who} | {each} | {l01} | {lat} | {rate} | {errors} | {unlike} |")
@@ -295,19 +340,35 @@ def markdown(rows: list[dict], model: str = DEFAULT.label) -> str:
 
 
 def load(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    return (
+        [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--learners", default="1,2,4,8,16", help="class sizes, comma-separated")
-    ap.add_argument("--hog", action="store_true", help="one more learner runs COURSE_WORKERS=4 meanwhile")
-    ap.add_argument("--server-args", default="", help="more launcher options, e.g. --server-args=--no-speculative")
-    ap.add_argument("--server", nargs=3, metavar=("BASE_URL", "KEY", "MODEL"),
-                    help="measure a class against a server already running (a GPU machine's, say)")
+    ap.add_argument(
+        "--hog", action="store_true", help="one more learner runs COURSE_WORKERS=4 meanwhile"
+    )
+    ap.add_argument(
+        "--server-args",
+        default="",
+        help="more launcher options, e.g. --server-args=--no-speculative",
+    )
+    ap.add_argument(
+        "--server",
+        nargs=3,
+        metavar=("BASE_URL", "KEY", "MODEL"),
+        help="measure a class against a server already running (a GPU machine's, say)",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true", help="print the table of --out and stop")
-    ap.add_argument("--markdown", action="store_true", help="print docs/instructor.md's tables and stop")
+    ap.add_argument(
+        "--markdown", action="store_true", help="print docs/instructor.md's tables and stop"
+    )
     ap.add_argument("--learner", type=Path, help=argparse.SUPPRESS)  # a learner process's output
     ap.add_argument("--stop-file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -315,7 +376,9 @@ def main() -> None:
         return learner(args.learner, args.stop_file)
     if args.markdown:
         rows = load(args.out)
-        return print("\n\n".join(f"{m}:\n\n{markdown(rows, m)}" for m in dict.fromkeys(map(model_of, rows))))
+        return print(
+            "\n\n".join(f"{m}:\n\n{markdown(rows, m)}" for m in dict.fromkeys(map(model_of, rows)))
+        )
     if not args.report:
         from course_runtime.model_file import model_label, model_path
 
@@ -323,7 +386,10 @@ def main() -> None:
         extra = tuple(args.server_args.split())
         label = f"server {args.server[0]}" if args.server else " ".join(extra)
         name = args.server[2] if args.server else model_label(model)
-        done = {(r["learners"], r["hog"], r.get("server_args") or "", model_of(r)) for r in load(args.out)}
+        done = {
+            (r["learners"], r["hog"], r.get("server_args") or "", model_of(r))
+            for r in load(args.out)
+        }
         for n in [int(x) for x in args.learners.split(",")]:
             if (n, args.hog, label, name) in done:
                 print(f"{n} learners{' + a hog' if args.hog else ''}: already measured, skipped")
@@ -333,7 +399,9 @@ def main() -> None:
             row["server_args"] = label
             row["meta"] = {
                 "model": name,
-                "server_url": args.server[0] if args.server else "the course's launcher on 127.0.0.1",
+                "server_url": args.server[0]
+                if args.server
+                else "the course's launcher on 127.0.0.1",
                 "cpu": cpu_name(),
                 "cores": os.cpu_count(),
                 "date": time.strftime("%Y-%m-%d"),

@@ -38,7 +38,9 @@ def solved_copy(lesson: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--learners", type=int, default=30)
     ap.add_argument("--lesson", default="02_maker_checker")
     args = ap.parse_args()

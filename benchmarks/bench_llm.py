@@ -44,16 +44,42 @@ from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
 THREADS = os.cpu_count() or 2
 REPEATS = 3
 GEN_TOKENS = 160
-TOPICS = ["reverses the words of a sentence", "returns the median of a list", "merges two sorted lists",
-          "parses a duration like 1h30m", "counts the vowels in a text", "checks for a palindrome",
-          "converts a Roman numeral", "flattens a nested list"]
+TOPICS = [
+    "reverses the words of a sentence",
+    "returns the median of a list",
+    "merges two sorted lists",
+    "parses a duration like 1h30m",
+    "counts the vowels in a text",
+    "checks for a palindrome",
+    "converts a Roman numeral",
+    "flattens a nested list",
+]
 REFINE_CODE = "\n".join(
-    ["def summarize(rows):", '    """Totals per key, the mean, and the largest row."""', "    totals = {}"]
-    + [f"    # step {i}: keep the running total for key k{i}\n    totals['k{i}'] = totals.get('k{i}', 0) + rows[{i}]"
-       for i in range(12)]
-    + ["    mean = sum(totals.values()) / len(totals)", "    biggest = min(rows)", "    return totals, mean, biggest"])
-REFINE = [{"role": "system", "content": "You fix Python code. Output only the full corrected code in one code block."},
-          {"role": "user", "content": f"The largest row is wrong (min instead of max). Fix it:\n```python\n{REFINE_CODE}\n```"}]
+    [
+        "def summarize(rows):",
+        '    """Totals per key, the mean, and the largest row."""',
+        "    totals = {}",
+    ]
+    + [
+        f"    # step {i}: keep the running total for key k{i}\n    totals['k{i}'] = totals.get('k{i}', 0) + rows[{i}]"
+        for i in range(12)
+    ]
+    + [
+        "    mean = sum(totals.values()) / len(totals)",
+        "    biggest = min(rows)",
+        "    return totals, mean, biggest",
+    ]
+)
+REFINE = [
+    {
+        "role": "system",
+        "content": "You fix Python code. Output only the full corrected code in one code block.",
+    },
+    {
+        "role": "user",
+        "content": f"The largest row is wrong (min instead of max). Fix it:\n```python\n{REFINE_CODE}\n```",
+    },
+]
 
 
 def client_for(state: ServerState) -> openai.OpenAI:
@@ -69,12 +95,18 @@ def ask(client: openai.OpenAI, prompt: str | list, max_tokens: int = GEN_TOKENS,
     """One chat call: wall seconds, tokens, the text, and llama.cpp's own timings if any."""
     messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
     t = time.perf_counter()
-    raw = client.chat.completions.with_raw_response.create(model="m", messages=messages, max_tokens=max_tokens,
-                                                           temperature=0, seed=42, **extra)
+    raw = client.chat.completions.with_raw_response.create(
+        model="m", messages=messages, max_tokens=max_tokens, temperature=0, seed=42, **extra
+    )
     wall = time.perf_counter() - t
     body = raw.http_response.json()
-    return {"wall": wall, "tokens": body["usage"]["completion_tokens"], "prompt": body["usage"]["prompt_tokens"],
-            "text": body["choices"][0]["message"]["content"], "timings": body.get("timings")}
+    return {
+        "wall": wall,
+        "tokens": body["usage"]["completion_tokens"],
+        "prompt": body["usage"]["prompt_tokens"],
+        "text": body["choices"][0]["message"]["content"],
+        "timings": body.get("timings"),
+    }
 
 
 def prompt(i: int) -> str:
@@ -84,13 +116,30 @@ def prompt(i: int) -> str:
 def old_server(model: Path, log: Path):
     """llama-cpp-python's server on the same model and threads (the engine the course used before)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", str(THREADS),
-           "--n_threads_batch", str(THREADS), "--n_ctx", "8192", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--n_threads",
+        str(THREADS),
+        "--n_threads_batch",
+        str(THREADS),
+        "--n_ctx",
+        "8192",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
     for _ in range(480):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return proc, openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0, timeout=900)
+                return proc, openai.OpenAI(
+                    base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0, timeout=900
+                )
         except httpx.HTTPError:
             pass
         time.sleep(0.25)
@@ -119,11 +168,15 @@ def single_stream(model: Path, tmp: Path) -> None:
     new, engine = statistics.median(rows["new"]), statistics.median(rows["engine"])
     print("1. single stream, generation tokens/s (medians of", REPEATS, "requests)")
     print(f"   llama.cpp's own decode speed (timings)      {engine:6.1f}")
-    print(f"   server + openai client, end to end          {new:6.1f}  = {new / engine:.0%} of the engine "
-          f"(target >= 95%: {'met' if new / engine >= 0.95 else 'NOT met'})")
+    print(
+        f"   server + openai client, end to end          {new:6.1f}  = {new / engine:.0%} of the engine "
+        f"(target >= 95%: {'met' if new / engine >= 0.95 else 'NOT met'})"
+    )
     if old:
         oldv = statistics.median(rows["old"])
-        print(f"   llama-cpp-python 0.3.36 server, same way    {oldv:6.1f}  (new engine {new / oldv - 1:+.0%})")
+        print(
+            f"   llama-cpp-python 0.3.36 server, same way    {oldv:6.1f}  (new engine {new / oldv - 1:+.0%})"
+        )
     else:
         print("   llama-cpp-python's server: not installed, not compared")
 
@@ -138,8 +191,10 @@ def aggregate(model: Path, tmp: Path) -> None:
             with ThreadPoolExecutor(k) as pool:
                 done = list(pool.map(lambda i: ask(client, prompt(i), max_tokens=128), range(8)))
             wall = time.perf_counter() - t
-            print(f"   {k} at once: {sum(d['tokens'] for d in done) / wall:6.1f} tokens/s "
-                  f"({sum(d['tokens'] for d in done)} tokens in {wall:.0f} s)")
+            print(
+                f"   {k} at once: {sum(d['tokens'] for d in done) / wall:6.1f} tokens/s "
+                f"({sum(d['tokens'] for d in done)} tokens in {wall:.0f} s)"
+            )
     finally:
         stop_pid(state.pid)
 
@@ -157,14 +212,20 @@ def speculative(model: Path, tmp: Path) -> None:
         stop_pid(plain.pid)
     speed = {n: statistics.median(r["tokens"] / r["wall"] for r in rs) for n, rs in runs.items()}
     same = all(a["text"] == b["text"] for a, b in zip(runs["spec"], runs["plain"], strict=True))
-    print(f"\n3. n-gram speculative decoding on a refine request ({runs['spec'][0]['tokens']} tokens out)")
-    print(f"   off {speed['plain']:6.1f} tokens/s, on {speed['spec']:6.1f}: {speed['spec'] / speed['plain']:.2f}x "
-          f"(target 1.4x: {'met' if speed['spec'] / speed['plain'] >= 1.4 else 'NOT met'}); "
-          f"outputs byte-identical: {same}")
+    print(
+        f"\n3. n-gram speculative decoding on a refine request ({runs['spec'][0]['tokens']} tokens out)"
+    )
+    print(
+        f"   off {speed['plain']:6.1f} tokens/s, on {speed['spec']:6.1f}: {speed['spec'] / speed['plain']:.2f}x "
+        f"(target 1.4x: {'met' if speed['spec'] / speed['plain'] >= 1.4 else 'NOT met'}); "
+        f"outputs byte-identical: {same}"
+    )
 
 
 def evaluated_tokens(state: ServerState) -> float:
-    text = httpx.get(f"http://127.0.0.1:{state.port}/metrics", headers={"Authorization": f"Bearer {state.key}"}).text
+    text = httpx.get(
+        f"http://127.0.0.1:{state.port}/metrics", headers={"Authorization": f"Bearer {state.key}"}
+    ).text
     return float(re.search(r"^llamacpp:prompt_tokens_total ([0-9.e+]+)$", text, re.M).group(1))
 
 
@@ -175,13 +236,23 @@ def prompt_cache(model: Path, tmp: Path) -> None:
     print("\n4. a 4-turn maker-checker thread on a 2-slot server: prompt tokens sent vs evaluated")
     replies = {}
     for cache in (False, True):
-        state = start(model, tmp / f"cache-{cache}.log", "--slots", "2", *(["--cache-prompt"] if cache else []))
+        state = start(
+            model,
+            tmp / f"cache-{cache}.log",
+            "--slots",
+            "2",
+            *(["--cache-prompt"] if cache else []),
+        )
         client = client_for(state)
         thread = [{"role": "user", "content": get_task("merge_sorted").prompt()}]
         sent, before, texts = 0, evaluated_tokens(state), []
         try:
             for turn in range(4):
-                role, system = ("generator", GENERATOR_PROMPT) if turn % 2 == 0 else ("reviewer", REVIEWER_PROMPT)
+                role, system = (
+                    ("generator", GENERATOR_PROMPT)
+                    if turn % 2 == 0
+                    else ("reviewer", REVIEWER_PROMPT)
+                )
                 r = ask(client, [{"role": "system", "content": system}, *thread], max_tokens=300)
                 sent += r["prompt"]
                 texts.append(r["text"])
@@ -190,7 +261,9 @@ def prompt_cache(model: Path, tmp: Path) -> None:
         finally:
             stop_pid(state.pid)
         replies[cache] = texts
-        print(f"   prompt cache {'on ' if cache else 'off'}: {sent:5d} sent, {evaluated:5.0f} evaluated")
+        print(
+            f"   prompt cache {'on ' if cache else 'off'}: {sent:5d} sent, {evaluated:5.0f} evaluated"
+        )
     print(f"   replies identical with and without the cache: {replies[True] == replies[False]}")
 
 
@@ -201,28 +274,62 @@ def replay_ms_per_call(n: int = 200) -> tuple[float, float]:
     from reflect.model.config import Settings
 
     def fake(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={
-            "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "def f():\n    return 1\n" * 20},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 500, "completion_tokens": 120, "total_tokens": 620}})
+        return httpx.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": "def f():\n    return 1\n" * 20,
+                        },
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 500, "completion_tokens": 120, "total_tokens": 620},
+            },
+        )
 
     def calls(conn):
         t = time.perf_counter()
         for i in range(n):
-            conn.chat(msgs + [{"role": "user", "content": f"draft {i}: " + "x = 1\n" * 60}], temperature=0)
+            conn.chat(
+                msgs + [{"role": "user", "content": f"draft {i}: " + "x = 1\n" * 60}], temperature=0
+            )
         return (time.perf_counter() - t) * 1000 / n
 
     msgs = [{"role": "system", "content": "You review code. " * 40}]
     with tempfile.TemporaryDirectory() as tmp:
         env = {"COURSE_RECORD_FROM": "openai", "OPENAI_API_KEY": "k", "COURSE_CASSETTE_DIR": tmp}
-        calls(connect("99_bench", settings=Settings.from_env({**env, "COURSE_BACKEND": "record"}),
-                      transport=httpx.MockTransport(fake), quiet=True))
+        calls(
+            connect(
+                "99_bench",
+                settings=Settings.from_env({**env, "COURSE_BACKEND": "record"}),
+                transport=httpx.MockTransport(fake),
+                quiet=True,
+            )
+        )
         close_all()
-        per_call = calls(connect("99_bench", settings=Settings.from_env({**env, "COURSE_BACKEND": "replay"}), quiet=True))
+        per_call = calls(
+            connect(
+                "99_bench",
+                settings=Settings.from_env({**env, "COURSE_BACKEND": "replay"}),
+                quiet=True,
+            )
+        )
         close_all()
-    floor = calls(connect(settings=Settings.from_env({**env, "COURSE_BACKEND": "openai"}),
-                          transport=httpx.MockTransport(fake), quiet=True))
+    floor = calls(
+        connect(
+            settings=Settings.from_env({**env, "COURSE_BACKEND": "openai"}),
+            transport=httpx.MockTransport(fake),
+            quiet=True,
+        )
+    )
     return per_call, floor
 
 
@@ -230,17 +337,29 @@ def lessons() -> None:
     """Calls, tokens and model seconds per committed cassette, from the latencies recorded in it."""
     import yaml
 
-    print("\n6. the lessons' recordings (cassettes/): calls, prompt + completion tokens, model time")
+    print(
+        "\n6. the lessons' recordings (cassettes/): calls, prompt + completion tokens, model time"
+    )
     total = [0, 0, 0, 0.0]
-    for path in sorted((Path(__file__).resolve().parents[1] / "cassettes").glob("[0-9][0-9]*_*.yaml")):
+    for path in sorted(
+        (Path(__file__).resolve().parents[1] / "cassettes").glob("[0-9][0-9]*_*.yaml")
+    ):
         calls = yaml.safe_load(path.read_text())["interactions"]
         usage = [json.loads(c["response"]["body"]["string"]).get("usage", {}) for c in calls]
-        row = [len(calls), sum(u.get("prompt_tokens", 0) for u in usage), sum(u.get("completion_tokens", 0) for u in usage),
-               sum(int(c["response"]["headers"]["x-course-latency-ms"][0]) for c in calls) / 1000]
+        row = [
+            len(calls),
+            sum(u.get("prompt_tokens", 0) for u in usage),
+            sum(u.get("completion_tokens", 0) for u in usage),
+            sum(int(c["response"]["headers"]["x-course-latency-ms"][0]) for c in calls) / 1000,
+        ]
         total = [a + b for a, b in zip(total, row, strict=True)]
-        print(f"   {path.stem:<24}{row[0]:>5} calls {row[1]:>7} + {row[2]:>6} tokens {row[3]:>7.0f} s")
-    print(f"   {'all':<24}{total[0]:>5} calls {total[1]:>7} + {total[2]:>6} tokens {total[3]:>7.0f} s "
-          f"({total[3] / 60:.1f} min)")
+        print(
+            f"   {path.stem:<24}{row[0]:>5} calls {row[1]:>7} + {row[2]:>6} tokens {row[3]:>7.0f} s"
+        )
+    print(
+        f"   {'all':<24}{total[0]:>5} calls {total[1]:>7} + {total[2]:>6} tokens {total[3]:>7.0f} s "
+        f"({total[3] / 60:.1f} min)"
+    )
 
 
 def main() -> None:
@@ -249,8 +368,12 @@ def main() -> None:
         model = model_path()
         print(f"model {model_label(model)}, {THREADS} threads, xllamacpp engine\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, part in (("single", single_stream), ("slots", aggregate), ("spec", speculative),
-                           ("cache", prompt_cache)):
+        for name, part in (
+            ("single", single_stream),
+            ("slots", aggregate),
+            ("spec", speculative),
+            ("cache", prompt_cache),
+        ):
             if name in only:
                 part(model, Path(tmp))
                 sys.stdout.flush()
@@ -258,8 +381,10 @@ def main() -> None:
         print("\n5. replay")
         for n in (50, 200):
             ms, floor = replay_ms_per_call(n)
-            print(f"   cassette of {n} calls: {ms:.2f} ms per call (target < 2 ms: {'met' if ms < 2 else 'NOT met'}); "
-                  f"the openai client alone: {floor:.2f} ms, so replay adds {ms - floor:.2f} ms")
+            print(
+                f"   cassette of {n} calls: {ms:.2f} ms per call (target < 2 ms: {'met' if ms < 2 else 'NOT met'}); "
+                f"the openai client alone: {floor:.2f} ms, so replay adds {ms - floor:.2f} ms"
+            )
     if "lessons" in only:
         lessons()
 

@@ -19,8 +19,8 @@ import argparse
 import time
 from pathlib import Path
 
+from course_bench import task_sample
 from course_runtime import connect
-from reflect.bench import task_sample
 from reflect.evaluation.runner import run_bench
 from reflect.model.cache import CachedChat
 from reflect.strategies.reflexion import memory_experiment
@@ -29,7 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--tasks", choices=("course", "humaneval"), default="course")
     ap.add_argument("--limit", type=int, default=None, help="the first N tasks")
     ap.add_argument("--attempts", type=int, default=3)
@@ -39,12 +41,20 @@ def main() -> None:
     tasks = task_sample(args.tasks, args.limit)
     conn = connect()
     start = time.perf_counter()
-    runs = run_bench(memory_experiment(args.attempts), tasks, CachedChat(conn.chat, seeded=True), args.out,
-                     concurrency=args.concurrency, meta={"model": conn.model, "concurrency": args.concurrency})
+    runs = run_bench(
+        memory_experiment(args.attempts),
+        tasks,
+        CachedChat(conn.chat, seeded=True),
+        args.out,
+        concurrency=args.concurrency,
+        meta={"model": conn.model, "concurrency": args.concurrency},
+    )
     print(f"{len(runs)} runs in {args.out} ({time.perf_counter() - start:.0f} s this call)")
     for name in dict.fromkeys(r.strategy for r in runs):
         mine = [r for r in runs if r.strategy == name]
-        print(f"{name:<28} {sum(bool(r.passed) for r in mine):>2}/{len(mine)} pass, {sum(r.tokens for r in mine):>6} tokens")
+        print(
+            f"{name:<28} {sum(bool(r.passed) for r in mine):>2}/{len(mine)} pass, {sum(r.tokens for r in mine):>6} tokens"
+        )
 
 
 if __name__ == "__main__":

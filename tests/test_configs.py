@@ -66,7 +66,7 @@ def test_every_committed_run_has_typed_verdicts(path):
 def test_configs_are_plain_values_and_differ_in_every_setting():
     from dataclasses import replace
 
-    from reflect.bench import strategies
+    from course_bench import strategies
     from reflect.judging.controller import StopRule
 
     course = strategies()
@@ -92,7 +92,7 @@ def test_configs_are_plain_values_and_differ_in_every_setting():
 
 
 def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
-    from reflect.bench import strategies
+    from course_bench import strategies
     from reflect.tasks import prompts
 
     before = [config_of(s) for s in strategies()]
@@ -113,7 +113,7 @@ def test_editing_a_prompt_makes_a_new_configuration(monkeypatch):
 def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_that_call_it(
     monkeypatch,
 ):
-    from reflect.bench import strategies
+    from course_bench import strategies
     from reflect.model.roles import SAMPLING
 
     before = [config_of(s) for s in strategies()]
@@ -126,7 +126,7 @@ def test_changing_a_roles_sampling_makes_a_new_configuration_of_the_strategies_t
 
 
 def test_todays_configs_find_every_committed_run_of_lesson_06():
-    from reflect.bench import strategies
+    from course_bench import strategies
     from reflect.evaluation.runner import current_rows
     from reflect.tasks.task import humaneval_tasks
 

@@ -1,7 +1,7 @@
 """DraftLog: every generator or refiner reply is kept as a draft, in order, and judged by the hidden tests
 only when asked; other roles pass through unkept; the step-through shows the diff to the draft before."""
 
-from reflect.notebook import DraftLog
+from course_notebook import DraftLog
 from reflect.tasks.task import get_task
 from reflect.testing import ScriptedChat
 
@@ -37,8 +37,8 @@ def test_drafts_are_kept_in_order_and_judged_by_the_hidden_tests():
 
 
 def test_a_sweep_counts_rejections_repairs_and_what_the_loop_returned():
+    from course_notebook import sweep
     from reflect.evaluation import load_attempts
-    from reflect.notebook import sweep
 
     one_shot = {
         a.task_id: a.code for a in load_attempts("01_one_shot")
@@ -82,7 +82,7 @@ def test_a_sweep_counts_rejections_repairs_and_what_the_loop_returned():
 
 
 def test_each_draft_is_judged_once_however_often_the_verdicts_are_read(monkeypatch):
-    import reflect.notebook.drafts as drafts
+    import course_notebook.drafts as drafts
 
     judged = []
     real = drafts.judge

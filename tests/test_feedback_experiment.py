@@ -217,7 +217,7 @@ def test_rows_leave_out_a_problem_whose_replicate_is_unfinished(tmp_path):
 
 
 def test_the_command_reports_a_recording(tmp_path, capsys):
-    from reflect.bench import main
+    from course_bench import main
 
     path = tmp_path / "fb.jsonl"
     run_bench(feedback_arms(1), [HE0], Sampler({"HumanEval/0": NEVER}), path, progress=False)
@@ -237,7 +237,7 @@ def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_repo
     concurrency, the shared calls answered by the cache; then the stated analysis."""
     from types import SimpleNamespace
 
-    from reflect import bench
+    import course_bench as bench
 
     model = Sampler(
         {"HumanEval/0": NEVER, "HumanEval/1": BROKEN.replace("has_close_elements", "x")}
@@ -269,7 +269,7 @@ def test_the_command_makes_what_the_arms_share_alone_then_runs_the_arms_and_repo
 
 
 def test_the_report_counts_the_problems_whose_evidence_could_not_run(tmp_path, capsys):
-    from reflect.bench import main
+    from course_bench import main
 
     path = tmp_path / "fb.jsonl"
     no_asserts = Sampler({"HumanEval/0": NEVER, FACT.id: FACT_WRONG}, tests="I cannot test this.")
@@ -290,7 +290,7 @@ def test_the_report_counts_the_problems_whose_evidence_could_not_run(tmp_path, c
 
 
 def test_the_report_of_a_recording_under_way_names_the_problems_it_leaves_out(tmp_path, capsys):
-    from reflect.bench import main
+    from course_bench import main
 
     path, tasks = tmp_path / "fb.jsonl", [HE0, get_task("HumanEval/2")]
     model = CachedChat(Sampler({"HumanEval/0": NEVER, "HumanEval/2": TRUNCATE}), seeded=True)

@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 from matplotlib.text import Annotation  # noqa: E402
 
-from reflect.notebook.plots import _bend, graph_layers, graph_picture  # noqa: E402
+from course_notebook.plots import _bend, graph_layers, graph_picture  # noqa: E402
 from reflect.strategies import graph as rg  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def test_the_picture_draws_every_node_and_every_edge_of_the_graph():
 
 
 def _log(task_id, codes):
-    from reflect.notebook import DraftLog
+    from course_notebook import DraftLog
     from reflect.tasks.task import get_task
     from reflect.testing import ScriptedChat
 
@@ -87,8 +87,8 @@ FACT_RIGHT = (
 
 
 def test_draft_scores_draws_the_critics_score_of_each_revised_draft_filled_where_it_passes():
+    from course_notebook import draft_scores
     from reflect.judging import TestGroundedCritic
-    from reflect.notebook import draft_scores
 
     logs = {
         "factorial": _log("factorial", [FACT_WRONG, FACT_RIGHT]),
@@ -109,7 +109,7 @@ def test_draft_scores_draws_the_critics_score_of_each_revised_draft_filled_where
 
 
 def test_calibration_bars_are_the_share_passing_per_score_beside_the_base_rate():
-    from reflect.notebook import calibration_bars
+    from course_notebook import calibration_bars
 
     fig = calibration_bars([(10, True), (10, True), (10, False), (5.5, False), (None, True)])
     ax = fig.axes[0]
@@ -119,7 +119,7 @@ def test_calibration_bars_are_the_share_passing_per_score_beside_the_base_rate()
 
 
 def test_pass_by_attempt_counts_a_right_draft_written_by_each_attempt_and_the_returned_one():
-    from reflect.notebook import pass_by_attempt
+    from course_notebook import pass_by_attempt
 
     hidden = lambda task_id, code: code == "good"  # noqa: E731
 
@@ -138,7 +138,7 @@ def test_pass_by_attempt_counts_a_right_draft_written_by_each_attempt_and_the_re
 
 
 def test_the_draft_stepper_prints_every_draft_and_shows_the_one_the_slider_picks(capsys):
-    from reflect.notebook import draft_stepper
+    from course_notebook import draft_stepper
 
     log = _log("factorial", [FACT_WRONG, FACT_RIGHT])
     widget = draft_stepper(log)

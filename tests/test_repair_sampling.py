@@ -1,5 +1,5 @@
 """Lesson 06's feedback experiment on a scripted model: blind-sample, repair-sample and
-repair-edit-sample (reflect.bench.catalog) differ only in what a sample after the first draft
+repair-edit-sample (course_bench.catalog) differ only in what a sample after the first draft
 sees. They stop on passing evidence, choose by it (the earliest on a tie), count every call's tokens,
 and no old code, and no hidden test, reaches a prompt that should not carry it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from reflect.bench.catalog import catalog
+from course_bench.catalog import catalog
 from reflect.judging.hidden import hidden_lines_in_prompts
 from reflect.records import Stop
 from reflect.strategies.resample import Resample

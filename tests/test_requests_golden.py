@@ -97,7 +97,7 @@ def outcome(run) -> dict:
 
 
 def scenarios() -> dict:
-    from reflect.bench.catalog import catalog
+    from course_bench.catalog import catalog
     from reflect.evaluation.feedback import ARMS, feedback_arms
     from reflect.judging.controller import StopRule
     from reflect.judging.critics import LLMCritic, RuleCritic

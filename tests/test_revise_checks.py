@@ -275,8 +275,8 @@ def test_a_memory_entry_in_its_own_words_passes_and_one_with_the_hidden_tests_fa
 
 
 def test_one_factor_needs_the_loop_run_with_fresh_with_code_and_a_revision():
-    from reflect.notebook import DraftLog, Sweep
-    from reflect.notebook.drafts import Draft
+    from course_notebook import DraftLog, Sweep
+    from course_notebook.drafts import Draft
     from reflect.tasks.task import get_task
 
     fresh = revise(

@@ -9,7 +9,7 @@ course's Jupyter kernel.
   client          `connect()`: the client (`Connection`: chat, retries, a ledger) with this runtime as its local
                   server; every lesson's way to its model (`from course_runtime import connect`)
   replay          record and replay the model's calls, one cassette per notebook (`ReplayMiss`)
-  bench           `python -m course_runtime.bench`: `reflect.bench`'s command line on that connection
+  bench           `python -m course_runtime.bench`: `course_bench`'s command line on that connection
   response_cache  the local model's replies on disk, per model file (`python -m course_runtime.response_cache
                   clear`, what `make clear-cache` runs)
   kernel          the course's `python3` kernel: ipykernel's, without a Python version in `language_info`

@@ -1,9 +1,9 @@
-"""`python -m course_runtime.bench`: the course's strategies over a task set (`reflect.bench`), on the
+"""`python -m course_runtime.bench`: the course's strategies over a task set (`course_bench`), on the
 course's model connection (`course_runtime.client`), which the package itself never imports."""
 
 import sys
 
-from reflect.bench import main
+from course_bench import main
 
 from .client import connect
 

@@ -10,15 +10,13 @@ Folders are layers; a lower one never imports a higher one (tests/test_layers.py
   memory/      episodic memory across attempts and sessions, in SQLite (lesson 05)
   strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
   evaluation/  running strategies over tasks (resumable), stored results, the report
-  notebook/    widgets and plots
-  bench/       `python -m course_runtime.bench`: the command line that compares the strategies
 
 Beside it, not in it, and never imported by it (tests/test_layers.py): `course_runtime` (the local
 model's file, its one shared server per user, the fallback build, the disk cache of its replies, the
 course's Jupyter kernel, and `connect`, the client with that server, and the replay cassettes: `from course_runtime import connect`),
 `course_sandbox` (model-written code run in a separate process, the verdict decided outside it; `Task.run`
-finds it through the entry point group `reflect.sandbox`) and `course_checks` (the lessons' exercise
-checks).
+finds it through the entry point group `reflect.sandbox`), `course_checks` (the lessons' exercise
+checks), `course_notebook` (the lessons' widgets and plots) and `course_bench` (the benchmark's command line).
 
 The names below are imported on first use, so `import reflect` stays fast.
 """

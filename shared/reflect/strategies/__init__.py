@@ -1,6 +1,6 @@
 """The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
 LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), Reflexion
-(05) and resampling (`Resample`, 06; the benchmark's named configurations of them are `reflect.bench.catalog`,
+(05) and resampling (`Resample`, 06; the benchmark's named configurations of them are `course_bench.catalog`,
 lesson 06's fair test's `reflect.evaluation.feedback.feedback_arms`). Each file
 holds its loop and the `Strategy` object that runs it and returns a `Run` (reflect.records); `base`
 holds the run frame they share and `with_sampling`. A strategy names the roles it calls (`ROLES`) and the

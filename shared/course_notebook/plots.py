@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..records import Run
+from reflect.records import Run
 
 
 def context_growth(results: dict[str, Run], title: str = "The shared thread grows every turn"):
@@ -179,7 +179,7 @@ def feedback_curves(ax, table: list[dict], title: str):
     """Lesson 06's experiment on one axis: each arm's pass rate against tokens per task as it may draw
     j = 0..4 samples after a failed first draft (`reflect.evaluation.feedback.curve`; j = 0 is the first
     draft alone, one-shot, drawn once as a star)."""
-    from ..evaluation.feedback import ARMS, curve
+    from reflect.evaluation.feedback import ARMS, curve
 
     start = None
     for arm in ARMS:
@@ -252,7 +252,7 @@ def calibration_bars(
 ):
     """Per score, the share of the drafts given it that pass the hidden tests (with how many), beside the base
     rate over every scored draft: a score says something only where its bar is far from the line."""
-    from ..judging.calibration import base_rate
+    from reflect.judging.calibration import base_rate
 
     groups: dict = {}
     for score, passed in pairs:

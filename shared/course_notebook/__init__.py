@@ -1,4 +1,5 @@
-"""The notebook layer: widgets with plain-text twins, and plots."""
+"""The lessons' display, beside the package (it is not what the learner builds): widgets with plain-text twins,
+and plots."""
 
 from .drafts import DraftLog, Sweep, sweep
 from .plots import (

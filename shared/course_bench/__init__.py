@@ -7,7 +7,7 @@
     python -m course_runtime.bench --tasks humaneval --strategies feedback --replicates 2 --concurrency 2 \
         --out results/06_feedback_164.jsonl                           # lesson 06's fair test
 
-Each strategy is one line of `reflect.bench.catalog`; `feedback` names lesson 06's fair test. One
+Each strategy is one line of `course_bench.catalog`; `feedback` names lesson 06's fair test. One
 JSON line per (strategy, task) as each finishes: stop it at any time and the same command resumes. What
 the report holds: docs/package.md, "Comparing strategies".
 """
@@ -24,12 +24,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..evaluation import feedback, report
-from ..evaluation.feedback import feedback_arm, feedback_arms
-from ..evaluation.runner import current_rows, run_bench
-from ..model.cache import CachedChat
-from ..model.config import repo_root
-from ..tasks.task import Task, course_tasks, humaneval_tasks
+from reflect.evaluation import feedback, report
+from reflect.evaluation.feedback import feedback_arm, feedback_arms
+from reflect.evaluation.runner import current_rows, run_bench
+from reflect.model.cache import CachedChat
+from reflect.model.config import repo_root
+from reflect.tasks.task import Task, course_tasks, humaneval_tasks
+
 from .catalog import LESSON_06, catalog, strategies
 
 STRATEGIES = LESSON_06  # the default set; every name `catalog` knows is accepted

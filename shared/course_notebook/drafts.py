@@ -11,9 +11,9 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..judging.hidden import judge
-from ..tasks.extract import extract_code
-from ..tasks.task import Task
+from reflect.judging.hidden import judge
+from reflect.tasks.extract import extract_code
+from reflect.tasks.task import Task
 
 DRAFT_ROLES = ("generator", "refiner")  # the roles whose replies are drafts
 

@@ -27,7 +27,7 @@ def _interactive(children: list, what: str):
 
 def threshold_summary(histories, threshold: float, max_iterations: int) -> str:
     """One line: what the recorded loops would have done under this threshold and budget."""
-    from ..judging.calibration import sweep
+    from reflect.judging.calibration import sweep
 
     row = sweep(histories, [threshold], max_iterations)[0]
     return (

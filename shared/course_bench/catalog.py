@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..evaluation.feedback import ARM_FEEDBACK, feedback_arm
-from ..judging.controller import StopRule
-from ..records import Strategy
-from ..strategies import MakerChecker, OneShot, Reflexion, Resample, ScoredReflection
+from reflect.evaluation.feedback import ARM_FEEDBACK, feedback_arm
+from reflect.judging.controller import StopRule
+from reflect.records import Strategy
+from reflect.strategies import MakerChecker, OneShot, Reflexion, Resample, ScoredReflection
 
 LESSON_06 = (
     "one-shot",
