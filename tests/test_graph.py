@@ -588,6 +588,7 @@ def test_fresh_threads_never_repeat():
 def test_the_graphs_critic_is_a_judge_in_the_benchmarks_confusion_table(tmp_path):
     """Its verdicts are typed like every critic's: they were once text ("needs_revision (score 4)") that
     the report's patterns did not match, and the graph's critic dropped out of the judges' table."""
+    from course_bench import analysis
     from reflect.evaluation import report
     from reflect.evaluation.runner import current_rows, run_bench
     from reflect.strategies.graph import ReflectionGraph
@@ -605,7 +606,7 @@ def test_the_graphs_critic_is_a_judge_in_the_benchmarks_confusion_table(tmp_path
         ("accepted (score 9)", True, 9),
         ("invalid", None, None),
     ]
-    assert report.confusion(rows)[
+    assert analysis.confusion(rows)[
         ("graph", "critic")
     ] == {  # every draft returns a number, none the right n!
         "accepted_right": 0,

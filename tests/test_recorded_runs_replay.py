@@ -21,7 +21,28 @@ from reflect.strategies import MakerChecker
 from reflect.strategies.reflexion import Reflexion
 from reflect.strategies.resample import Resample
 from reflect.tasks.task import get_task
-from reflect.testing import RecordedChat
+from reflect.testing import FakeReply
+
+
+class RecordedChat:
+    """Answers each call with a recorded run's next model step, after checking that the call asks for
+    what was recorded (the same role, and the step's request among the messages' texts): a committed
+    run replayed through today's code (tests/test_recorded_runs_replay.py)."""
+
+    def __init__(self, run: dict):
+        self.steps = [s for s in run["steps"] if s["kind"] == "model"]
+
+    def __call__(self, messages: list[dict], role: str = "generator", **params) -> FakeReply:
+        if not self.steps:
+            raise RuntimeError("the replay asked for more calls than were recorded")
+        step = self.steps.pop(0)
+        sent = [str(m.get("content", "")) for m in messages]
+        if step["role"] != role or not any(step["request"] in text for text in sent):
+            raise RuntimeError(
+                f"the replay's request differs from the recorded one at a {role} call"
+            )
+        return FakeReply(step["reply"], step["prompt_tokens"], step["completion_tokens"], role)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 # The scored loop is not here: its critic step keeps the critique as read (score, issues), not the critic's raw

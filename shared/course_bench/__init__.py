@@ -31,6 +31,7 @@ from reflect.model.cache import CachedChat
 from reflect.model.config import repo_root
 from reflect.tasks.task import Task, course_tasks, humaneval_tasks
 
+from . import analysis, fair_test
 from .catalog import LESSON_06, catalog, strategies
 
 STRATEGIES = LESSON_06  # the default set; every name `catalog` knows is accepted
@@ -84,7 +85,7 @@ def paired_table(rows: list[dict], baseline: str = "one-shot") -> str:
 def _between_table(rows: list[dict], title: str, show: int = 3) -> str:
     """The paired tests between strategies other than one-shot, lowest p first (up to `show`), with
     how many tests there are in all and the Bonferroni threshold that number sets."""
-    tested = report.paired_all(rows)  # every pair, one-shot's included
+    tested = analysis.paired_all(rows)  # every pair, one-shot's included
     pairs = [p for p in tested if "one-shot" not in (p["a"], p["b"])]
     lines = [
         f"{title}: {len(tested)} paired tests in all; Bonferroni's threshold for them is "
@@ -100,7 +101,7 @@ def _between_table(rows: list[dict], title: str, show: int = 3) -> str:
 def _budget_table(rows: list[dict], resample: str = "resample") -> str:
     """Each loop beside `resample` at the same tokens per task (the most samples that fit)."""
     lines = []
-    for e in report.equal_budget(rows, resample):
+    for e in analysis.equal_budget(rows, resample):
         line = f"{e['strategy']:<21}{e['pass_rate']:>5.0%} at {e['tokens_per_task']:>6,.0f} tokens"
         if e["j"] is None:
             lines.append(f"{line}   {resample}: one sample already costs more")
@@ -119,9 +120,9 @@ def _judges_table(rows: list[dict]) -> str:
         f"{'judge':<32}{'accepted right/wrong':>22}{'rejected right/wrong':>22}"
         f"{'precision':>11}{'missed':>8}"
     ]
-    for (strategy, role), c in report.confusion(rows).items():
+    for (strategy, role), c in analysis.confusion(rows).items():
         precision, missed = (
-            f"{v:.0%}" if v is not None else "-" for v in report.precision_missed(c)
+            f"{v:.0%}" if v is not None else "-" for v in analysis.precision_missed(c)
         )
         lines.append(
             f"{strategy + ' ' + role:<32}{c['accepted_right']:>11}/"
@@ -139,12 +140,12 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
         sections.append(
             "against one-shot on the same tasks (exact sign test):\n" + paired_table(rows)
         )
-    if any("one-shot" not in (p["a"], p["b"]) for p in report.paired_all(rows)):
+    if any("one-shot" not in (p["a"], p["b"]) for p in analysis.paired_all(rows)):
         sections.append(_between_table(rows, "between the other strategies"))
     curve = report.resample_curve(rows, resample)
     if curve:
-        at_k = report.pass_at_k_table(rows, resample)
-        counted = report.pass_at_k_tasks(rows, resample)
+        at_k = analysis.pass_at_k_table(rows, resample)
+        counted = analysis.pass_at_k_tasks(rows, resample)
         sections.append(
             "\n".join(
                 [f"{resample}, choosing among the first j samples:"]
@@ -158,12 +159,12 @@ def format_report(rows: list[dict], resample: str = "resample") -> str:
                 ]
             )
         )
-    if report.equal_budget(rows, resample):
+    if analysis.equal_budget(rows, resample):
         sections.append(
             f"each loop beside {resample} at the same tokens per task:\n"
             + _budget_table(rows, resample)
         )
-    if report.confusion(rows):
+    if analysis.confusion(rows):
         sections.append("judges against the hidden tests:\n" + _judges_table(rows))
     return "\n\n".join(sections)
 
@@ -172,7 +173,7 @@ def _fair_test_report(path: Path, replicates: int | None = None) -> None:
     """Lesson 06's fair test's report of a results file, and the problems it leaves out because some arm
     has not run them yet (a recording under way)."""
     table, R = feedback.rows(path, replicates)
-    print(feedback.format_report(table, R))
+    print(fair_test.format_report(table, R))
     left = feedback.incomplete(path, R)
     if left:
         print(

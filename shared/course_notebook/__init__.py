@@ -10,6 +10,7 @@ from .plots import (
     graph_picture,
     pass_by_attempt,
 )
+from .tables import format_agreement, format_calibration, format_loops, format_sweep, score_grid
 from .widgets import draft_stepper, threshold_explorer
 
 __all__ = [
@@ -24,4 +25,9 @@ __all__ = [
     "graph_picture",
     "pass_by_attempt",
     "threshold_explorer",
+    "format_agreement",
+    "format_calibration",
+    "format_loops",
+    "format_sweep",
+    "score_grid",
 ]

@@ -5,13 +5,8 @@ from .calibration import (
     accepted_but_failing,
     agreement_rows,
     failure_census,
-    format_agreement,
-    format_calibration,
-    format_loops,
-    format_sweep,
     lowest_threshold,
     mean_scores,
-    score_grid,
 )
 from .controller import Draft, StopRule, best_so_far, drafts_of
 from .critics import (
@@ -36,13 +31,8 @@ __all__ = [
     "accepted_but_failing",
     "agreement_rows",
     "failure_census",
-    "format_agreement",
-    "format_calibration",
-    "format_loops",
-    "format_sweep",
     "lowest_threshold",
     "mean_scores",
-    "score_grid",
     "GENERIC_TEXT_CRITERIA",
     "MEDICAL_CRITERIA",
     "contains_sentinel",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-__all__ = ["Call", "FakeReply", "RecordedChat", "ScriptedChat"]
+__all__ = ["Call", "FakeReply", "ScriptedChat"]
 
 
 @dataclass
@@ -54,23 +54,3 @@ class ScriptedChat:
             return item
         words = sum(len(str(m.get("content", "")).split()) for m in messages)
         return FakeReply(item, prompt_tokens=words, completion_tokens=len(item.split()), role=role)
-
-
-class RecordedChat:
-    """Answers each call with a recorded run's next model step, after checking that the call asks for
-    what was recorded (the same role, and the step's request among the messages' texts): a committed
-    run replayed through today's code (tests/test_recorded_runs_replay.py)."""
-
-    def __init__(self, run: dict):
-        self.steps = [s for s in run["steps"] if s["kind"] == "model"]
-
-    def __call__(self, messages: list[dict], role: str = "generator", **params) -> FakeReply:
-        if not self.steps:
-            raise RuntimeError("the replay asked for more calls than were recorded")
-        step = self.steps.pop(0)
-        sent = [str(m.get("content", "")) for m in messages]
-        if step["role"] != role or not any(step["request"] in text for text in sent):
-            raise RuntimeError(
-                f"the replay's request differs from the recorded one at a {role} call"
-            )
-        return FakeReply(step["reply"], step["prompt_tokens"], step["completion_tokens"], role)
