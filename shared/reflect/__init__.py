@@ -1,24 +1,9 @@
-"""reflect: the helper package of the reflection-pattern course.
+"""reflect: the helper package of the reflection-pattern course, the answer key of what the lessons build.
 
-Folders are layers; a lower one never imports a higher one (tests/test_layers.py checks it):
-
-  records      Step, Verdict, Run, Stop: the one record every strategy returns; Critic, Strategy
-  testing      ScriptedChat and FakeReply, scripted stand-ins for a model
-  model/       what the package knows of a model: settings, Reply and ModelError, accounting, CachedChat
-  tasks/       the course's tasks and HumanEval, with hidden tests and static checks; code out of a reply
-  judging/     hidden-test verdicts, critics, critique parsing, sentinels, stop rules, calibration
-  memory/      episodic memory across attempts and sessions, in SQLite (lesson 05)
-  strategies/  one-shot, maker-checker, scored reflection, graph, Reflexion, resampling: Strategy objects returning a Run
-  evaluation/  running strategies over tasks (resumable), stored results, the report
-
-Beside it, not in it, and never imported by it (tests/test_layers.py): `course_runtime` (the local
-model's file, its one shared server per user, the fallback build, the disk cache of its replies, the
-course's Jupyter kernel, and `connect`, the client with that server, and the replay cassettes: `from course_runtime import connect`),
-`course_sandbox` (model-written code run in a separate process, the verdict decided outside it; `Task.run`
-finds it through the entry point group `reflect.sandbox`), `course_checks` (the lessons' exercise
-checks), `course_notebook` (the lessons' widgets and plots) and `course_bench` (the benchmark's command line).
-
-The names below are imported on first use, so `import reflect` stays fast.
+Its folders are layers, a lower one never importing a higher one (tests/test_layers.py): records, testing,
+model/, tasks/, judging/, memory/, strategies/, evaluation/. The map, and what sits beside the package and is
+never imported by it (course_runtime, course_sandbox, course_checks, course_notebook, course_bench):
+docs/package.md. The names below are imported on first use, so `import reflect` stays fast.
 """
 
 from importlib import import_module

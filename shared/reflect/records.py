@@ -4,12 +4,8 @@ A `Step` is one model call or one check inside a run (compare smolagents' `Actio
 LangGraph's state snapshots: one record per step, kept in order, printable, JSON-ready).
 A `Run` is what one strategy did on one task: the final code, why it stopped (`Stop`, a fixed
 set), every step, tokens by role, model calls, wall time, and which draft was chosen and why.
-
-`Critic` and `Strategy` are the two small protocols the lessons build on: a critic evaluates
-code for a task; a strategy runs a task with a chat function and returns a `Run`. A new
-lesson adds a class with that one method, not a special case. This module imports nothing
-else from the package: every layer may use it, which is why `parse_python` and `compile_tree`
-(Python's AST conversion under one lock, safe from threads) live here too.
+`Critic` and `Strategy` are the two small protocols the lessons build on. This module imports nothing else
+from the package, so every layer may use it (and `parse_python`, Python's AST under one lock, lives here).
 """
 
 from __future__ import annotations
@@ -59,18 +55,14 @@ class Stop(StrEnum):
     """Why a run ended. The same few reasons for every strategy."""
 
     ACCEPTED = "accepted"  # the critic or reviewer accepted the draft
-    SINGLE_DRAFT = (
-        "single_draft"  # a one-draft strategy made its draft (one-shot): there was nothing to stop
-    )
+    SINGLE_DRAFT = "single_draft"  # a one-draft strategy (one-shot): there was nothing to stop
     MAX_ITERATIONS = "max_iterations"  # the cap on drafts, attempts or samples was reached
     TOKEN_BUDGET = "token_budget"  # another attempt would have spent more than the token budget
     CONVERGED = "converged"  # no better score for `patience` rounds
     OSCILLATING = "oscillating"  # a draft came back, or scores swung up and down
     REGRESSED = "regressed"  # the score fell well below the best: reverted to the best
     INVALID_CRITIC = "invalid_critic"  # the critic's output could not be used
-    NO_CODE = (
-        "no_code"  # the model's reply held no code: nothing to judge (the graph sends it to review)
-    )
+    NO_CODE = "no_code"  # the reply held no code: nothing to judge (the graph sends it to review)
     CHECK_FAILED = "check_failed"  # the critic accepted a draft that a deterministic check rejects
     PROVIDER_ERROR = "provider_error"  # the model's server failed (timeout, refused, 5xx)
     BLANK_INPUT = "blank_input"  # nothing to do: no model call was made
@@ -224,9 +216,8 @@ class ReplyLike(Protocol):
     completion_tokens: int
 
 
-ChatFn = Callable[
-    ..., ReplyLike
-]  # chat(messages, role=..., **params) -> Reply; Connection.chat fits
+# chat(messages, role=..., **params) -> Reply; Connection.chat fits
+ChatFn = Callable[..., ReplyLike]
 
 
 @runtime_checkable

@@ -1,10 +1,6 @@
-"""A lesson experiment's model replies, committed, so the lesson recomputes its tables from them.
-Beside it, what lesson 03b runs on them: `evaluate_each` (every critic on every draft) and
-`loop_histories` (a critic's loops from the same first drafts, each draft with its hidden verdict).
-
-`RecordedCalls` wraps a chat function: a request the recording holds (`results/<name>.calls.json`)
-is answered from it, any other goes to the model. Its rules: docs/package.md, "The modules in
-detail".
+"""A lesson experiment's model replies, committed, so the lesson recomputes its tables from them
+(`RecordedCalls`: a request the recording holds is answered from it, any other goes to the model; its rules:
+docs/package.md), and what lesson 03b runs on them: `evaluate_each` and `loop_histories`.
 """
 
 from __future__ import annotations

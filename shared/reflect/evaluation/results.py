@@ -1,11 +1,7 @@
-"""Per-task results a lesson stores so later lessons can load them without re-running.
-
-Readable JSON, one file per experiment. Where they go depends on who answered:
-- replay and record: the committed `results/` folder (a replayed run rewrites the same bytes,
-  so `make test` never dirties the checkout);
-- a live model (local or openai): `build/results/` (ignored by git), so your own runs never
-  overwrite the recorded ones. Loading in live mode prefers your own results and falls back
-  to the recorded ones when you have not run the earlier lesson live.
+"""Per-task results a lesson stores so later lessons can load them without re-running, as readable JSON:
+in replay and record, the committed `results/` folder (a replayed run rewrites the same bytes); on a live
+model, `build/results/` (ignored by git), so your runs never overwrite the recorded ones, and loading prefers
+them, falling back to the recorded ones.
 """
 
 from __future__ import annotations
@@ -13,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -40,7 +37,7 @@ def save_attempts(name: str, attempts: list[Attempt], meta: dict | None = None) 
     """Store a lesson's attempts as readable JSON under `name`; returns the file."""
     path = results_dir() / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"meta": meta or {}, "attempts": [a.as_dict() for a in attempts]}
+    data = {"meta": meta or {}, "attempts": [asdict(a) for a in attempts]}
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
 

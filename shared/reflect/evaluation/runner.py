@@ -112,9 +112,7 @@ def current_rows(
     if strategies is not None:
         configs = {s.name: config_of(s) for s in strategies}
     else:
-        configs = {
-            r["strategy"]: r.get("config") for r in rows
-        }  # the last line of each strategy wins
+        configs = {r["strategy"]: r.get("config") for r in rows}  # each strategy's last line wins
     latest = {
         (r["strategy"], r["task_id"]): r
         for r in rows

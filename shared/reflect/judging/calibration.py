@@ -1,17 +1,6 @@
-"""Calibrating a scored critic from recorded histories: no new model calls.
-
-- `agreement`: how a critic's accept/reject (score >= threshold) lines up with the hidden tests.
-- `replay_rule`: what a loop would have returned under another stop rule, by cutting its
-  recorded drafts (`StopRule.drafts(run.steps)`) where that rule stops (drafts after the cut were
-  never needed).
-- `sweep`: `replay_rule` over many histories and thresholds: average iterations, final pass
-  rate, tokens, for the threshold table and plot.
-- `uninformative_band`: the scores whose share of passing drafts is close to the base rate
-  (`base_rate`), where the score adds little to knowing nothing.
-- `lowest_threshold`: the lowest score whose accepted drafts pass at a target share.
-- What lesson 03b reads rather than builds: `agreement_rows` for several
-  critics beside accept-all, `loop_summary` of one evaluator's loops, the `failure_census` of
-  recorded loops, and the inflation `mean_scores`.
+"""Calibrating a scored critic from recorded histories, with no new model calls: how its verdicts line up with
+the hidden tests (`agreement`), what a loop would have returned under another stop rule (`replay_rule`, `sweep`),
+the scores that say little (`uninformative_band`), and the lowest score worth trusting (`lowest_threshold`).
 Each draft must carry its hidden-test verdict in `draft.passed`.
 """
 

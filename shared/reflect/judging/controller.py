@@ -45,9 +45,8 @@ def drafts_of(
         last = judged[-1] if judged else None
         score = last.verdict.score if last else None
         accepted = None
-        if accept_by == "judge" and not (
-            last and last.verdict.accepted is None
-        ):  # None: the judge decided nothing
+        # a judge whose verdict is None decided nothing
+        if accept_by == "judge" and not (last and last.verdict.accepted is None):
             accepted = (
                 bool(last)
                 and last.verdict.accepted is True
@@ -69,23 +68,17 @@ def drafts_of(
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a loop stops: acceptance, the iteration budget, convergence, oscillation, regression
-    (docs/package.md, 'The modules in detail'); the token budget is `over_budget`, checked before a call.
-
-    `oscillation_window=0` turns the oscillation rule off (Reflexion notes a repeated draft and goes
-    on, since its next prompt differs),
-    `patience=0` the convergence rule, `regression_drop=1` the regression rule (no score falls
-    100% below the best). Under `accept_by="judge"`, a judge that decided nothing usable stops
-    the run (`INVALID_CRITIC`): the graph sends such a run to a person."""
+    """When a loop stops: acceptance, the iteration budget, convergence, oscillation, regression (docs/package.md);
+    the token budget is `over_budget`, checked before a call. `oscillation_window=0`, `patience=0` and
+    `regression_drop=1` turn a rule off. Under `accept_by="judge"`, a judge that decided nothing usable stops the
+    run (`INVALID_CRITIC`): the graph sends such a run to a person."""
 
     threshold: float = 8
     max_iterations: int = 3
     patience: int = 2
     regression_drop: float = 0.2
     oscillation_window: int = 4
-    accept_by: str = field(
-        default="threshold", repr=False
-    )  # "threshold" or "judge" (docs/package.md, 'The modules in detail')
+    accept_by: str = field(default="threshold", repr=False)  # "threshold" or "judge"
     unscored: float | None = field(
         default=None, repr=False
     )  # the score an unusable verdict counts as
@@ -151,10 +144,7 @@ class StopRule:
     def choose(self, history: Sequence[Draft], stop: Stop | None) -> Draft | None:
         """The draft a run returns when `stop` ended it: the accepted one (the last), else the best so
         far (`best_index`); None for no draft."""
-        if stop is Stop.ACCEPTED and history:
-            return history[-1]
-        i = best_index([a.score for a in history])
-        return None if i is None else history[i]
+        return history[-1] if stop is Stop.ACCEPTED and history else best_so_far(history)
 
     def chosen(self, run) -> Draft | None:
         """The draft a finished run returned, as this rule reads it (`choose` on its drafts and stop)."""

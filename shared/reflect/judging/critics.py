@@ -1,9 +1,6 @@
-"""Evaluators a scored reflection loop can use, side by side: each returns an `Evaluation` (a
-1-10 score, feedback for the refiner, its token cost).
-
-LLMCritic (a JSON critique), RuleCritic (static checks), HybridCritic, TestGroundedCritic
-(visible tests in the sandbox), VotingCritic and EvidenceCritic (the statement's examples or the
-agent's own tests). Each in a line: docs/package.md, "The modules in detail".
+"""Evaluators a scored reflection loop can use, side by side, each returning an `Evaluation` (a 1-10 score,
+feedback for the refiner, its token cost): LLMCritic, RuleCritic, HybridCritic, TestGroundedCritic,
+VotingCritic and EvidenceCritic (docs/package.md, "The modules in detail").
 """
 
 from __future__ import annotations
@@ -192,9 +189,7 @@ def split_tests(tests: str, visible_share: float = 0.5) -> tuple[str, str]:
         ast.get_source_segment(tests, n) or ast.unparse(n) for n in tree.body if n is not check
     )
     lines = tests.splitlines()
-    steps = [
-        "\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in check.body
-    ]  # whole lines: indentation kept
+    steps = ["\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in check.body]  # indentation kept
     k = max(1, round(len(steps) * visible_share))
 
     def part(body: list[str]) -> str:

@@ -1,12 +1,7 @@
-"""A structured critic verdict: JSON validated against a pydantic schema.
-
-Score scale: an integer from 1 (unusable) to 10 (nothing left to fix). The server is asked to
-constrain decoding to the schema (`Connection.response_format`). llama.cpp's grammar enforces
-the types, the integer bounds and the required fields (tests/test_integration.py checks which
-keywords), but another server may enforce less, and a reply asked for without the schema is
-free text, so every reply is validated here; a reply that fails validation is a `ParseFailure`,
-never an exception and never a retry loop of its own. `Critique.criteria` (optional
-per-criterion scores) is not in the schema sent to the server: the critic is never asked for it.
+"""A structured critic verdict: JSON validated against a pydantic schema, a score from 1 (unusable) to 10
+(nothing left to fix). The server is asked to constrain decoding to the schema, but another server may enforce
+less, so every reply is validated here: a reply that fails is a `ParseFailure`, never an exception. The optional
+per-criterion scores (`Critique.criteria`) are not in the schema sent: the critic is never asked for them.
 """
 
 from __future__ import annotations

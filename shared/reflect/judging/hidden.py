@@ -8,7 +8,7 @@ and what the draft cost in tokens.
 from __future__ import annotations
 
 import ast
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from ..records import parse_python
 from ..tasks.task import Task
@@ -28,10 +28,6 @@ class Attempt:
     code: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-    def as_dict(self) -> dict:
-        """The attempt as a JSON-ready dict."""
-        return asdict(self)
 
 
 def judge(task: Task, code: str, prompt_tokens: int = 0, completion_tokens: int = 0) -> Attempt:

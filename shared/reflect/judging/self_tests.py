@@ -1,12 +1,6 @@
-"""Tests the agent writes for itself (Reflexion's programming runs), run in the sandbox.
-
-The agent sees only the task statement and writes a few `assert` lines; the sandbox runs a
-draft on them and returns a trace in the shape of Reflexion's ("Tests passed: ... Tests failed:
-<assert> # output: <actual>"; Reflexion's own code writes "Tested passed:", sic) for the evaluator
-and the reflector. The hidden tests never
-reach the agent: they only score the result. Self-written tests can be wrong themselves;
-`accuracy_on` runs them against a known-correct solution (HumanEval's canonical one) to
-measure how often they are.
+"""Tests the agent writes for itself from the statement alone (Reflexion's programming runs), run in the sandbox,
+with a trace in the shape of Reflexion's for the evaluator and the reflector. The hidden tests never reach the
+agent. `accuracy_on` measures how often the agent's tests are wrong, against a known-correct solution.
 """
 
 from __future__ import annotations
@@ -20,10 +14,6 @@ from ..model.roles import SAMPLING, SEED
 from ..records import Step, Verdict, model_step, parse_python
 from ..tasks.prompts import write_tests_messages
 from ..tasks.task import Task
-
-_TEST_WRITER_TEMPERATURE = SAMPLING["test_writer"]["temperature"]
-# a few asserts; without a cap a small model can write until its context is full
-_TEST_WRITER_MAX_TOKENS = 300
 
 
 def parse_asserts(text: str, entry_point: str, limit: int = 6) -> list[str]:
@@ -74,13 +64,8 @@ def write_tests(chat: Callable, task: Task, seed: int | None = SEED) -> tuple[li
     """Ask the model for asserts from the statement alone; (asserts, the reply)."""
     messages = write_tests_messages(task)
     extra = {} if seed is None else {"seed": seed}
-    reply = chat(
-        messages,
-        role="test_writer",
-        temperature=_TEST_WRITER_TEMPERATURE,
-        max_tokens=_TEST_WRITER_MAX_TOKENS,
-        **extra,
-    )
+    # a few asserts: without a cap a small model can write until its context is full
+    reply = chat(messages, role="test_writer", **SAMPLING["test_writer"], max_tokens=300, **extra)
     return parse_asserts(reply.text, task.entry_point), reply
 
 
@@ -120,9 +105,7 @@ class SelfTestResult:
     """Which self-written asserts a draft passed and failed, with the actual value of each failure."""
 
     passed: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # (assert, what the draft gave or raised)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (assert, what the draft gave)
 
     @property
     def all_passed(self) -> bool:
@@ -150,7 +133,7 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
     outcome = task.run(code, tests="\n".join(asserts) + "\n")
     by_step = outcome.tests + [None] * (
         len(asserts) - len(outcome.tests)
-    )  # steps after a timeout never ran
+    )  # after a timeout: never ran
     for line, step in zip(asserts, by_step, strict=True):
         if step is not None and step.passed:
             result.passed.append(line)
@@ -164,14 +147,6 @@ def run_self_tests(task: Task, code: str, asserts: list[str]) -> SelfTestResult:
     return result
 
 
-def _tests_verdict(passed: int, total: int) -> Verdict:
-    """The verdict a tests step records, printed "3/5 passed": accepted when every assert passed
-    (and there was at least one: no asserts is no evidence)."""
-    return Verdict(
-        f"{passed}/{total} passed", accepted=passed == total > 0, passed=passed, total=total
-    )
-
-
 def run_tests_step(
     index: int, task: Task, code: str, asserts: list[str]
 ) -> tuple[SelfTestResult, Step]:
@@ -182,14 +157,9 @@ def run_tests_step(
         if code.strip()
         else SelfTestResult(failed=[("(no code)", "no code")])
     )
-    return res, Step(
-        index,
-        "tests",
-        "check",
-        "\n".join(asserts),
-        res.trace(),
-        verdict=_tests_verdict(len(res.passed), len(asserts)),
-    )
+    n, total = len(res.passed), len(asserts)  # accepted when every assert passed, and there was one
+    verdict = Verdict(f"{n}/{total} passed", accepted=n == total > 0, passed=n, total=total)
+    return res, Step(index, "tests", "check", "\n".join(asserts), res.trace(), verdict=verdict)
 
 
 def accuracy_on(task: Task, asserts: list[str], correct_code: str) -> float | None:

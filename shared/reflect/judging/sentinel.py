@@ -39,8 +39,6 @@ def strict_sentinel(review: str, sentinel: str = "APPROVED") -> bool:
     return False
 
 
-def verdict_for(
-    sentinel: str, reading: Callable[[str, str], bool] = strict_sentinel
-) -> ApprovalRule:
+def verdict_for(sentinel: str) -> ApprovalRule:
     """A one-argument approval rule for another sentinel, e.g. verdict_for("CODE_IS_PERFECT")."""
-    return lambda review: reading(review, sentinel)
+    return lambda review: strict_sentinel(review, sentinel)

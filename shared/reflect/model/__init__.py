@@ -1,10 +1,6 @@
-"""What the package knows of a model: the settings (`config`), what a call returns and how it fails
-(`llm`: `Reply`, `ModelError`), accounting (a ledger of calls, their prices), `CachedChat` (in memory) and the
-sampling of each role. The client that makes the calls (`connect`, `Connection`, replay cassettes) is
-`course_runtime.client`: this layer never imports it, and a loop is given a `chat`.
-
-Its names are imported on first use: the sandbox and the runtime read `config` (the platform check first)
-without the rest."""
+"""What the package knows of a model: the settings (`config`), what a call returns and how it fails (`llm`),
+accounting, `CachedChat` and each role's sampling. The client that makes the calls is `course_runtime.client`:
+this layer never imports it, and a loop is given a `chat`. Names are imported on first use."""
 
 from importlib import import_module
 from typing import Any

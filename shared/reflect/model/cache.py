@@ -32,15 +32,9 @@ def request_key(messages: list[dict], role: str, params: Mapping[str, Any]) -> s
 
 @dataclass
 class CachedChat:
-    """Wraps a chat function; identical temperature-0 requests are answered once and reused.
-
-    With `seeded=True`, sampled requests that carry a `seed` are reused too: on llama.cpp the
-    same request with the same seed gives the same reply (hosted APIs promise this only on a
-    best-effort basis). `hits` counts the reused answers. Token counts of a reused reply are
-    those of the original call, so an evaluator's reported cost is what it would cost alone.
-
-    Safe from several threads: a request already in flight is waited for, not sent twice, so
-    the number of model calls (and `hits`) does not depend on how the threads interleave."""
+    """Wraps a chat function; identical temperature-0 requests (with `seeded=True`, also sampled ones that carry a
+    `seed`) are answered once and reused, with the original call's tokens; `hits` counts the reused answers. Safe
+    from several threads: a request already in flight is waited for, not sent twice."""
 
     chat: Callable
     seeded: bool = False

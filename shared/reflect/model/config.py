@@ -91,14 +91,9 @@ def replay_miss_default(env: dict[str, str]) -> str:
 
 
 def default_workers(backend: str, live: str) -> int:
-    """Calls a lesson makes at once unless COURSE_WORKERS says otherwise.
-
-    1 on the live local model: llama.cpp batches concurrent requests together, and a request
-    batched with others can get another reply at temperature 0 than the same request alone
-    (measured while recording: lesson 02's first roman_to_int draft differed three ways), so a
-    live run would not reproduce the recorded outputs. 4 on a hosted API (which promises no
-    such reproducibility anyway) and in replay, which answers by content in any order.
-    """
+    """Calls a lesson makes at once unless COURSE_WORKERS says otherwise: 1 on the live local model (llama.cpp
+    batches concurrent requests, and a batched request can get another reply at temperature 0, so a live run would
+    not reproduce the recorded outputs); 4 on a hosted API and in replay, which answers by content in any order."""
     return 1 if backend in ("local", "record") and live == "local" else 4
 
 
@@ -124,9 +119,7 @@ class Settings:
     # (an empty reply: `course.py grade`, where a learner's own request must not stop the lesson)
     replay_miss: str = "stop"
     workers: int = 1  # COURSE_WORKERS: calls a lesson makes at once (see default_workers)
-    engine: str = (
-        "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (see course_runtime.manager)
-    )
+    engine: str = "auto"  # COURSE_ENGINE: auto | xllamacpp | llama-server (course_runtime.manager)
     cache: bool = True  # COURSE_CACHE=off: no live request cache (course_runtime.response_cache)
     local_model: str = (
         "qwen2.5-coder-1.5b"  # COURSE_LOCAL_MODEL: or qwen2.5-coder-0.5b (docs/models.md)

@@ -1,12 +1,5 @@
-"""Run one function over many independent items on a few threads, results in input order.
-
-Model calls spend their time waiting for the server, and llama.cpp's server answers several
-at once (one request per slot, batched together), so a lesson's independent tasks can overlap.
-Results come back in the order of `items`, and replay matches requests by content, so replay
-does not depend on the order. A live local run does: a request batched with others can get
-another reply at temperature 0, which is why COURSE_WORKERS defaults to 1 on the local model
-(see reflect.model.config.default_workers).
-"""
+"""Run one function over many independent items on a few threads, results in input order (model calls spend
+their time waiting; why COURSE_WORKERS defaults to 1 on the local model: `config.default_workers`)."""
 
 from __future__ import annotations
 

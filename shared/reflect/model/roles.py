@@ -8,14 +8,9 @@ from __future__ import annotations
 
 SEED = 42
 SAMPLING: dict[str, dict] = {
-    "generator": {
-        "temperature": 0.0,
-        "max_tokens": 512,
-    },  # the first draft, the same request in lessons 01-06
+    "generator": {"temperature": 0.0, "max_tokens": 512},  # the first draft, in lessons 01-06
     "reviewer": {"temperature": 0.0, "max_tokens": 300},  # lesson 02's APPROVED reviewer
-    "critic": {
-        "temperature": 0
-    },  # a judge is a function of its input (its token cap is the critic's own)
+    "critic": {"temperature": 0},  # a judge is a function of its input (its cap is its own)
     "evaluator": {"temperature": 0.0},  # Reflexion's judge
     "refiner": {"temperature": 0.2, "max_tokens": 512},  # a revision of a draft it is shown
     "reflector": {"temperature": 0.2},  # Reflexion's lesson from a failure

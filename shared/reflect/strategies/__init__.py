@@ -1,11 +1,6 @@
-"""The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the
-LangGraph graph (04, in `reflect.strategies.graph`, imported on use: langgraph is heavy), Reflexion
-(05) and resampling (`Resample`, 06; the benchmark's named configurations of them are `course_bench.catalog`,
-lesson 06's fair test's `reflect.evaluation.feedback.feedback_arms`). Each file
-holds its loop and the `Strategy` object that runs it and returns a `Run` (reflect.records); `base`
-holds the run frame they share and `with_sampling`. A strategy names the roles it calls (`ROLES`) and the
-prompts it sends (`prompts()`); its identity in a results file is the runner's
-(`reflect.evaluation.runner.config_of`)."""
+"""The strategies layer: one-shot (lesson 01), maker-checker (02), scored reflection (03), the LangGraph graph
+(04, `reflect.strategies.graph`, imported on use), Reflexion (05) and resampling (06). Each file holds its loop
+and the `Strategy` object that runs it and returns a `Run`; `base` holds the run frame they share."""
 
 from .maker_checker import MAX_ITERATIONS, MakerChecker, keep_last, maker_checker
 from .one_shot import OneShot, one_shot

@@ -51,12 +51,10 @@ from .graph_state import (
     steps_of,
     this_run,
 )
-from .graph_state import (  # what a lesson's own code reads as rg.<name>
-    critique_status as critique_status,
-)
-from .graph_state import (
-    fresh_thread as fresh_thread,
-)
+
+# what a lesson's own code reads as rg.<name>
+from .graph_state import critique_status as critique_status
+from .graph_state import fresh_thread as fresh_thread
 from .scored import critique_step, generate_step, refine_step
 
 

@@ -15,19 +15,12 @@ from ..tasks.task import Task, course_tasks
 from .graph_state import steps_of, this_run
 
 GRAPH_NAME = "reflection_code_reviewer"
-_REVIEW_KEYS = (
-    "decision_error",
-    "override",
-)  # one run's review, in its metadata
+_REVIEW_KEYS = ("decision_error", "override")  # one run's review, in its metadata
 
 _EXPLICIT = re.compile(r"^\s*requirements?\s*:?\s*$", re.I | re.M)
-
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$")
-
 _DOCSTRING = re.compile(r'("""|\'\'\')(.*?)\1', re.S)
-
 _EXAMPLE = re.compile(r"^\s*>>>\s*(.+?)\s*\n\s*(?!>>>)(\S.*?)\s*$", re.M)
-
 _INLINE_EXAMPLE = re.compile(
     r"\b([A-Za-z_]\w*\([^()\n]*\))\s*(?:==|->|returns|should return|gives)\s*([^\s,;.][^,;\n]*?)(?=[,;.]?\s|$)"
 )

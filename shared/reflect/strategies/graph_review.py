@@ -179,9 +179,7 @@ def needs_review(
         )
         decided = _human_decision({**state, "metadata": upd["metadata"]}, decision, task_of(state))
         upd |= decided | {"errors": [*noted, *decided.get("errors", [])]}
-    merged = {
-        key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")
-    }  # as the reducers add
+    merged = {key: [*state.get(key, []), *upd.get(key, [])] for key in ("errors", "steps")}
     after = {**state, **upd, **merged}
     return upd, after, Stop.ACCEPTED if upd["status"] == "ok" else stop
 

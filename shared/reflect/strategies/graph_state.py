@@ -16,11 +16,12 @@ _SENTINELS = ("APPROVED", "CODE_IS_PERFECT")
 
 _CritiqueStatus = Literal["accepted", "needs_revision", "invalid"]
 
-_ACCEPTS = {
-    "accepted": True,
-    "needs_revision": False,
-    "invalid": None,
-}  # a status as a Verdict's `accepted`
+_STATUS = {
+    True: "accepted",
+    False: "needs_revision",
+    None: "invalid",
+}  # a Verdict's `accepted` as a status
+_ACCEPTS = {status: accepted for accepted, status in _STATUS.items()}
 
 
 def this_run(state: dict, key: str) -> list:
@@ -80,7 +81,7 @@ def critique_status(state: dict) -> _CritiqueStatus | None:
     last = _last_judge(state)
     if last is None:
         return None
-    return {True: "accepted", False: "needs_revision", None: "invalid"}[last.verdict.accepted]
+    return _STATUS[last.verdict.accepted]
 
 
 def critic_step(
@@ -131,11 +132,7 @@ def fresh_thread(prefix: str = "run") -> str:
     return f"{prefix}-{next(_THREADS)}"
 
 
-def start_state(
-    text: str,
-    max_iterations: int = 3,
-    requirements: list[str] | None = None,
-) -> dict:
+def start_state(text: str, max_iterations: int = 3, requirements: list[str] | None = None) -> dict:
     """The input state for one run."""
     return {
         "input": text,

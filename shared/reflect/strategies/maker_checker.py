@@ -132,9 +132,7 @@ class MakerChecker:
 
     max_iterations: int = MAX_ITERATIONS
     options: dict = field(default_factory=dict)  # any other keyword of maker_checker()
-    temperature: float = SAMPLING["generator"][
-        "temperature"
-    ]  # the reviewer's too (SAMPLING["reviewer"])
+    temperature: float = SAMPLING["generator"]["temperature"]  # the reviewer's too
     seed: int | None = SEED
     generator_max_tokens: int = SAMPLING["generator"]["max_tokens"]
     reviewer_max_tokens: int = SAMPLING["reviewer"]["max_tokens"]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..judging.hidden import judge
 from ..model.roles import SAMPLING, SEED
-from ..records import ChatFn, ReplyLike, Run, Stop, model_step
+from ..records import ChatFn, Run, Stop, model_step
 from ..tasks.extract import extract_code
 from ..tasks.prompts import GENERATOR_PROMPT, generator_messages
 from ..tasks.task import Task
@@ -18,30 +18,29 @@ def one_shot(chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT) ->
     """One call, no review: the baseline every later lesson compares against, as a `Run` of one step
     whose `passed` is the hidden tests' verdict (`judge(task, run.final_code)` gives the detail)."""
     start = time.perf_counter()
-    messages, reply, code = _one_shot_call(chat, task, system_prompt)
-    step = model_step(0, "generator", messages, reply, code)
-    return Run(
-        strategy="one-shot",
-        task_id=task.id,
-        final_code=code,
-        stop=Stop.SINGLE_DRAFT,
-        steps=(step,),
-        chosen="the only draft",
-        wall_s=time.perf_counter() - start,
-        passed=judge(task, code).passed,
+    run = _one_call(chat, task, system_prompt)
+    return replace(
+        run, wall_s=time.perf_counter() - start, passed=judge(task, run.final_code).passed
     )
 
 
-def _one_shot_call(
-    chat: ChatFn, task: Task, system_prompt: str = GENERATOR_PROMPT
-) -> tuple[list[dict], ReplyLike, str]:
-    """The one generator call of one-shot: (messages sent, reply, extracted code)."""
+def _one_call(chat: ChatFn, task: Task, system_prompt: str, name: str = "one-shot") -> Run:
+    """The one generator call of one-shot, as a `Run` of one step."""
     prompt = task.prompt()
     if not prompt.strip():
         raise ValueError(f"Task {task.id!r} has a blank statement.")
     messages = generator_messages(prompt, system_prompt)
     reply = chat(messages, role="generator")
-    return messages, reply, extract_code(reply.text, task.entry_point).code
+    code = extract_code(reply.text, task.entry_point).code
+    step = model_step(0, "generator", messages, reply, code)
+    return Run(
+        strategy=name,
+        task_id=task.id,
+        final_code=code,
+        stop=Stop.SINGLE_DRAFT,
+        steps=(step,),
+        chosen="the only draft",
+    )
 
 
 @dataclass
@@ -61,15 +60,4 @@ class OneShot:
         """One call; the draft is final."""
         sampled = with_sampling(chat, self.temperature, self.seed, lambda role: self.max_tokens)
 
-        def body() -> Run:
-            messages, reply, code = _one_shot_call(sampled, task, self.system_prompt)
-            return Run(
-                strategy=self.name,
-                task_id=task.id,
-                final_code=code,
-                stop=Stop.SINGLE_DRAFT,
-                steps=(model_step(0, "generator", messages, reply, code),),
-                chosen="the only draft",
-            )
-
-        return execute(self, task, body)
+        return execute(self, task, lambda: _one_call(sampled, task, self.system_prompt, self.name))

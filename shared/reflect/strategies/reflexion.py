@@ -1,9 +1,6 @@
-"""Lesson 05: Reflexion, verbal feedback remembered across attempts (and sessions).
-
-A generator writes a fresh attempt, an evaluator judges it from the agent's own tests, a reflector
-writes what to do next time; reflections go into episodic memory and the next attempt's prompt
-carries the last `window` of them, as its `memory_mode` says (none, last, reflections,
-last+reflections). The stops, memory and temperatures: docs/package.md, "The modules in detail".
+"""Lesson 05: Reflexion, verbal feedback remembered across attempts (and sessions). A generator writes a fresh
+attempt, an evaluator judges it from the agent's own tests, a reflector writes what to do next time; the next
+attempt's prompt carries the last `window` reflections, as its `memory_mode` says (docs/package.md).
 """
 
 from __future__ import annotations
@@ -105,9 +102,7 @@ class Reflexion:
     seed: int = SEED
     patience: int = 3  # attempts without a better score before the loop stops as degenerate
     judge_hidden: bool = True
-    # A JSON verdict needs about 50-100 tokens; uncapped (lesson 05's first run) the longest was 269. With this
-    # cap, 4 of the 142 evaluator replies in lesson 05's experiment still reached it, a sentence repeated until
-    # cut off mid-JSON, and were failed as unusable (lesson 05, section 3, prints one).
+    # a JSON verdict needs about 50-100 tokens; one cut off mid-JSON is unusable (lesson 05, section 3)
     evaluator_max_tokens: int = 400
     reflector_max_tokens: int = 300  # two to four sentences
     name: str = "reflexion"
@@ -243,12 +238,9 @@ class Reflexion:
         steps.append(model_step(len(steps), "generator", messages, reply, code=code))
         evidence, step = run_tests_step(len(steps), task, code, asserts)
         steps.append(step)
-        judgement = self._evaluate(task, chat, code, evidence, steps)
+        judgement = self._ask_evaluator(EVALUATOR_SYSTEM, task, chat, code, evidence, steps)
         used += sum(s.prompt_tokens + s.completion_tokens for s in steps[first:])
         return code, evidence, judgement, used
-
-    def _evaluate(self, task, chat, code, evidence, steps) -> Evaluation:
-        return self._ask_evaluator(EVALUATOR_SYSTEM, task, chat, code, evidence, steps)
 
     def _ask_evaluator(self, system, task, chat, code, evidence, steps) -> Evaluation:
         ask = evaluator_messages(system, task, code, evidence.trace())

@@ -1,9 +1,6 @@
-"""Best-of-k: k drafts of the task, one chosen by evidence the producer may see.
-
-The rival every reflection strategy has to beat at the same cost (lesson 06). `first` (fresh
-samples, or the course's first draft), `feedback` (what a sample after a failed first draft sees)
-and `select` (the evidence that chooses) make the variants; each setting is explained in
-docs/package.md, "The modules in detail".
+"""Best-of-k: k drafts of the task, one chosen by evidence the producer may see, the rival every reflection
+strategy has to beat at the same cost (lesson 06). `first`, `feedback` and `select` make the variants
+(docs/package.md, "The modules in detail").
 """
 
 from __future__ import annotations
@@ -50,9 +47,8 @@ class Resample:
     name: str = "resample"
     replicate: int = field(default=0, metadata={KEYED_WHEN_SET: True})
     sample_tokens: int | None = field(default=None, metadata={KEYED_WHEN_SET: True})
-    ROLES = (
-        "test_writer",
-    )  # the samples' temperature is a field; a first "draft" is sampled as one-shot's
+    # the samples' temperature is a field; a first "draft" is sampled as one-shot's
+    ROLES = ("test_writer",)
 
     def prompts(self) -> tuple[str, ...]:
         """The generator's prompt (every draft), the test writer's, and the critic's when it critiques."""
@@ -85,9 +81,7 @@ class Resample:
     ) -> tuple[list[dict], dict]:
         """Draft i's messages and sampling: the first draft, a blind sample, or a sample shown the failure."""
         if i == 1 and self.first == "draft":
-            return generator_messages(task.prompt()), sampling(
-                "generator", self.seed
-            )  # one-shot's request
+            return generator_messages(task.prompt()), sampling("generator", self.seed)  # one-shot's
         prompt = task.prompt()
         if shown is not None and self.feedback == "critique+code":
             prompt = critique_request(task, shown[0], shown[2])

@@ -1,11 +1,6 @@
-"""The scored reflection loop: generator, critic, refiner, with a stop rule and best-so-far.
-
-Roles and sampling (`reflect.model.roles`): the generator writes the course's one first
-draft (temperature 0, seed 42, 512 tokens: the request of lesson 01's one-shot), the critic judges
-at temperature 0, the refiner revises at 0.2. From the second
-iteration on, the refiner gets the task, the previous attempt and the critic's feedback, and
-is told to use the feedback rather than start over. The loop returns the best attempt, not
-the last; a regression stops early and reverts to the best.
+"""The scored reflection loop: generator, critic, refiner (each role's sampling: `reflect.model.roles`), with a
+stop rule and best-so-far. The refiner gets the task, the previous attempt and the critic's feedback; the loop
+returns the best attempt, not the last, and a regression stops it early.
 """
 
 from __future__ import annotations

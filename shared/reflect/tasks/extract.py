@@ -1,9 +1,5 @@
-"""Get Python code out of a model reply.
-
-Replies come as fenced blocks (```python, ```py, or a bare ```), several blocks (helpers plus
-the main function, or the function plus a usage example), prose with code and no fence, or
-prose only. `extract_code` never raises: prose only gives an extraction with empty code with a
-reason, so a loop can quote it back to the producer.
+"""Get Python code out of a model reply: fenced blocks, several blocks, prose with code and no fence, or
+prose only. `extract_code` never raises: prose only gives empty code with a reason, so a loop can quote it back.
 """
 
 from __future__ import annotations

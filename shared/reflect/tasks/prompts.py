@@ -1,11 +1,6 @@
-"""Every prompt the course sends, and the builders of its requests, in one place.
-
-System prompts by role (generator, reviewer, refiner, critic, test writer, evaluator, reflector)
-and the functions that build a request's messages from a task (the first draft, a revision, a
-critique's request and its repair, the test writer's, the evaluator's, the reflector's, a Reflexion
-attempt, a repair after failed checks). A strategy's identity
-records a fingerprint of the prompts it sends (`fingerprint`): that is the one
-version a prompt has; change a text here and the results keyed by the old one no longer match.
+"""Every prompt the course sends, and the builders of its requests, in one place. A strategy's identity records
+a fingerprint of the prompts it sends (`fingerprint`): change a text here and the results keyed by the old one no
+longer match.
 """
 
 from __future__ import annotations
