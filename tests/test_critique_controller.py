@@ -221,6 +221,8 @@ def test_an_unusable_verdict_counts_as_the_rules_unscored_score():
 def test_the_rule_chooses_the_accepted_draft_else_the_best():
     rule = StopRule(threshold=8, max_iterations=5)
     assert rule.choose(h(5, 9), Stop.ACCEPTED).iteration == 2
+    # a judge accepted the last draft though an earlier one scored higher: the accepted one is returned
+    assert rule.choose(h(9, 7), Stop.ACCEPTED).iteration == 2
     assert rule.choose(h(7, 4), Stop.REGRESSED).iteration == 1
     assert (
         rule.choose(h(None, None), Stop.MAX_ITERATIONS).iteration == 2
