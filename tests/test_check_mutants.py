@@ -1,9 +1,9 @@
-"""Every exercise whose check is not a spec (course_checks.spec: those are graded by tests/test_check_specs.py) and
-reads only what the learner wrote, or also values this file makes as the lesson does (`VALUES`, the model's calls
-answered from the lesson's cassette): the solved cells pass its check, and the wrong answers made from
-the learner's functions by rule fail it: each function of the answer returning its first value whatever it is given (a typed-in constant), each of its
-arguments ignored in turn (pinned to the first call's), and, where the answer sends requests, each request cut to
-its first line with a word added (a request that breaks whatever rule the exercise sets for it)."""
+"""The two exercises whose checks go on from their specs (graded by tests/test_check_specs.py) to values the lesson
+got from the model, 01.6 and 01.7, made here as the lesson makes them (`VALUES`, the model's calls answered from the
+lesson's cassette): the solved cells pass the whole check, and the wrong answers made from the learner's functions by
+rule fail it: each function of the answer returning its first value whatever it is given (a typed-in constant), each
+of its arguments ignored in turn (pinned to the first call's), and, where the answer sends requests, each request cut
+to its first line with a word added (a request that breaks whatever rule the exercise sets for it)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from course_checks import REGISTRY
-from course_checks.spec import SPECS
 from reflect.tasks import get_task
 from reflect.testing import ScriptedChat
 
@@ -49,30 +48,6 @@ def _replay(notebook: str):
     from reflect.model.config import Settings
 
     return connect(notebook, settings=Settings.from_env({"COURSE_BACKEND": "replay"}), quiet=True)
-
-
-def _lesson02_chat():
-    """Lesson 02's `chat`: its sampling, its calls answered from the lesson's cassette."""
-    from reflect.model.roles import sampling
-
-    conn = _replay("02_maker_checker")
-    return lambda messages, role, **params: conn.chat(
-        messages, role=role, **{**sampling(role), **params}
-    )
-
-
-def _probes(ns: dict) -> dict:
-    """Lesson 02's exercise 8 values: the solved cell run on the lesson's chat, in replay."""
-    from course_checks import solution_cell
-
-    run = {
-        **ns,
-        "chat": _lesson02_chat(),
-        "SORTED_DRAFT": ns["ex"].SORTED_DRAFT,
-        "MERGE_DRAFT": ns["ex"].MERGE_DRAFT,
-    }
-    exec(solution_cell("02.7"), run)  # noqa: S102 - the course's own cell
-    return {k: run[k] for k in ("on_sorted", "on_merge")}
 
 
 def _baseline() -> tuple:
@@ -115,54 +90,12 @@ def _draws(ns: dict) -> dict:
     return {"attempts": attempts, "first_failed": first_failed, "draws": draws, "conn": conn}
 
 
-def _with_code(ns: dict) -> dict:
-    """Lesson 03's exercise 8 values: section 6's sweep of the solved loop with the solved `fresh` over every task
-    (`repairs`), then with the solved `fresh_with_code` over the tasks that one rejected (`with_code`), as the
-    lesson's cells make them, each call answered from the lesson's cassette."""
-    from course_notebook import sweep
-    from reflect.judging import TestGroundedCritic
-    from reflect.tasks import course_tasks
-
-    conn = _replay("03_scored_critic")
-
-    def chat(messages, role="generator", **params):  # the lesson's
-        params.setdefault("max_tokens", 512)
-        return conn.chat(messages, role=role, **params)
-
-    critic, loop, tasks = TestGroundedCritic(), ns["scored_loop"], {t.id: t for t in course_tasks()}
-    repairs = sweep(lambda c, t: loop(c, t, critic, revise=ns["fresh"])[0], chat, course_tasks())
-    rejected = [tasks[tid] for tid in repairs.rejected]
-    with_code = sweep(
-        lambda c, t: loop(c, t, critic, revise=ns["fresh_with_code"])[0], chat, rejected
-    )
-    return {"repairs": repairs, "with_code": with_code}
-
-
 # what a check reads besides the learner's functions, made here as the lesson makes it (from the namespace of the
 # lesson's solved cells)
 VALUES = {
     "01.6": _retry,
     "01.7": _draws,
-    "02.7": _probes,
-    "03.7": _with_code,
 }
-
-
-# exercises whose specs grade part of the check: 01.7's passes_any (sample_three is the check's own), and the
-# functions of 01.6, 02.7 and 03.7 (their checks go on to the values the lesson got from the model)
-PARTLY_SPECS = {"01.6", "01.7", "02.7", "03.7"}
-
-
-def _bespoke() -> list[str]:
-    """The exercises this file grades: no spec (or a spec for part of them), and a check that reads only functions
-    and classes, or also values this file can make as the lesson does (`VALUES`)."""
-    for lesson in ("00", "01", "02", "03", "03b", "04", "05", "06"):
-        __import__(f"course_checks.lesson{lesson}")
-    return sorted(
-        k
-        for k, ex in REGISTRY.items()
-        if (k not in SPECS or k in PARTLY_SPECS) and (ex.scripted or k in VALUES)
-    )
 
 
 def solved(key: str) -> tuple[dict, list[str], set[str]]:
@@ -299,7 +232,7 @@ def passes(key: str, args: list) -> bool:
     return REGISTRY[key].evaluate(*args)[0]
 
 
-BESPOKE = _bespoke()
+BESPOKE = sorted(VALUES)
 
 
 @pytest.mark.parametrize("key", BESPOKE)
@@ -315,9 +248,3 @@ def test_the_solved_cells_pass_and_every_wrong_answer_made_from_them_fails(key):
             if passes(key, [*args[:i], wrong, *args[i + 1 :]]) and applies():
                 passed.append(f"{names[i]}: {what}")
     assert passed == [], f"{key}: wrong answers that pass: {passed}"
-
-
-def test_the_bespoke_exercises_are_the_ones_named():
-    """The file grades what it says: every exercise with no spec (and those whose spec grades part of them)."""
-    unspecced = {k for k in REGISTRY if k not in SPECS} | PARTLY_SPECS
-    assert set(BESPOKE) == unspecced and "01.6" in BESPOKE and "04.1" not in BESPOKE
