@@ -480,7 +480,7 @@ ATTEMPT = Calls(
     ],
     key=_attempts(_attempt_key, _reflect_key),
     result=_attempted,
-    forbid=((reflexion_module,), {"run", "_attempts", "_one", "_evaluate", "_ask_evaluator", "_reflect"},
+    forbid=((reflexion_module,), {"run", "_attempts", "_one", "_ask_evaluator", "_reflect"},
             "attempt ran the package's agent: the attempt is yours to write."),
 )  # fmt: skip
 

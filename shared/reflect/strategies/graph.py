@@ -1,7 +1,7 @@
 """Lesson 04: the reflection loop as a LangGraph graph, `reflection_code_reviewer`.
 
     START -> prepare_task -> generate_initial_draft -> critique_draft
-    critique_draft -> finalize | refine_draft | mark_needs_review      (when it stops: `after_critique`)
+    critique_draft -> finalize | refine_draft | mark_needs_review      (when it stops: `_stop_of`)
     refine_draft -> critique_draft
     prepare_task / generate_initial_draft / refine_draft -> handle_failure
 
@@ -97,7 +97,7 @@ def build_nodes(p: GraphParts) -> dict[str, Callable[[dict], dict]]:
         return graph_requirements.task_of(state, p)
 
     def ended(state: dict, stop: Stop) -> dict:
-        """The Run of a run that ends here, for `state["run"]` (`_closing_run`)."""
+        """The Run of a run that ends here, for `state["run"]` (`graph_review.closing_run`)."""
         task_id = p.task.id if p.task else state.get("metadata", {}).get("task_id", "custom")
         return closing_run(state, stop, task_id, p.name)
 

@@ -98,7 +98,7 @@ def scored_reflection(
     sampling: Mapping[str, dict] = SAMPLING,
     name: str = "scored",
 ) -> Run:
-    """Run generator -> critic -> refiner ... until `rule` says stop (see module docstring); the
+    """Run generator -> critic -> refiner ... until `rule` says stop (`StopRule.decide`); the
     `Run` returns the best draft (`StopRule.choose`).
 
     `first_draft` starts from an existing draft (e.g. lesson 01's) instead of calling the
@@ -187,7 +187,7 @@ _CRITIC_KINDS = ("llm", "examples", "self-tests")
 def make_critic(kind: str, chat: ChatFn) -> Critic:
     """A new critic by name, bound to `chat`: "llm" (lesson 03's JSON critic, capped at 400 tokens), "examples" (the
     statement's own examples) or "self-tests" (asserts the model writes, lesson 05). Naming the
-    critic instead of passing one keeps a strategy's `config()` stable, so a results file can resume."""
+    critic instead of passing one keeps a strategy's `config_of` stable, so a results file can resume."""
     if kind == "llm":
         return LLMCritic(
             chat, max_tokens=400
