@@ -134,7 +134,6 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_on
     from reflect.judging import strict_sentinel
     from reflect.judging.critics import TestGroundedCritic
     from reflect.testing import FakeReply
-    from tests.test_check_mutants import _probes, solved
 
     def reviewer(is_reviewer, read):
         def evidence_chat(chat, task):
@@ -166,9 +165,6 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_on
 
     assert "whatever their role" in ex.trim_thread.evaluate(assistant_only, None)[1]
 
-    ns, _, _ = solved("02.7")
-    runs = _probes(ns)
-
     def by_verdict(on_sorted, on_merge):
         return not strict_sentinel(on_sorted.judgements[-1].reply) and strict_sentinel(
             on_merge.judgements[-1].reply
@@ -180,9 +176,8 @@ def test_the_second_fresh_reads_wrong_answers_of_lesson_02_fail_and_its_right_on
             and "APPROVED" in on_merge.judgements[-1].reply
         )
 
-    args = (ns["probe"], ns["my_reviewer_prompt"], runs["on_sorted"], runs["on_merge"])
-    assert ex.requirement.evaluate(*args, by_verdict)[0]
-    assert not ex.requirement.evaluate(*args, anywhere_in)[0]
+    assert ex.OBEYED.problem(by_verdict) is None
+    assert ex.OBEYED.problem(anywhere_in) is not None
 
 
 def test_trim_must_return_an_empty_thread_whole_and_names_the_misreadings():
