@@ -201,12 +201,10 @@ def test() -> None:
     # One run on three workers: the tests, and the solved lessons under nbval in replay, each exercise's
     # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py). The tests on the real model are
     # their own tier (`test_integration`); the 15 slowest tests are listed at the end. A kernel may take more than
-    # nbval's default 60 s to answer when the disk stalls (one fresh-clone run of three here): 180 s. The lessons
-    # first: their kernels are the longest pieces, and the many short test modules then even out the end (two
-    # runs each way here: 155 and 154 s against 160 and 174 s).
+    # nbval's default 60 s to answer when the disk stalls (one fresh-clone run of three here): 180 s.
     run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "-m", "not integration", "--durations=15",
         "--nbval", "--nbval-kernel-startup-timeout=180", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
-        "solutions", "tests")
+        "tests", "solutions")
 
 
 def test_integration() -> None:
