@@ -5,7 +5,7 @@ LangGraph's state snapshots: one record per step, kept in order, printable, JSON
 A `Run` is what one strategy did on one task: the final code, why it stopped (`Stop`, a fixed
 set), every step, tokens by role, model calls, wall time, and which draft was chosen and why.
 `Critic` and `Strategy` are the two small protocols the lessons build on. This module imports nothing else
-from the package, so every layer may use it (and `parse_python`, Python's AST under one lock, lives here).
+from the package, so every layer may use it (and `parse_python` and `compile_tree`, the AST under one lock).
 """
 
 from __future__ import annotations
