@@ -1,6 +1,6 @@
 """`course.py grade` end to end (course_grading): nbgrader grades a class folder of lesson 00 submissions offline with
 the course's checks, and the table holds exactly the expected marks: a complete submission with a prompt of its own
-(not in the recording), a partial one, one with a cell that raises and another that never ends, one of the planted wrong answers whose
+(not in the recording), an unfinished one (an answer left blank, a cell that raises, another that never ends), one of the planted wrong answers whose
 check cells were edited to print a pass (and that rebinds `ex`), and one that deletes its own course directory; none
 stops the batch or changes another learner's marks."""
 
@@ -72,9 +72,9 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
     assert own_prompt != solved["00.1"]
     learners = {  # the solved lesson with a prompt of the learner's own: graded offline, it costs nothing
         "complete": submission({"00.1": own_prompt}),
-        "partial": submission({"00.3": None, "00.4": None}),
-        "stuck": submission(  # one cell raises, another never ends (it waits: the timeout is the same, no core spent)
-            {
+        "unfinished": submission(  # one answer left as it was, one cell raises, another never ends (it waits:
+            {  # the timeout is the same, no core spent)
+                "00.1": None,
                 "00.2": "raise RuntimeError('my bill is not ready')\n" + solved["00.2"],
                 "00.4": "import time\n\nwhile True:\n    time.sleep(0.5)\n" + solved["00.4"],
             }
@@ -103,8 +103,7 @@ def test_a_class_folder_is_graded_into_one_table_and_a_feedback_file_each(tmp_pa
     got = {(r["learner"], r["exercise"]): r["passed"] == "True" for r in rows}
     passed = {
         "complete": EXERCISES,
-        "partial": ("00.1", "00.2"),
-        "stuck": ("00.1", "00.3"),
+        "unfinished": ("00.3",),
         "edited_checks": (),
         "hostile": None,  # its own grading data are gone: every mark fails, nobody else's
     }

@@ -6,7 +6,7 @@
 DIR holds one folder per learner, named as the learner, with that learner's lesson notebooks as saved from
 notebooks/ (`02_maker_checker.ipynb`, ...); a learner may hand in any of them. For every lesson handed in, the
 learner copy of notebooks/ is nbgrader's source (its cells carry nbgrader's metadata, tools/build_exercises.py):
-`nbgrader generate_assignment` makes the release once, then for each learner `nbgrader autograde` runs the submission
+`nbgrader generate_assignment` makes the release once, then for each learner nbgrader's autograde runs the submission
 in replay (no network, no model: a request the recording lacks gets an empty reply, COURSE_REPLAY_MISS=empty) and
 restores every locked cell, the checks included, from the release, so an edited check cell grades nothing. The
 graded exercises are those whose check is a spec (course_checks.spec), graded on made-up cases and scripted models
@@ -173,8 +173,8 @@ def grade_learner(
                 dest = root / "submitted" / learner / lesson
                 dest.mkdir(parents=True)
                 shutil.copyfile(path, dest / f"{lesson}.ipynb")
-                code, out = _run(
-                    [*NBGRADER, "autograde", lesson, "--student", learner, "--force"],
+                code, out = _run(  # autograde, then the HTML feedback of a graded submission
+                    [sys.executable, "-m", "course_grading.submission", lesson, learner],
                     root,
                     timeout,
                     limited=True,
@@ -198,13 +198,7 @@ def grade_learner(
                 marks.append(
                     Mark(learner, lesson, key, score >= max_score > 0, score, max_score, message)
                 )
-            if not why:
-                _run(
-                    [*NBGRADER, "generate_feedback", lesson, "--student", learner, "--force"],
-                    root,
-                    timeout=300,
-                )
-            elif not (root / "nbgrader_config.py").exists():
+            if why and not (root / "nbgrader_config.py").exists():
                 break  # the course directory is gone: the learner's other lessons cannot be graded either
         html = root / "feedback" / learner
         if html.exists():
