@@ -3,9 +3,9 @@ replies, come out step for step the same: the same requests (each checked agains
 one), verdicts, notes, stop, chosen draft and the reason given. A refactor of the shared parts (the
 best-so-far, the generator's messages, the stop rules) that changed any decision fails here.
 
-The whole set is 350 runs (about 50 s); this test replays every third run of each file and every run
-that stopped on a rare rule (regressed, token budget): about 130, with ties among samples (checked
-below). No recorded run stopped on `converged`, which cannot fire with 3 attempts and patience 3."""
+The whole set is 350 runs (about 50 s); this test replays every third run of each file (but one whose
+own tests hung: 10 s of CPU each, for one more failed test) and every run that stopped on a rare rule
+(regressed, token budget): about 130, with ties among samples (checked below). No recorded run stopped on `converged`, which cannot fire with 3 attempts and patience 3."""
 
 from __future__ import annotations
 
@@ -81,14 +81,24 @@ def strategy_of(config: dict):
 FILES = [p for p in ALL_FILES if replayable(p)]
 
 
+def hung(row: dict) -> bool:
+    """A draft whose own tests timed out: replaying it burns the sandbox's 10 s of CPU, and to the loop it is one
+    more failed test (tests/test_sandbox*.py hold the timeouts themselves)."""
+    return any(
+        s["role"] == "tests" and "# output: timed out" in s["reply"] for s in row["run"]["steps"]
+    )
+
+
 def sample(rows: list[dict]) -> list[dict]:
     """Every third run (every 37th of a file over 1,000 runs: lesson 06's fair test, whose 8 arms and
-    replicates come in turn, 37 prime to 8 so each is sampled), and every run that stopped on a rare rule."""
+    replicates come in turn, 37 prime to 8 so each is sampled) that did not hang, and every run that stopped on
+    a rare rule (the one token-budget stop hung)."""
     step = 37 if len(rows) > 1000 else 3
     return [
         r
         for i, r in enumerate(rows)
-        if i % step == 0 or r["run"]["stop"] in (Stop.REGRESSED, Stop.TOKEN_BUDGET)
+        if (i % step == 0 and not hung(r))
+        or r["run"]["stop"] in (Stop.REGRESSED, Stop.TOKEN_BUDGET)
     ]
 
 

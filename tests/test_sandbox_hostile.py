@@ -19,7 +19,7 @@ from reflect.tasks.task import get_task
 from tests.conftest import cmdline
 
 TESTS = "assert f() == 1\n"
-FAST = Limits(timeout_s=4, memory_mb=512)
+FAST = Limits(timeout_s=2, memory_mb=512)  # a hang burns its whole timeout of CPU
 
 
 def _fn(body: str) -> str:
@@ -29,7 +29,7 @@ def _fn(body: str) -> str:
 HOSTILE = {
     "infinite_loop": (
         _fn("while True:\n    pass"),
-        "Timed out after 4 s while running: assert f() == 1",
+        "Timed out after 2 s while running: assert f() == 1",
     ),
     "fork_bomb": (
         "import os\nwhile True:\n    os.fork()\n",
