@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from reflect.model.accounting import CallRecord, estimate_cost
 from reflect.model.llm import Reply
 
-from . import exercise
+from . import exercise, later
 from .spec import Case, Misreading, Values, show
 
 NUMBERS = Values(
@@ -62,19 +62,13 @@ def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tupl
     if problem:
         return False, problem
     if not isinstance(answer, Reply):
-        return (
-            False,
-            "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...)).",
-            False,
+        return later(
+            "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...))."
         )
     if not only_a_number(answer.text):
-        return (
-            False,
-            (
-                f"only_a_number is right, but the model's reply {answer.text!r} is not only a number: "
-                "put the format rule in the system message."
-            ),
-            False,
+        return later(
+            f"only_a_number is right, but the model's reply {answer.text!r} is not only a number: "
+            "put the format rule in the system message."
         )
     return True, (
         f"The model answered {answer.text.strip()!r} and only_a_number accepts it "
@@ -148,11 +142,7 @@ def hosted_bill(
     if problem:
         return False, problem
     if not isinstance(gpt4o_cost, (int, float)):
-        return (
-            False,
-            "bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o').",
-            False,
-        )
+        return later("bill is right; now set gpt4o_cost = bill(conn.ledger.records, 'gpt-4o').")
     prefixes = [
         sum(
             estimate_cost("openai", "gpt-4o", r.prompt_tokens, r.completion_tokens)
@@ -162,33 +152,21 @@ def hosted_bill(
     ]
     seen = max((n for n, p in enumerate(prefixes, 1) if abs(gpt4o_cost - p) <= 1e-12), default=None)
     if seen is None:
-        return (
-            False,
-            (
-                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of every call in the ledger "
-                f"({len(records)} calls)."
-            ),
-            False,
+        return later(
+            f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is not the bill of every call in the ledger "
+            f"({len(records)} calls)."
         )
     if seen < len(records):
-        return (
-            False,
-            (
-                f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls, and "
-                f"it holds {len(records)}: bill every call in conn.ledger.records (if a call came after, run the "
-                "cell again)."
-            ),
-            False,
+        return later(
+            f"bill is right, but gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's first {seen} calls, and "
+            f"it holds {len(records)}: bill every call in conn.ledger.records (if a call came after, run the "
+            "cell again)."
         )
     if seen < CALLS_BEFORE_EXERCISE_2:
-        return (
-            False,
-            (
-                f"bill is right, and gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's {seen} calls; the "
-                f"lesson makes {CALLS_BEFORE_EXERCISE_2} before this exercise: run sections 3 to 5 first, then this "
-                "cell."
-            ),
-            False,
+        return later(
+            f"bill is right, and gpt4o_cost = {gpt4o_cost!r} is the bill of the ledger's {seen} calls; the "
+            f"lesson makes {CALLS_BEFORE_EXERCISE_2} before this exercise: run sections 3 to 5 first, then this "
+            "cell."
         )
     return (
         True,
@@ -238,25 +216,17 @@ def truncated(
     if problem:
         return False, problem
     if not isinstance(long_answer, Reply):
-        return (
-            False,
-            "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`.",
-            False,
+        return later(
+            "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`."
         )
     if long_answer.completion_tokens != 8:
-        return (
-            False,
-            (
-                f"was_truncated is right, but long_answer has {long_answer.completion_tokens} completion tokens: "
-                "make a new call with max_tokens=8."
-            ),
-            False,
+        return later(
+            f"was_truncated is right, but long_answer has {long_answer.completion_tokens} completion tokens: "
+            "make a new call with max_tokens=8."
         )
     if long_answer.finish_reason != "length":
-        return (
-            False,
-            f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth.",
-            False,
+        return later(
+            f"long_answer finished on its own ({long_answer.finish_reason!r}): ask for more than 8 tokens' worth."
         )
     if was_truncated(long_answer) is not True:
         return False, (

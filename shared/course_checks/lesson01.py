@@ -20,7 +20,7 @@ from reflect.tasks.prompts import GENERATOR_PROMPT
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import exercise, later
 from .spec import Calls, Case, Misreading, Values, same, show
 
 # the package modules whose functions the builds must not call (course_checks.package_calls)
@@ -566,62 +566,42 @@ def stricter_prompt(
         return False, problem
     records = conn.ledger.records
     if not isinstance(careful_prompt, str) or not careful_prompt.strip():
-        return (
-            False,
-            "retry_failed is right. CAREFUL_PROMPT should be your system prompt, a non-empty string.",
-            False,
+        return later(
+            "retry_failed is right. CAREFUL_PROMPT should be your system prompt, a non-empty string."
         )
     if careful_prompt.strip() == GENERATOR_PROMPT.strip():
-        return (
-            False,
-            "retry_failed is right, but CAREFUL_PROMPT is the course's GENERATOR_PROMPT: write a stricter one.",
-            False,
+        return later(
+            "retry_failed is right, but CAREFUL_PROMPT is the course's GENERATOR_PROMPT: write a stricter one."
         )
     if any(t.prompt().strip() in careful_prompt for t in course_tasks()):
-        return (
-            False,
-            "retry_failed is right, but CAREFUL_PROMPT holds a task's own text: the task is the user's message.",
-            False,
+        return later(
+            "retry_failed is right, but CAREFUL_PROMPT holds a task's own text: the task is the user's message."
         )
     if "requirement" not in careful_prompt.lower():
-        return (
-            False,
+        return later(
             "retry_failed is right, but CAREFUL_PROMPT never asks about the requirements: the statement asks for a "
-            "prompt that has the model go through every listed requirement before it answers.",
-            False,
+            "prompt that has the model go through every listed requirement before it answers."
         )
     if not _CODE_ONLY.search(careful_prompt):
-        return (
-            False,
+        return later(
             "retry_failed is right, but CAREFUL_PROMPT never asks for the code alone: the statement asks that the "
-            "model still output only code, so that the requirements are the one thing the prompt changes.",
-            False,
+            "model still output only code, so that the requirements are the one thing the prompt changes."
         )
     if retry is None:
-        return (
-            False,
-            (
-                "retry_failed and CAREFUL_PROMPT are ready; now keep retry_failed(chat, attempts, CAREFUL_PROMPT) "
-                "in retry (one new call per failed task: live only, unless it is the recorded prompt)."
-            ),
-            False,
+        return later(
+            "retry_failed and CAREFUL_PROMPT are ready; now keep retry_failed(chat, attempts, CAREFUL_PROMPT) "
+            "in retry (one new call per failed task: live only, unless it is the recorded prompt)."
         )
     if not isinstance(retry, (list, tuple)) or not all(_is_run(a) for a in retry):
-        return (
-            False,
-            f"retry should be the list of runs that retry_failed returns, not {type(retry).__name__}.",
-            False,
+        return later(
+            f"retry should be the list of runs that retry_failed returns, not {type(retry).__name__}."
         )
     want = _failed_ids(attempts)
     got = [a.task_id for a in retry]
     if got != want:
-        return (
-            False,
-            (
-                f"retry covers {got}; the failed tasks, in order, are {want}: keep "
-                "retry_failed(chat, attempts, CAREFUL_PROMPT) in retry."
-            ),
-            False,
+        return later(
+            f"retry covers {got}; the failed tasks, in order, are {want}: keep "
+            "retry_failed(chat, attempts, CAREFUL_PROMPT) in retry."
         )
     missing = _unaccounted(retry, attempts, records)
     want_sampling = tuple(sorted(sampling("generator").items()))
@@ -635,44 +615,28 @@ def stricter_prompt(
         )
     ]
     if not missing and unsampled:
-        return (
-            False,
-            (
-                f"the retries of {unsampled} went to the model without the first draft's sampling (temperature "
-                "0.0, seed 42, 512 tokens): pass section 2's `chat`, which carries it, not conn.chat."
-            ),
-            False,
+        return later(
+            f"the retries of {unsampled} went to the model without the first draft's sampling (temperature "
+            "0.0, seed 42, 512 tokens): pass section 2's `chat`, which carries it, not conn.chat."
         )
     if missing:
-        return (
-            False,
-            (
-                f"no model call in the ledger accounts for the retry of {[a.task_id for a in missing]}: "
-                "each run in retry should come from a new one_shot call (the baseline's attempts, or "
-                "copies of them, do not count)."
-            ),
-            False,
+        return later(
+            f"no model call in the ledger accounts for the retry of {[a.task_id for a in missing]}: "
+            "each run in retry should come from a new one_shot call (the baseline's attempts, or "
+            "copies of them, do not count)."
         )
     before = {a.task_id: a for a in attempts}
     shift = {a.task_id: _call(a)[0] - before[a.task_id].prompt_tokens for a in retry}
     if len(set(shift.values())) > 1:
-        return (
-            False,
-            (
-                f"the retries' prompts grew by {shift} tokens: one system prompt for every task changes "
-                "them all by the same amount. Send CAREFUL_PROMPT, the same for every task."
-            ),
-            False,
+        return later(
+            f"the retries' prompts grew by {shift} tokens: one system prompt for every task changes "
+            "them all by the same amount. Send CAREFUL_PROMPT, the same for every task."
         )
     delta = next(iter(shift.values()), 0)
     if delta == 0:
-        return (
-            False,
-            (
-                "new calls, but with the same prompt tokens as the baseline: they were sent with the "
-                "course's GENERATOR_PROMPT, not with CAREFUL_PROMPT."
-            ),
-            False,
+        return later(
+            "new calls, but with the same prompt tokens as the baseline: they were sent with the "
+            "course's GENERATOR_PROMPT, not with CAREFUL_PROMPT."
         )
     fixed = sum(a.passed for a in retry)
     return True, (
@@ -877,63 +841,41 @@ def pass_at_three(
             if isinstance(first_failed, (Attempt, Run))
             else repr(first_failed)[:60]
         )
-        return (
-            False,
-            (
-                f"sample_three is right. first_failed is {said}: it should be the Task of the first attempt "
-                "that failed, get_task(its task_id)."
-            ),
-            False,
+        return later(
+            f"sample_three is right. first_failed is {said}: it should be the Task of the first attempt "
+            "that failed, get_task(its task_id)."
         )
     if draws is None:
-        return (
-            False,
-            (
-                "sample_three is right; now keep sample_three(conn.chat, first_failed) in draws (three model "
-                "calls: run that line once, in replay a recorded call plays once)."
-            ),
-            False,
+        return later(
+            "sample_three is right; now keep sample_three(conn.chat, first_failed) in draws (three model "
+            "calls: run that line once, in replay a recorded call plays once)."
         )
     if not _three_runs(draws):
-        return (
-            False,
-            "draws should hold the 3 runs that sample_three(conn.chat, first_failed) returns.",
-            False,
+        return later(
+            "draws should hold the 3 runs that sample_three(conn.chat, first_failed) returns."
         )
     if {a.task_id for a in draws} != {first_id}:
-        return (
-            False,
-            (
-                f"draws are runs of {[a.task_id for a in draws]}; the first failed task is "
-                f"{first_id!r}."
-            ),
-            False,
+        return later(
+            f"draws are runs of {[a.task_id for a in draws]}; the first failed task is "
+            f"{first_id!r}."
         )
     missing = _unaccounted(draws, attempts, records)
     if missing:
-        return (
-            False,
-            (
-                f"no new call in the ledger made {len(missing)} of the draws: they are the temperature-0 "
-                "draft again (or copies), not three samples; sample_three(conn.chat, first_failed) makes "
-                "them."
-            ),
-            False,
+        return later(
+            f"no new call in the ledger made {len(missing)} of the draws: they are the temperature-0 "
+            "draft again (or copies), not three samples; sample_three(conn.chat, first_failed) makes "
+            "them."
         )
     undrawn = _undrawn(draws, records)
     if undrawn is not None:
-        return (
-            False,
-            (
-                f"no call in the ledger at temperature 0.8, 512 tokens and seed {SEEDS[undrawn]} made draw "
-                f"{undrawn + 1}: keep in draws what sample_three(conn.chat, first_failed) returns, the draws of seeds "
-                "1, 2 and 3 in that order."
-            ),
-            False,
+        return later(
+            f"no call in the ledger at temperature 0.8, 512 tokens and seed {SEEDS[undrawn]} made draw "
+            f"{undrawn + 1}: keep in draws what sample_three(conn.chat, first_failed) returns, the draws of seeds "
+            "1, 2 and 3 in that order."
         )
     problem = PASSES_ANY.problem(passes_any, also=[Case((list(draws),), "exercise 7's draws")])
     if problem:
-        return False, f"sample_three and the draws are right, but {problem}", False
+        return later(f"sample_three and the draws are right, but {problem}")
     passing = [str(SEEDS[i]) for i, a in enumerate(draws) if a.passed]
     who = (
         "no draw passes"
@@ -968,33 +910,21 @@ def without_oracle(
     if problem:
         return False, problem
     if not _three_runs(draws):
-        return (
-            False,
-            "pick is right. Run exercise 7 first: chosen is picked among its three draws.",
-            False,
-        )
+        return later("pick is right. Run exercise 7 first: chosen is picked among its three draws.")
     task = get_task(draws[0].task_id)
     scores = [TestGroundedCritic().evaluate(task, a.final_code).score for a in draws]
     best = scores.index(max(scores))
     if chosen is None:
-        return False, "pick is right; now keep pick(first_failed, draws) in chosen.", False
+        return later("pick is right; now keep pick(first_failed, draws) in chosen.")
     if chosen is not draws[best]:
         if not any(chosen is a for a in draws):
-            return (
-                False,
-                (
-                    "pick is right, but chosen is not one of the draws (the very object): keep "
-                    "pick(first_failed, draws) in chosen."
-                ),
-                False,
+            return later(
+                "pick is right, but chosen is not one of the draws (the very object): keep "
+                "pick(first_failed, draws) in chosen."
             )
-        return (
-            False,
-            (
-                f"pick is right, but chosen is not the draw it chooses: the visible scores are {scores}, "
-                f"so it is draw {best + 1} (seed {SEEDS[best]})."
-            ),
-            False,
+        return later(
+            f"pick is right, but chosen is not the draw it chooses: the visible scores are {scores}, "
+            f"so it is draw {best + 1} (seed {SEEDS[best]})."
         )
     verdict = "passes" if chosen.passed else "fails"
     return True, (

@@ -17,7 +17,7 @@ from reflect.tasks.prompts import REVIEWER_PROMPT, generator_messages
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import FakeReply, ScriptedChat
 
-from . import exercise, offline, short
+from . import exercise, later, offline, short
 from .revisions import revision_problem, sampling_problem
 from .spec import REAL_CALL, Calls, Case, Misreading, Properties, Values, same, show
 
@@ -568,22 +568,14 @@ def requirement(
     if not isinstance(my_reviewer_prompt, str) or not my_reviewer_prompt.startswith(
         REVIEWER_PROMPT
     ):
-        return (
-            False,
-            (
-                "probe works. Now my_reviewer_prompt: it should be the course's REVIEWER_PROMPT, unchanged, "
-                'with your rule added after it (REVIEWER_PROMPT + " ...").'
-            ),
-            False,
+        return later(
+            "probe works. Now my_reviewer_prompt: it should be the course's REVIEWER_PROMPT, unchanged, "
+            'with your rule added after it (REVIEWER_PROMPT + " ...").'
         )
     if "sort" not in my_reviewer_prompt[len(REVIEWER_PROMPT) :].lower():
-        return (
-            False,
-            (
-                "probe works, but my_reviewer_prompt adds no rule about sorting to REVIEWER_PROMPT: the reviewer "
-                "cannot obey a rule it is never told (name sorted() and .sort() in what you add)."
-            ),
-            False,
+        return later(
+            "probe works, but my_reviewer_prompt adds no rule about sorting to REVIEWER_PROMPT: the reviewer "
+            "cannot obey a rule it is never told (name sorted() and .sort() in what you add)."
         )
     task = get_task("merge_sorted")
     for name, run, draft, label in (
@@ -591,37 +583,27 @@ def requirement(
         ("on_merge", on_merge, MERGE_DRAFT, "MERGE_DRAFT"),
     ):
         if not isinstance(run, Run):
-            return (
-                False,
-                f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}.",
-                False,
+            return later(
+                f"probe works; now store probe(chat, my_reviewer_prompt, {label}) in {name}."
             )
         if (
             run.steps[0].request != task.prompt()
             or len(run.steps) != 2
             or run.steps[0].reply != draft
         ):
-            return (
-                False,
-                (
-                    f"{name} is not one probe of {label} as given (one iteration, its draft unchanged): "
-                    f"store probe(chat, my_reviewer_prompt, {label}) in {name}."
-                ),
-                False,
+            return later(
+                f"{name} is not one probe of {label} as given (one iteration, its draft unchanged): "
+                f"store probe(chat, my_reviewer_prompt, {label}) in {name}."
             )
         review = run.steps[1]
         if review.latency_s <= 0 or review.prompt_tokens <= 0:
-            return (
-                False,
-                (
-                    f"{name}'s review did not come from the model (a scripted reply has no latency): "
-                    "probe the real `chat` with my_reviewer_prompt."
-                ),
-                False,
+            return later(
+                f"{name}'s review did not come from the model (a scripted reply has no latency): "
+                "probe the real `chat` with my_reviewer_prompt."
             )
     problem = OBEYED.problem(obeyed, also=[Case((on_sorted, on_merge), "your two probes")])
     if problem:
-        return False, problem, False
+        return later(problem)
     measured = (not on_sorted.accepted) and on_merge.accepted
     return True, (
         f"probe works on a scripted reviewer. On your probes, the real reviewer {_said(on_sorted.accepted)} "
@@ -712,27 +694,19 @@ def trim_thread(
         return False, problem
     task = get_task("roman_to_int")
     if not isinstance(trimmed, Run):
-        return (
-            False,
-            (
-                "trim is right; now run section 4's loop again (stubborn_task, approval ignored) with "
-                "trim=trim and store its result in `trimmed`."
-            ),
-            False,
+        return later(
+            "trim is right; now run section 4's loop again (stubborn_task, approval ignored) with "
+            "trim=trim and store its result in `trimmed`."
         )
     if (
         trimmed.steps[0].request != task.prompt()
         or trimmed.stop is not Stop.MAX_ITERATIONS
         or len(trimmed.steps) != 8
     ):
-        return (
-            False,
-            (
-                f"trim is right, but trimmed should be section 4's run: roman_to_int, four full rounds with "
-                f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop.value}) "
-                f"after {len(trimmed.steps)} turn(s)."
-            ),
-            False,
+        return later(
+            f"trim is right, but trimmed should be section 4's run: roman_to_int, four full rounds with "
+            f"approval ignored (is_approved=lambda review: False); yours stopped ({trimmed.stop.value}) "
+            f"after {len(trimmed.steps)} turn(s)."
         )
     prefixes = [
         "[Reviewer]: " if s.role == "generator" else "[Generator]: " for s in trimmed.steps[1:]
@@ -740,17 +714,13 @@ def trim_thread(
     if not all(
         s.request.startswith(pre) for s, pre in zip(trimmed.steps[1:], prefixes, strict=True)
     ):
-        return (
-            False,
-            (
-                "trim is right, but trimmed should run on section 4's shared thread (the default "
-                "perspective), as `stubborn` did."
-            ),
-            False,
+        return later(
+            "trim is right, but trimmed should run on section 4's shared thread (the default "
+            "perspective), as `stubborn` did."
         )
     problem = _trimmed_problem(trimmed)
     if problem:
-        return False, f"trim is right, but {problem}", False
+        return later(f"trim is right, but {problem}")
     avg = sum(s.prompt_tokens for s in trimmed.steps) / len(trimmed.steps)
     return (
         True,
