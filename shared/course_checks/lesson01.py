@@ -185,43 +185,25 @@ one_shot_build = ONE_SHOT.exercise(
 
 
 # The drafts the verdict build is graded on (01.2): (task id, code); the truth is the package's judge.
+_VERDICT_ROWS = (
+    ("factorial", ONE_SHOT_CASES[0][1].split("```python\n")[1].split("```")[0]),
+    ("fibonacci", "def fibonacci(n):\n    return n\n"),
+    ("fibonacci", ""),
+    ("palindrome", "def is_palindrome(text):\n    return text ==\n"),
+    ("factorial", "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n"),
+    ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
+    ("word_count", "def word_count(text):\n    return {'FAIL': 1}\n"),  # FAIL in the call's value
+    ("merge_sorted", "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n"),
+    ("fibonacci", "   \n"),
+    ("factorial", "def calculate_factorial(*a):\n    return 1\n"),  # several requirements missed
+    ("factorial", "def calculate_factorial(n):\n    return 1\nraise ValueError('bad\\nsecond line')\n"),
+    ("fibonacci", "def fibonacci(n):\n    import os\n    os._exit(3)\n"),  # an error and a failure
+)  # fmt: skip
+
+
 VERDICT = Values(
     "verdict_of",
-    [
-        Case((get_task(tid), code))
-        for tid, code in (
-            ("factorial", ONE_SHOT_CASES[0][1].split("```python\n")[1].split("```")[0]),
-            ("fibonacci", "def fibonacci(n):\n    return n\n"),
-            ("fibonacci", ""),
-            ("palindrome", "def is_palindrome(text):\n    return text ==\n"),
-            (
-                "factorial",
-                "def calculate_factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n        out *= i\n    return out\n",
-            ),
-            ("word_count", "def word_count(text):\n    raise RuntimeError('not yet')\n"),
-            (
-                "word_count",
-                "def word_count(text):\n    return {'FAIL': 1}\n",
-            ),  # FAIL in the call's value
-            (
-                "merge_sorted",
-                "def merge_sorted_lists(list1, list2):\n    return sorted(list1 + list2)\n",
-            ),
-            ("fibonacci", "   \n"),
-            (
-                "factorial",
-                "def calculate_factorial(*a):\n    return 1\n",
-            ),  # several requirements missed
-            (
-                "factorial",
-                "def calculate_factorial(n):\n    return 1\nraise ValueError('bad\\nsecond line')\n",
-            ),
-            (
-                "fibonacci",
-                "def fibonacci(n):\n    import os\n    os._exit(3)\n",
-            ),  # an error and a failure
-        )
-    ],
+    [Case((get_task(tid), code)) for tid, code in _VERDICT_ROWS],
     oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
         judge(task, code)
     ),
@@ -681,35 +663,22 @@ def _visible(task: Task, draws: Sequence[Run]) -> Run:
     return draws[scores.index(max(scores))]
 
 
+_PICK_ROWS = (
+    ("factorial", [FACT_GOOD, FACT_GOOD]),
+    ("factorial", [FACT_VISIBLE_ONLY, FACT_GOOD]),  # as high on the visible tests: the earlier one
+    ("factorial", [FACT_BAD, FACT_GOOD, ""]),
+    ("factorial", [FACT_GOOD, FACT_GOOD.replace('    """n! for a non-negative integer n."""\n', "")]),  # a tie: the
+    # later draw is shorter, and still the earlier one wins
+    ("factorial", ["", FACT_BAD]),
+    ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
+    ("factorial", [FACT_BAD, "def calculate_factorial(n):\n    return 1\n", FACT_BAD]),  # the best is no 10 and not the last draw
+    ("fibonacci", ["def fibonacci(n):\n    return n\n", "def fibonacci(n):\n    return 0\n", "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"]),
+)  # fmt: skip
+
+
 def _pick_cases() -> list[Case]:
     cases = []
-    for tid, codes in (
-        ("factorial", [FACT_GOOD, FACT_GOOD]),
-        (
-            "factorial",
-            [FACT_VISIBLE_ONLY, FACT_GOOD],
-        ),  # as high on the visible tests: the earlier one
-        ("factorial", [FACT_BAD, FACT_GOOD, ""]),
-        (
-            "factorial",
-            [FACT_GOOD, FACT_GOOD.replace('    """n! for a non-negative integer n."""\n', "")],
-        ),  # a tie: the
-        # later draw is shorter, and still the earlier one wins
-        ("factorial", ["", FACT_BAD]),
-        ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
-        (
-            "factorial",
-            [FACT_BAD, "def calculate_factorial(n):\n    return 1\n", FACT_BAD],
-        ),  # the best is no 10 and not the last draw
-        (
-            "fibonacci",
-            [
-                "def fibonacci(n):\n    return n\n",
-                "def fibonacci(n):\n    return 0\n",
-                "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n",
-            ],
-        ),
-    ):
+    for tid, codes in _PICK_ROWS:
         task = get_task(tid)
         cases.append(Case((task, [_draft(task, c, i) for i, c in enumerate(codes, 1)])))
     return cases

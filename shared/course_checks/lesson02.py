@@ -184,55 +184,24 @@ FORBID_LOOP = (
     {"maker_checker"},
     "your function called the package's maker_checker: the loop is yours to write.",
 )
+_LOOP_ROWS = (
+    ("a reviewer who approves at once", _script(["APPROVED"]), 4, CHECK_TASK),
+    ("a rejection, then APPROVED", _script(["Handle n = 1.", "APPROVED"]), 4, CHECK_TASK),
+    ("a reviewer who never approves", _script(["Wrong for n = 2."] * 4), 4, CHECK_TASK),
+    ("reviews that only look like approvals, then **APPROVED**", _script(["APPROVED? Not yet: n = 2 is wrong.", "Not APPROVED: use a loop.", "**APPROVED**"]), 4, CHECK_TASK),
+    ("a generator turn with no code", _script(["Fix n = 2.", "Still wrong."], [RIGHT, ECHO]), 2, CHECK_TASK),
+    ("max_iterations=1", _script(["Wrong."]), 1, CHECK_TASK),
+    ("an approval in the last round", _script(["Wrong for n = 2.", "Still wrong.", "Use a loop.", "APPROVED"]), 4, CHECK_TASK),
+    ("a draft with prose after its code, then two versions of the function", _script(["Handle n = 10.", "APPROVED"], [ALMOST + "\n\nIt loops n times.", WRONG + "\nOr:\n" + BETTER]), 3, CHECK_TASK),
+    ("merge_sorted, approved at its second draft", _script(["Merge in one pass.", "APPROVED"], [SORTED_DRAFT, MERGE_DRAFT]), 3, "merge_sorted"),
+)  # fmt: skip
+
+
 LOOP = Calls(
     "maker_checker_loop",
     [
         Case((script, get_task(task)), what, {"max_iterations": n})
-        for what, script, n, task in (
-            ("a reviewer who approves at once", _script(["APPROVED"]), 4, CHECK_TASK),
-            ("a rejection, then APPROVED", _script(["Handle n = 1.", "APPROVED"]), 4, CHECK_TASK),
-            ("a reviewer who never approves", _script(["Wrong for n = 2."] * 4), 4, CHECK_TASK),
-            (
-                "reviews that only look like approvals, then **APPROVED**",
-                _script(
-                    [
-                        "APPROVED? Not yet: n = 2 is wrong.",
-                        "Not APPROVED: use a loop.",
-                        "**APPROVED**",
-                    ]
-                ),
-                4,
-                CHECK_TASK,
-            ),
-            (
-                "a generator turn with no code",
-                _script(["Fix n = 2.", "Still wrong."], [RIGHT, ECHO]),
-                2,
-                CHECK_TASK,
-            ),
-            ("max_iterations=1", _script(["Wrong."]), 1, CHECK_TASK),
-            (
-                "an approval in the last round",
-                _script(["Wrong for n = 2.", "Still wrong.", "Use a loop.", "APPROVED"]),
-                4,
-                CHECK_TASK,
-            ),
-            (
-                "a draft with prose after its code, then two versions of the function",
-                _script(
-                    ["Handle n = 10.", "APPROVED"],
-                    [ALMOST + "\n\nIt loops n times.", WRONG + "\nOr:\n" + BETTER],
-                ),
-                3,
-                CHECK_TASK,
-            ),
-            (
-                "merge_sorted, approved at its second draft",
-                _script(["Merge in one pass.", "APPROVED"], [SORTED_DRAFT, MERGE_DRAFT]),
-                3,
-                "merge_sorted",
-            ),
-        )
+        for what, script, n, task in _LOOP_ROWS
     ],
     key=_loop_key,
     result=_outcome,
@@ -266,6 +235,19 @@ def _costly(reviews: Sequence[str], gen: tuple[int, int], rev: tuple[int, int]) 
     }
 
 
+_BUDGET_ROWS = (
+    ("a budget that is never reached", _costly(["No."] * 4, (100, 50), (120, 30)), 10_000),
+    ("a budget reached by the calls made", _costly(["No."] * 4, (100, 50), (120, 30)), 600),
+    ("the next generator call would pass it", _costly(["No."] * 4, (100, 50), (120, 30)), 500),
+    ("the next reviewer call would pass it", _costly(["No."] * 4, (100, 50), (300, 100)), 700),
+    ("an approval within the budget", _costly(["No.", "APPROVED"], (100, 50), (120, 30)), 700),
+    ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
+    ("the first call spends the whole budget", _costly(["No."] * 4, (100, 50), (120, 30)), 150),
+    ("merge_sorted, within the budget", {"generator": [FakeReply(SORTED_DRAFT, 100, 50), FakeReply(MERGE_DRAFT, 100, 90)], "reviewer": [FakeReply("Merge in one pass.", 120, 30), FakeReply("APPROVED", 120, 5)]}, 1_000),
+    ("a generator whose second call costs less than its first", {"generator": [FakeReply(WRONG, 300, 100), FakeReply(BETTER, 50, 20), FakeReply(RIGHT, 50, 20)], "reviewer": [FakeReply("No.", 50, 10)] * 3}, 900),
+)  # fmt: skip
+
+
 BUDGET = Calls(
     "budget_loop",
     [
@@ -273,57 +255,7 @@ BUDGET = Calls(
             (script, get_task("merge_sorted" if what.startswith("merge") else CHECK_TASK), budget),
             what,
         )
-        for what, script, budget in (
-            ("a budget that is never reached", _costly(["No."] * 4, (100, 50), (120, 30)), 10_000),
-            ("a budget reached by the calls made", _costly(["No."] * 4, (100, 50), (120, 30)), 600),
-            (
-                "the next generator call would pass it",
-                _costly(["No."] * 4, (100, 50), (120, 30)),
-                500,
-            ),
-            (
-                "the next reviewer call would pass it",
-                _costly(["No."] * 4, (100, 50), (300, 100)),
-                700,
-            ),
-            (
-                "an approval within the budget",
-                _costly(["No.", "APPROVED"], (100, 50), (120, 30)),
-                700,
-            ),
-            ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
-            (
-                "the first call spends the whole budget",
-                _costly(["No."] * 4, (100, 50), (120, 30)),
-                150,
-            ),
-            (
-                "merge_sorted, within the budget",
-                {
-                    "generator": [
-                        FakeReply(SORTED_DRAFT, 100, 50),
-                        FakeReply(MERGE_DRAFT, 100, 90),
-                    ],
-                    "reviewer": [
-                        FakeReply("Merge in one pass.", 120, 30),
-                        FakeReply("APPROVED", 120, 5),
-                    ],
-                },
-                1_000,
-            ),
-            (
-                "a generator whose second call costs less than its first",
-                {
-                    "generator": [
-                        FakeReply(WRONG, 300, 100),
-                        FakeReply(BETTER, 50, 20),
-                        FakeReply(RIGHT, 50, 20),
-                    ],
-                    "reviewer": [FakeReply("No.", 50, 10)] * 3,
-                },
-                900,
-            ),
-        )
+        for what, script, budget in _BUDGET_ROWS
     ],
     key=lambda chat, task, budget: _loop_key(chat, task, budget=budget),
     result=_outcome,
@@ -452,10 +384,6 @@ evidence = EVIDENCE.exercise(
         "with their failing checks, and approved the fix."
     ),
 )
-
-
-def _said(approved: bool) -> str:
-    return "approved" if approved else "rejected"
 
 
 def _probe_key(chat: Chat, reviewer_prompt: str, draft: str) -> Run:

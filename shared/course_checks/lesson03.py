@@ -240,73 +240,58 @@ def _made_up_histories(n: int, seed: int) -> list[tuple]:
 
 
 # (scores, codes or None, threshold, max_iterations, patience): no history swings
+_STOP_ROWS = (
+    ([9], None, 8, 3, 2),
+    ([5, 6, 8], None, 8, 3, 2),
+    ([7], None, 8, 3, 2),
+    ([5, 7], None, 8, 3, 2),
+    ([7, 4], None, 8, 3, 2),
+    ([7, 6], None, 8, 3, 2),
+    ([5, 6, 5], ["a", "b", "a"], 8, 3, 2),
+    ([5, 5], ["a", "a"], 8, 3, 2),
+    ([6, 6, 6], None, 8, 5, 2),
+    ([6, 7, 7], None, 8, 5, 2),
+    ([6, 6], None, 8, 5, 1),
+    ([5, 6, 7], None, 8, 3, 2),
+    ([5, 6], None, 6, 3, 2),
+    ([None], None, 8, 3, 2),
+    ([None, None, None], None, 8, 3, 2),
+    ([None, 6], None, 8, 3, 2),
+    ([8, None], None, 9, 3, 2),
+    ([10, 7, 7], None, 11, 3, 2),
+    ([4, None, 5], None, 8, 3, 2),
+    ([3, 5], None, 8, 2, 2),
+    ([5, 4], None, 8, 3, 2),
+    ([10, 8], None, 11, 3, 2),
+    ([6, 7, 6], None, 8, 3, 2),
+    ([4, 5], ["", ""], 8, 3, 2),
+    ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
+    ([None, 5, 6], None, 8, 5, 2),
+    ([5, None, None], None, 8, 5, 2),  # no score in the last two: no better one either
+    ([4, 3], None, 8, 3, 2),  # below four fifths of the best, however small the scores
+    ([9, 7], None, 10, 3, 2),
+    ([8, 6, None], None, 9, 5, 2),
+    ([5, 3], None, 8, 3, 2),  # a drop of 2 that is over 20%
+    ([6, 4], None, 8, 3, 2),
+    ([9, 8], None, 10, 3, 2),  # a drop of 1 that is not
+    ([4, 5], ["def f():\n    return 1", "def f():\n  return 1"], 8, 3, 2),  # indentation is code
+    ([6, 6, 6], ["a", "b", "a"], 8, 5, 2),  # oscillating before converged
+    ([7, 5], ["a", "a"], 8, 3, 2),  # regressed before oscillating
+    ([9, 9], None, 9, 2, 2),  # accepted before the cap
+    ([9, 5], None, 8, 3, 2),  # an earlier score reached the threshold: the last did not
+    ([8, 7.5], None, 8, 3, 2),
+    ([6, 6, 6], None, 8, 3, 2),  # converged before the cap, when both fire
+    ([5, 9, 6], None, 10, 5, 2),  # regressed from the best, not from the first
+    ([None, None, None], None, 8, 5, 2),  # no score before the window: nothing converged, under the cap
+    ([None, 5, 6], ["a", "b", "a"], 8, 5, 2),  # an unscored draft's code still counts for oscillating
+)  # fmt: skip
+
+
 STOP = Values(
     "stop_reason",
     [
         Case((_history(s, c),), kwargs={"threshold": t, "max_iterations": m, "patience": p})
-        for s, c, t, m, p in (
-            ([9], None, 8, 3, 2),
-            ([5, 6, 8], None, 8, 3, 2),
-            ([7], None, 8, 3, 2),
-            ([5, 7], None, 8, 3, 2),
-            ([7, 4], None, 8, 3, 2),
-            ([7, 6], None, 8, 3, 2),
-            ([5, 6, 5], ["a", "b", "a"], 8, 3, 2),
-            ([5, 5], ["a", "a"], 8, 3, 2),
-            ([6, 6, 6], None, 8, 5, 2),
-            ([6, 7, 7], None, 8, 5, 2),
-            ([6, 6], None, 8, 5, 1),
-            ([5, 6, 7], None, 8, 3, 2),
-            ([5, 6], None, 6, 3, 2),
-            ([None], None, 8, 3, 2),
-            ([None, None, None], None, 8, 3, 2),
-            ([None, 6], None, 8, 3, 2),
-            ([8, None], None, 9, 3, 2),
-            ([10, 7, 7], None, 11, 3, 2),
-            ([4, None, 5], None, 8, 3, 2),
-            ([3, 5], None, 8, 2, 2),
-            ([5, 4], None, 8, 3, 2),
-            ([10, 8], None, 11, 3, 2),
-            ([6, 7, 6], None, 8, 3, 2),
-            ([4, 5], ["", ""], 8, 3, 2),
-            ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
-            ([None, 5, 6], None, 8, 5, 2),
-            ([5, None, None], None, 8, 5, 2),  # no score in the last two: no better one either
-            ([4, 3], None, 8, 3, 2),  # below four fifths of the best, however small the scores
-            ([9, 7], None, 10, 3, 2),
-            ([8, 6, None], None, 9, 5, 2),
-            ([5, 3], None, 8, 3, 2),  # a drop of 2 that is over 20%
-            ([6, 4], None, 8, 3, 2),
-            ([9, 8], None, 10, 3, 2),  # a drop of 1 that is not
-            (
-                [4, 5],
-                ["def f():\n    return 1", "def f():\n  return 1"],
-                8,
-                3,
-                2,
-            ),  # indentation is code
-            ([6, 6, 6], ["a", "b", "a"], 8, 5, 2),  # oscillating before converged
-            ([7, 5], ["a", "a"], 8, 3, 2),  # regressed before oscillating
-            ([9, 9], None, 9, 2, 2),  # accepted before the cap
-            ([9, 5], None, 8, 3, 2),  # an earlier score reached the threshold: the last did not
-            ([8, 7.5], None, 8, 3, 2),
-            ([6, 6, 6], None, 8, 3, 2),  # converged before the cap, when both fire
-            ([5, 9, 6], None, 10, 5, 2),  # regressed from the best, not from the first
-            (
-                [None, None, None],
-                None,
-                8,
-                5,
-                2,
-            ),  # no score before the window: nothing converged, under the cap
-            (
-                [None, 5, 6],
-                ["a", "b", "a"],
-                8,
-                5,
-                2,
-            ),  # an unscored draft's code still counts for oscillating
-        )
+        for s, c, t, m, p in _STOP_ROWS
     ]
     + [
         Case(
@@ -475,6 +460,23 @@ def _code_and_reason(got: object, want: tuple[str, str]) -> str | None:
     return None
 
 
+_LOOP_ROWS = (
+    ("a first draft the critic accepts", [D1], [(9, "Fine.")], 8, 3),
+    ("a revision that reaches the threshold", [D1, D2], [(4, "Nested lists stay nested."), (9, "Fine.")], 8, 3),
+    ("a revision that gets worse", [D2, D1], [(7, "Add a docstring."), (3, "Nested lists stay nested.")], 8, 3),
+    ("the cap", [D1, D2, D3], [(4, "Nested."), (5, "Better."), (6, "Closer.")], 8, 3),
+    ("the same draft back", [D1, D1], [(5, "Nested."), (5, "Nested.")], 8, 3),
+    ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
+    ("an unusable critique, then a score", [D1, D2], [(None, "unusable"), (9, "Fine.")], 8, 3),
+    ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
+    ("a first reply that holds a second version", [D1 + "\n\nOr, shorter:\n" + D3, D2], [(4, "Nested."), (9, "Fine.")], 8, 3),
+    ("palindrome: a revision that reaches the threshold", [P1, P2], [(4, "Ignore case."), (9, "Fine.")], 8, 3),
+    ("palindrome: the same draft back", [P1, P1], [(5, "Ignore case."), (5, "Ignore case.")], 8, 3),
+    ("a threshold of 6", [D1, D2], [(6, "Good enough."), (9, "Fine.")], 6, 3),
+    ("a threshold of 10", [D1, D2, D3], [(9, "Close."), (9, "Close."), (10, "Perfect.")], 10, 4),
+)  # fmt: skip
+
+
 LOOP = Calls(
     "scored_loop",
     [
@@ -487,63 +489,7 @@ LOOP = Calls(
             what,
             {"threshold": t, "max_iterations": m},
         )
-        for what, d, v, t, m in (
-            ("a first draft the critic accepts", [D1], [(9, "Fine.")], 8, 3),
-            (
-                "a revision that reaches the threshold",
-                [D1, D2],
-                [(4, "Nested lists stay nested."), (9, "Fine.")],
-                8,
-                3,
-            ),
-            (
-                "a revision that gets worse",
-                [D2, D1],
-                [(7, "Add a docstring."), (3, "Nested lists stay nested.")],
-                8,
-                3,
-            ),
-            ("the cap", [D1, D2, D3], [(4, "Nested."), (5, "Better."), (6, "Closer.")], 8, 3),
-            ("the same draft back", [D1, D1], [(5, "Nested."), (5, "Nested.")], 8, 3),
-            ("no improvement", [D1, D2, D3], [(6, "a"), (6, "b"), (5, "c")], 8, 5),
-            (
-                "an unusable critique, then a score",
-                [D1, D2],
-                [(None, "unusable"), (9, "Fine.")],
-                8,
-                3,
-            ),
-            ("a cap of one", [D2], [(5, "Hmm.")], 8, 1),
-            (
-                "a first reply that holds a second version",
-                [D1 + "\n\nOr, shorter:\n" + D3, D2],
-                [(4, "Nested."), (9, "Fine.")],
-                8,
-                3,
-            ),
-            (
-                "palindrome: a revision that reaches the threshold",
-                [P1, P2],
-                [(4, "Ignore case."), (9, "Fine.")],
-                8,
-                3,
-            ),
-            (
-                "palindrome: the same draft back",
-                [P1, P1],
-                [(5, "Ignore case."), (5, "Ignore case.")],
-                8,
-                3,
-            ),
-            ("a threshold of 6", [D1, D2], [(6, "Good enough."), (9, "Fine.")], 6, 3),
-            (
-                "a threshold of 10",
-                [D1, D2, D3],
-                [(9, "Close."), (9, "Close."), (10, "Perfect.")],
-                10,
-                4,
-            ),
-        )
+        for what, d, v, t, m in _LOOP_ROWS
     ],
     key=_scored_key,
     result=_code_and_reason,
@@ -597,12 +543,6 @@ def loop(scored_loop: Callable[..., object]) -> tuple[bool, str]:
         f"On {len(LOOP.cases)} scripted runs your loop made every call the package's scored_reflection makes, "
         "showed the critic the same drafts, and returned the same draft and reason; and it revises with the step it is given."
     )
-
-
-def _call(call: tuple) -> str:
-    role, messages, params = call
-    last = " ".join(str(messages[-1].get("content", "")).split())[:60] if messages else ""
-    return f"role={role!r}, {len(messages)} message(s) ending {last!r}..., params={params}"
 
 
 # Build 5 (03.6): (task, the previous draft, two made-up feedbacks from the test critic): fresh is called

@@ -124,35 +124,23 @@ def _route(
     return "mark_needs_review" if over and (every or route == "refine_draft") else route
 
 
+_ROUTE_ROWS = (
+    (("needs_revision", 1), 1000, "needs changes, 550 of 1000 spent"),
+    (("needs_revision", 1), 550, "needs changes, 550 of 550 spent"),
+    (("accepted", 1), 100, "accepted, 550 of 100 spent"),
+    (("needs_revision", 3), 10_000, "needs changes, the last draft"),
+    (("invalid", 1), 10_000, "an invalid critique"),
+    (("needs_revision", 1), 500, "needs changes, 550 of 500 spent"),
+    (("accepted", 1, 0, _FAILING), 100, "accepted, a rule check fails"),
+    (("needs_revision", 1, 2), 1000, "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)"),
+    (("needs_revision", 2), 1000, "needs changes, 1100 of 1000 spent over a draft and a revision"),
+    (("needs_revision", 2), 1200, "needs changes, 1100 of 1200 spent over a draft and a revision"),
+)  # fmt: skip
+
+
 ROUTE = Values(
     "route_with_budget",
-    [
-        Case((_budget_state(*args), budget), note)
-        for args, budget, note in (
-            (("needs_revision", 1), 1000, "needs changes, 550 of 1000 spent"),
-            (("needs_revision", 1), 550, "needs changes, 550 of 550 spent"),
-            (("accepted", 1), 100, "accepted, 550 of 100 spent"),
-            (("needs_revision", 3), 10_000, "needs changes, the last draft"),
-            (("invalid", 1), 10_000, "an invalid critique"),
-            (("needs_revision", 1), 500, "needs changes, 550 of 500 spent"),
-            (("accepted", 1, 0, _FAILING), 100, "accepted, a rule check fails"),
-            (
-                ("needs_revision", 1, 2),
-                1000,
-                "needs changes, 550 of 1000 spent in this run (an earlier run on the thread spent 1100)",
-            ),
-            (
-                ("needs_revision", 2),
-                1000,
-                "needs changes, 1100 of 1000 spent over a draft and a revision",
-            ),
-            (
-                ("needs_revision", 2),
-                1200,
-                "needs changes, 1100 of 1200 spent over a draft and a revision",
-            ),
-        )
-    ],
+    [Case((_budget_state(*args), budget), note) for args, budget, note in _ROUTE_ROWS],
     oracle=_route,
     misreadings=[
         Misreading(
@@ -921,14 +909,11 @@ recursion_limit = LIMIT.exercise(
 )
 
 
-FIXED = 'def calculate_factorial(n):\n    """n!"""\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n'
-
-
 # thread -> (the person's decision, the status and the code the run ends with): an edit that keeps the draft as it
 # is is still an edit
 DECISIONS = {
     "approve": {"action": "approve"},
-    "edit": {"action": "edit", "code": FIXED},
+    "edit": {"action": "edit", "code": GOOD},
     "edit, the draft kept": {"action": "edit", "code": _code(3)},
     "reject": {"action": "reject"},
 }

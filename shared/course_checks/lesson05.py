@@ -51,78 +51,27 @@ TestsFor = Callable[[Chat, Task], list[str]]
 
 LABELLED = {  # a reflection: (worth remembering, why)
     "Call  f([])  and  check  the  output  again": (False, "7 words, two spaces between each"),
-    "flatten([[1, [2]]]) returned [1, [2]]: recurse into every list, not only the first level.": (
-        True,
-        "names a call",
-    ),
-    "running_average([]) raised UnboundLocalError; set total = 0 before the loop.": (
-        True,
-        "names a call",
-    ),
-    "The caesar shift must wrap: 'z' shifted by 1 is 'a', so take the offset modulo 26.": (
-        True,
-        "names values",
-    ),
+    "flatten([[1, [2]]]) returned [1, [2]]: recurse into every list, not only the first level.": (True, "names a call"),
+    "running_average([]) raised UnboundLocalError; set total = 0 before the loop.": (True, "names a call"),
+    "The caesar shift must wrap: 'z' shifted by 1 is 'a', so take the offset modulo 26.": (True, "names values"),
     "Improve the code quality and be more careful next time.": (False, "names nothing concrete"),
-    "Handle the edge cases properly and think about the requirements.": (
-        False,
-        "names nothing concrete",
-    ),
+    "Handle the edge cases properly and think about the requirements.": (False, "names nothing concrete"),
     "Fix the bug.": (False, "shorter than 8 words"),
-    "The loop reads numbers[i] past the end when the list has only one item.": (
-        False,
-        "an index is not [], and names nothing concrete",
-    ),
-    "The function's result and the list's length are both off by one here.": (
-        False,
-        "two apostrophes quote nothing",
-    ),
+    "The loop reads numbers[i] past the end when the list has only one item.": (False, "an index is not [], and names nothing concrete"),
+    "The function's result and the list's length are both off by one here.": (False, "two apostrophes quote nothing"),
     "f([]) returned None.": (False, "shorter than 8 words"),
-    "Here is the fix:\n```python\ndef flatten(nested):\n    return sum(nested, [])\n```": (
-        False,
-        "carries code",
-    ),
-    "The function should def flatten(x) recursively and return [1, 2] for [[1], [2]].": (
-        False,
-        "carries a def",
-    ),
-    "Don't forget to think about the edge cases, and don't rush the requirements next time.": (
-        False,
-        "names nothing concrete (its apostrophes quote nothing)",
-    ),
-    "Step 1: think harder about the problem. Step 2: check the requirements again.": (
-        False,
-        "names nothing concrete (step numbers are not values)",
-    ),
-    "Be careful (very careful) with the inputs and the outputs of the function.": (
-        False,
-        "names nothing concrete (a remark in parentheses is not a call)",
-    ),
-    "Call the reset() method first, and then check the returned total again.": (
-        False,
-        "names nothing concrete (a call without its argument)",
-    ),
-    'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (
-        True,
-        "names a call with a quoted value",
-    ),
-    "f([]) returned None; return an empty list instead.": (
-        True,
-        "names a call, in exactly 8 words",
-    ),
-    "An empty input must give [] back instead of raising an error.": (
-        True,
-        "names [] and nothing else concrete",
-    ),
-    "Define the default result as 'none' before reading any of the inputs.": (
-        True,
-        "names a quoted value (define and default are words, not a def)",
-    ),
-    "Here is the corrected version of the whole function:\n```\nreturn sum(nested, [])\n```": (
-        False,
-        "carries code in a fence without a language",
-    ),
-}
+    "Here is the fix:\n```python\ndef flatten(nested):\n    return sum(nested, [])\n```": (False, "carries code"),
+    "The function should def flatten(x) recursively and return [1, 2] for [[1], [2]].": (False, "carries a def"),
+    "Don't forget to think about the edge cases, and don't rush the requirements next time.": (False, "names nothing concrete (its apostrophes quote nothing)"),
+    "Step 1: think harder about the problem. Step 2: check the requirements again.": (False, "names nothing concrete (step numbers are not values)"),
+    "Be careful (very careful) with the inputs and the outputs of the function.": (False, "names nothing concrete (a remark in parentheses is not a call)"),
+    "Call the reset() method first, and then check the returned total again.": (False, "names nothing concrete (a call without its argument)"),
+    'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (True, "names a call with a quoted value"),
+    "f([]) returned None; return an empty list instead.": (True, "names a call, in exactly 8 words"),
+    "An empty input must give [] back instead of raising an error.": (True, "names [] and nothing else concrete"),
+    "Define the default result as 'none' before reading any of the inputs.": (True, "names a quoted value (define and default are words, not a def)"),
+    "Here is the corrected version of the whole function:\n```\nreturn sum(nested, [])\n```": (False, "carries code in a fence without a language"),
+}  # fmt: skip
 
 
 def _is_specific(text: str) -> bool:
@@ -199,33 +148,13 @@ REWORDINGS = {
 
 
 DISTINCT = (  # (task text, another task's text, what the key must not throw away)
-    (
-        "Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x raises ValueError",
-        "Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x returns 0",
-        "the same first sentence, other requirements",
-    ),
-    (
-        "Write sub(a, b) that returns a minus b.",
-        "Write sub(a, b) that returns b minus a.",
-        "the same words in another order",
-    ),
-    (
-        "Write f(x) that returns x squared.\n\nRequirements:\n- a negative x raises ValueError",
-        "Write f(x) that returns x cubed.\n\nRequirements:\n- a negative x raises ValueError",
-        "the same requirements, another statement",
-    ),
-    (
-        "Write f(x) that returns x plus 1.",
-        "Write f(x) that returns x plus 2.",
-        "a number in the statement",
-    ),
-    (
-        "Write a function f(x) that returns x plus one.",
-        "Write a function f(x) that returns x minus one.",
-        "the same function name, another statement",
-    ),
+    ("Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x raises ValueError", "Write f(x) that returns x plus one.\n\nRequirements:\n- a negative x returns 0", "the same first sentence, other requirements"),
+    ("Write sub(a, b) that returns a minus b.", "Write sub(a, b) that returns b minus a.", "the same words in another order"),
+    ("Write f(x) that returns x squared.\n\nRequirements:\n- a negative x raises ValueError", "Write f(x) that returns x cubed.\n\nRequirements:\n- a negative x raises ValueError", "the same requirements, another statement"),
+    ("Write f(x) that returns x plus 1.", "Write f(x) that returns x plus 2.", "a number in the statement"),
+    ("Write a function f(x) that returns x plus one.", "Write a function f(x) that returns x minus one.", "the same function name, another statement"),
     ("Write f(x) that returns x or 1.", "Write f(x) that returns x and 1.", "a small word"),
-)
+)  # fmt: skip
 # statements that differ in one number: a key too short to keep 2,000 tasks apart gives two of them one key
 NUMBERED = [f"Write f(x) that returns x plus {n}." for n in range(2000)]
 
@@ -530,6 +459,31 @@ def _loop_outcome(got: object, want: tuple) -> str | None:
     return None
 
 
+# (the drafts, the evaluator's verdicts, max_attempts, window, memory, what the case shows)
+_LOOP_ROWS = (
+    ([GOOD], [_verdict(1.0, "pass")], 3, 3, (), "the first attempt accepted"),
+    ([_bad(1), GOOD], [_verdict(0.9, "pass"), _verdict(1.0, "pass")], 3, 3, (), "an evaluator's pass that its own tests fail, then accepted"),
+    ([_bad(1), _bad(2), _bad(3)], [_verdict(0.2), _verdict(0.3), _verdict(0.4)], 3, 3, (), "three failed attempts, rising scores"),
+    ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 3, (), "a drop of over 20%"),
+    ([_bad(1), _bad(2)], [_verdict(0.5), "Score: 2/10"], 3, 3, (), "an unreadable verdict after a 0.5"),
+    ([_bad(k) for k in range(1, 5)], [_verdict(0.3)] * 4, 4, 1, (), "four equal scores, a window of 1"),
+    ([_bad(1), GOOD], [_verdict(0.3), _verdict(1.0, "pass")], 3, 2, ("lesson A", "lesson B", "lesson C"), "three remembered lessons, a window of 2"),
+    ([_bad(1), GOOD], [_verdict(0.3), _verdict(1.0, "pass")], 3, 0, ("lesson A",), "a window of 0: no lesson in any prompt"),
+    ([GOOD, _bad(1), _bad(2)], [_verdict(0.6), _verdict(0.5), _verdict(0.55)], 3, 3, (), "a draft its tests pass that the evaluator fails"),
+    ([_bad(1), GOOD], [_verdict(0.4), _verdict(0.7, "pass")], 3, 3, (), "an evaluator's pass at 0.7 on a draft its tests pass"),
+    ([_bad(1), GOOD], [_verdict(0.9), _verdict(0.5, "pass")], 3, 3, (), "an acceptance scored below four fifths of the best"),
+    ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 2, 3, (), "a drop of over 20% on the last attempt"),
+    ([_bad(1), _bad(2), _bad(3)], [_verdict(0.5), _verdict(0.45), _verdict(0.38)], 3, 3, (), "two small drops, the second below four fifths of the best"),
+    ([_bad(1), _bad(2), _bad(3)], [_verdict(0.5), _verdict(0.9), _verdict(0.6)], 3, 3, (), "a drop of over 20% below a best that is not the first"),
+    ([_bad(1), _bad(2), _bad(3)], [_verdict(0.5), _verdict(0.4), _verdict(0.45)], 3, 3, (), "a score of exactly four fifths of the best"),
+    ([_bad(1), _bad(2), GOOD], [_verdict(0.3), _verdict(0.35), _verdict(0.9, "pass")], 3, 3, ("lesson A: an earlier session", "lesson B: an earlier session"), "a memory of 2 lessons, a window of 3"),
+    ([_bad(1), _bad(2), _bad(3)], [_verdict(0.2), _verdict(0.3), _verdict(0.4)], 3, 3, ("lesson A: an earlier session", "lesson B: an earlier session"), "a memory of 2 lessons, three failed attempts"),
+    ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 2, ("lesson A: an earlier session",), "a memory of 1 lesson, a drop of over 20%"),
+    ([_bad(1), _bad(2)], ["I cannot judge this.", _verdict(0.0)], 2, 3, (), "an unusable verdict first, then a score of 0"),
+    (["def is_palindrome(text):\n    return False\n", GOOD_P], [_verdict(0.1), _verdict(1.0, "pass")], 3, 3, (), "palindrome, its own three asserts"),
+    ([GOOD, _bad(1)], [_verdict(1.0, "pass"), _verdict(0.3)], 2, 3, (), "no asserts to run: an evaluator's pass on evidence of nothing"),
+)  # fmt: skip
+
 LOOP = Calls(
     "my_reflexion",
     [
@@ -542,162 +496,7 @@ LOOP = Calls(
             what,
             {"max_attempts": a, "window": w, "memory": list(m)},
         )
-        for d, v, a, w, m, what in (
-            ([GOOD], [_verdict(1.0, "pass")], 3, 3, (), "the first attempt accepted"),
-            (
-                [_bad(1), GOOD],
-                [_verdict(0.9, "pass"), _verdict(1.0, "pass")],
-                3,
-                3,
-                (),
-                "an evaluator's pass that its own tests fail, then accepted",
-            ),
-            (
-                [_bad(1), _bad(2), _bad(3)],
-                [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
-                3,
-                3,
-                (),
-                "three failed attempts, rising scores",
-            ),
-            ([_bad(1), _bad(2)], [_verdict(0.5), _verdict(0.2)], 3, 3, (), "a drop of over 20%"),
-            (
-                [_bad(1), _bad(2)],
-                [_verdict(0.5), "Score: 2/10"],
-                3,
-                3,
-                (),
-                "an unreadable verdict after a 0.5",
-            ),
-            (
-                [_bad(k) for k in range(1, 5)],
-                [_verdict(0.3)] * 4,
-                4,
-                1,
-                (),
-                "four equal scores, a window of 1",
-            ),
-            (
-                [_bad(1), GOOD],
-                [_verdict(0.3), _verdict(1.0, "pass")],
-                3,
-                2,
-                ("lesson A", "lesson B", "lesson C"),
-                "three remembered lessons, a window of 2",
-            ),
-            (
-                [_bad(1), GOOD],
-                [_verdict(0.3), _verdict(1.0, "pass")],
-                3,
-                0,
-                ("lesson A",),
-                "a window of 0: no lesson in any prompt",
-            ),
-            (
-                [GOOD, _bad(1), _bad(2)],
-                [_verdict(0.6), _verdict(0.5), _verdict(0.55)],
-                3,
-                3,
-                (),
-                "a draft its tests pass that the evaluator fails",
-            ),
-            (
-                [_bad(1), GOOD],
-                [_verdict(0.4), _verdict(0.7, "pass")],
-                3,
-                3,
-                (),
-                "an evaluator's pass at 0.7 on a draft its tests pass",
-            ),
-            (
-                [_bad(1), GOOD],
-                [_verdict(0.9), _verdict(0.5, "pass")],
-                3,
-                3,
-                (),
-                "an acceptance scored below four fifths of the best",
-            ),
-            (
-                [_bad(1), _bad(2)],
-                [_verdict(0.5), _verdict(0.2)],
-                2,
-                3,
-                (),
-                "a drop of over 20% on the last attempt",
-            ),
-            (
-                [_bad(1), _bad(2), _bad(3)],
-                [_verdict(0.5), _verdict(0.45), _verdict(0.38)],
-                3,
-                3,
-                (),
-                "two small drops, the second below four fifths of the best",
-            ),
-            (
-                [_bad(1), _bad(2), _bad(3)],
-                [_verdict(0.5), _verdict(0.9), _verdict(0.6)],
-                3,
-                3,
-                (),
-                "a drop of over 20% below a best that is not the first",
-            ),
-            (
-                [_bad(1), _bad(2), _bad(3)],
-                [_verdict(0.5), _verdict(0.4), _verdict(0.45)],
-                3,
-                3,
-                (),
-                "a score of exactly four fifths of the best",
-            ),
-            (
-                [_bad(1), _bad(2), GOOD],
-                [_verdict(0.3), _verdict(0.35), _verdict(0.9, "pass")],
-                3,
-                3,
-                ("lesson A: an earlier session", "lesson B: an earlier session"),
-                "a memory of 2 lessons, a window of 3",
-            ),
-            (
-                [_bad(1), _bad(2), _bad(3)],
-                [_verdict(0.2), _verdict(0.3), _verdict(0.4)],
-                3,
-                3,
-                ("lesson A: an earlier session", "lesson B: an earlier session"),
-                "a memory of 2 lessons, three failed attempts",
-            ),
-            (
-                [_bad(1), _bad(2)],
-                [_verdict(0.5), _verdict(0.2)],
-                3,
-                2,
-                ("lesson A: an earlier session",),
-                "a memory of 1 lesson, a drop of over 20%",
-            ),
-            (
-                [_bad(1), _bad(2)],
-                ["I cannot judge this.", _verdict(0.0)],
-                2,
-                3,
-                (),
-                "an unusable verdict first, then a score of 0",
-            ),
-            (
-                ["def is_palindrome(text):\n    return False\n", GOOD_P],
-                [_verdict(0.1), _verdict(1.0, "pass")],
-                3,
-                3,
-                (),
-                "palindrome, its own three asserts",
-            ),
-            (
-                [GOOD, _bad(1)],
-                [_verdict(1.0, "pass"), _verdict(0.3)],
-                2,
-                3,
-                (),
-                "no asserts to run: an evaluator's pass on evidence of nothing",
-            ),
-        )
+        for d, v, a, w, m, what in _LOOP_ROWS
     ]
     + [  # nothing but the memory given: the defaults, 3 attempts and a window of 3
         Case(

@@ -102,6 +102,16 @@ def _chosen_and_samples(got: object, want: tuple) -> str | None:
     return None
 
 
+_RESAMPLE_ROWS = (
+    ("flatten", EVIDENCE, (NONE, FLAT, FLAT_B, NONE), "a tie won by the earlier sample"),
+    ("flatten", EVIDENCE, (FLAT, NONE, FLAT_B, "no code at all", DEEP), "the best sample last"),
+    ("flatten", EVIDENCE, (FLAT_B, NONE, FLAT), "the first tied with the last"),
+    ("flatten", EVIDENCE[:2], (DEEP, FLAT), "evidence that cannot tell them apart"),
+    ("flatten", EVIDENCE, (FLAT, FLAT_B), "a tie whose later sample cost fewer tokens"),
+    ("palindrome", PALINDROME["evidence"], PALINDROME["replies"], "another task, its own evidence"),
+)  # fmt: skip
+
+
 RESAMPLE = Calls(
     "resample",
     [
@@ -119,24 +129,7 @@ RESAMPLE = Calls(
             ),
             what,
         )
-        for tid, evidence, replies, what in (
-            ("flatten", EVIDENCE, (NONE, FLAT, FLAT_B, NONE), "a tie won by the earlier sample"),
-            (
-                "flatten",
-                EVIDENCE,
-                (FLAT, NONE, FLAT_B, "no code at all", DEEP),
-                "the best sample last",
-            ),
-            ("flatten", EVIDENCE, (FLAT_B, NONE, FLAT), "the first tied with the last"),
-            ("flatten", EVIDENCE[:2], (DEEP, FLAT), "evidence that cannot tell them apart"),
-            ("flatten", EVIDENCE, (FLAT, FLAT_B), "a tie whose later sample cost fewer tokens"),
-            (
-                "palindrome",
-                PALINDROME["evidence"],
-                PALINDROME["replies"],
-                "another task, its own evidence",
-            ),
-        )
+        for tid, evidence, replies, what in _RESAMPLE_ROWS
     ],
     key=_resample_key,
     result=_chosen_and_samples,
