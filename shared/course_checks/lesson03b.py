@@ -326,6 +326,13 @@ def _tests_first(
 
 
 PALINDROME = "def is_palindrome(text):\n    t = [c.lower() for c in text if c.isalnum()]\n    return t == t[::-1]\n"
+_TESTS_FIRST_MISREAD = (
+    (_Always, "It asks the model about every draft: failing visible tests should answer alone, with no call."),
+    (_ModelFirst, "It asks the model before it looks at the tests: failing code should cost no model call."),
+    (_OwnTests, "It ignores the tests critic it is given: keep tests_critic, a TestGroundedCritic() if None."),
+    (_Anew, "It returns a new Evaluation made from the critic's: return that Evaluation itself, what its "
+            "call cost included, so what the table and the loop read is what the critic said."),
+)  # fmt: skip
 TESTS_FIRST = Values(
     "TestsThenLLM",
     [
@@ -366,25 +373,7 @@ TESTS_FIRST = Values(
     ),
     misreadings=[
         Misreading(lambda *case, c=c: _tests_first(c, *case), why)
-        for c, why in (
-            (
-                _Always,
-                "It asks the model about every draft: failing visible tests should answer alone, with no call.",
-            ),
-            (
-                _ModelFirst,
-                "It asks the model before it looks at the tests: failing code should cost no model call.",
-            ),
-            (
-                _OwnTests,
-                "It ignores the tests critic it is given: keep tests_critic, a TestGroundedCritic() if None.",
-            ),
-            (
-                _Anew,
-                "It returns a new Evaluation made from the critic's: return that Evaluation itself, what its "
-                "call cost included, so what the table and the loop read is what the critic said.",
-            ),
-        )
+        for c, why in _TESTS_FIRST_MISREAD
     ],
 )
 tests_then_llm = TESTS_FIRST.exercise(

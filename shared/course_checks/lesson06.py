@@ -245,34 +245,19 @@ def _strictly_beyond(diffs: Sequence[float], exact: bool = False) -> float:
     return sum(x > abs(sum(nonzero)) + 1e-9 for x in sums) / len(sums)
 
 
+# made-up differences; thirds are a replicate's share when a problem has 3
+_FLIPS = (
+    [1, 1, 0, 0], [1, -1, 1, 0, 1, 1], [1] * 6, [-1] * 5 + [0, 0], [0.5, 1, -0.5, 0.5, 0.5, 0, 1], [0.5] * 6 + [-1],
+    [0.5, -0.5], [0, 0, 0],
+    [-2 / 3, -1, 1 / 3, 2 / 3, -1],
+    [1.0, -2 / 3, 1 - 2 / 3, 1.0, 1 / 3],  # two of the thirds differ in the last bit
+    [1, 1 / 3, 1 / 3, 1 / 3, -1 / 3, -1 / 3, -1 / 3],  # thirds rounded to 0.33 tie where they do not
+    [],
+)  # fmt: skip
 _rng = random.Random(6)
 SIGN_FLIP = Values(
     "sign_flip_p",
-    [
-        Case((d,))
-        for d in (
-            [1, 1, 0, 0],
-            [1, -1, 1, 0, 1, 1],
-            [1] * 6,
-            [-1] * 5 + [0, 0],
-            [0.5, 1, -0.5, 0.5, 0.5, 0, 1],
-            [0.5] * 6 + [-1],
-            [0.5, -0.5],
-            [0, 0, 0],
-            [-2 / 3, -1, 1 / 3, 2 / 3, -1],  # thirds of a replicate (3 replicates a problem)
-            [1.0, -2 / 3, 1 - 2 / 3, 1.0, 1 / 3],  # thirds: two of them differ in the last bit
-            [
-                1,
-                1 / 3,
-                1 / 3,
-                1 / 3,
-                -1 / 3,
-                -1 / 3,
-                -1 / 3,
-            ],  # thirds rounded to 0.33 tie where they do not
-            [],
-        )
-    ]
+    [Case((d,)) for d in _FLIPS]
     + [
         Case(([_rng.choice((-1, -0.5, 0, 0.5, 1, 1)) for _ in range(_rng.randint(1, 9))],))
         for _ in range(12)
