@@ -6,6 +6,7 @@ judges' confusion), no hidden test line in any prompt of any strategy, and the c
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -594,8 +595,14 @@ def test_a_recorded_experiment_is_read_unless_a_full_run_is_asked_or_none_is_com
         results.recorded_experiment("04_x", compute, full=False)
 
 
-def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recording():
+def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recording(
+    tmp_path, monkeypatch
+):
     from reflect.evaluation.runner import live_sample
+
+    monkeypatch.setattr(
+        tempfile, "tempdir", str(tmp_path)
+    )  # where the scratch file goes, and is removed
 
     right = "```python\ndef calculate_factorial(n):\n    '''n!'''\n    if n < 0:\n        raise ValueError(n)\n    return 1 if n < 2 else n * calculate_factorial(n - 1)\n```"
     chat = ScriptedChat({"generator": [right]})
@@ -610,6 +617,7 @@ def test_a_live_sample_runs_into_a_scratch_file_and_is_compared_with_the_recordi
         ["one-shot on factorial: recorded fail, this run pass"],
     )
     assert len(chat.calls) == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 HE0_WRONG = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -612,3 +613,17 @@ def test_the_sixth_fresh_reads_wrong_answers_of_lesson_05_fail():
     assert not passes(lesson05.reflexion_loop, loop["my_reflexion"])
     spaced = solved("05", "05.7", swap=("len(text.split())", 'len(text.split(" "))'))
     assert not passes(lesson05.specific, spaced["is_specific"], [])
+
+
+def test_the_checks_of_lesson_05_leave_no_folder_behind(tmp_path, monkeypatch):
+    """Their memory stores live in temporary folders that are removed (a class's /tmp used to gain about 200
+    folders a run of the checks)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(lesson05, "MEMORY_DISK", str(tmp_path))
+    for case in lesson05.LOOP.cases:  # the answer key, as the check runs it on every case
+        (script, *args), kwargs = case.copies()
+        lesson05._reflexion_key(lesson05.ScriptedChat(script), *args, **kwargs)
+    store = lesson05.MemoryStore(tmp_path / "lesson.sqlite")
+    assert "Rewordings share one key" in lesson05._recalled(lesson05._key_answer, store)
+    store.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["lesson.sqlite"]

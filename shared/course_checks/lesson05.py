@@ -237,7 +237,10 @@ KEYS = Properties(
 def _recalled(family_key: Callable[[str], object], store: MemoryStore) -> str:
     """What the lesson's store recalls of flatten, asked in upper case, through the learner's key and task_key."""
     text, tasks = _FLATTEN, course_tasks()
-    with MemoryStore(Path(tempfile.mkdtemp()) / "family.sqlite") as family:
+    with (
+        tempfile.TemporaryDirectory(dir=MEMORY_DISK) as folder,
+        MemoryStore(Path(folder) / "family.sqlite") as family,
+    ):
         stored = store.history(task_key(text))
         for e in stored:
             family.add(Episode(family_key(text), e.session, e.attempt, e.reflection, e.score))
@@ -311,7 +314,10 @@ def _script(drafts: Sequence[str], verdicts: Sequence[str]) -> dict:
 def _package_run(chat, task, asserts, max_attempts=3, window=3, memory=()) -> Run:  # noqa: ANN001
     """The package's Reflexion on a chat: reflections in the prompt, no token budget, no convergence, `memory` the
     lessons an earlier session left."""
-    with MemoryStore(Path(tempfile.mkdtemp()) / "memory.sqlite") as store:
+    with (
+        tempfile.TemporaryDirectory(dir=MEMORY_DISK) as folder,
+        MemoryStore(Path(folder) / "memory.sqlite") as store,
+    ):
         for i, lesson in enumerate(memory, 1):
             store.add(Episode(task_key(task.prompt()), "earlier", i, lesson, 0.0))
         return Reflexion(

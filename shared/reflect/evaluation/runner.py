@@ -223,15 +223,9 @@ def live_sample(
     in replay from the cassette), compared with the recording: (the sample's rows, verdicts as
     recorded, verdicts compared, one line per verdict that moved)."""
     strategies, ids = list(strategies), list(task_ids)
-    path = Path(tempfile.mkdtemp()) / "sample.jsonl"
-    run_bench(
-        strategies,
-        [get_task(t) for t in ids],
-        chat,
-        path,
-        concurrency=1,
-        progress=progress,
-        meta=meta,
-    )
-    rows = current_rows(path, strategies, ids)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sample.jsonl"
+        tasks = [get_task(t) for t in ids]
+        run_bench(strategies, tasks, chat, path, concurrency=1, progress=progress, meta=meta)
+        rows = current_rows(path, strategies, ids)
     return (rows, *verdicts_beside(recorded, rows))
