@@ -336,31 +336,21 @@ MISSES = Values(
             "Passing attempts have no row: only the misses.",
         )
     ],
-).register("01.5")
+)
 
 
-@exercise(
+misses = MISSES.exercise(
     "01.5",
+    "misses",
     hints=(
         "one row per attempt that failed (a.passed is False), in the order of attempts.",
         "each row is (a.task_id, a.n_passed, a.n_tests, a.first_failure); passing attempts have no row.",
     ),
+    lesson=lambda attempts: [Case((list(attempts),), "the baseline's attempts")],
+    passed=lambda misses_of, attempts: (
+        f"One row per failure: {len(MISSES.oracle(attempts))} of the baseline's {len(attempts)} tasks fail."
+    ),
 )
-def misses(
-    misses_of: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
-) -> tuple[bool, str]:
-    """Build 5: the table of what one-shot misses, on made-up attempts and on the baseline's."""
-    problem = MISSES.problem(misses_of) or (
-        None
-        if MISSES.equal(misses_of(list(attempts)), MISSES.oracle(attempts))
-        else "misses_of differs on the baseline's attempts."
-    )
-    if problem:
-        return False, problem
-    return (
-        True,
-        f"One row per failure: {len(MISSES.oracle(attempts))} of the baseline's {len(attempts)} tasks fail.",
-    )
 
 
 def _rates(attempts: Sequence[Attempt]) -> dict[str, float]:
