@@ -1,8 +1,8 @@
 """`course.py grade` end to end (course_grading): nbgrader grades a class folder of lesson 00 submissions offline with
 the course's checks, and the table holds exactly the expected marks: a complete submission with a prompt of its own
-(not in the recording), an unfinished one (an answer left blank, a cell that raises, another that never ends), one of the planted wrong answers whose
-check cells were edited to print a pass (and that rebinds `ex`), and one that deletes its own course directory; none
-stops the batch or changes another learner's marks."""
+(not in the recording), an unfinished one (an answer left blank, a cell that raises, another that never ends), one
+of the planted wrong answers whose check cells were edited to print a pass (and that rebinds `ex`), and one that
+deletes its own course directory; none stops the batch or changes another learner's marks."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ best-so-far, the generator's messages, the stop rules) that changed any decision
 
 The whole set is 350 runs (about 50 s); this test replays every third run of each file (but one whose
 own tests hung: 10 s of CPU each, for one more failed test) and every run that stopped on a rare rule
-(regressed, token budget): about 130, with ties among samples (checked below). No recorded run stopped on `converged`, which cannot fire with 3 attempts and patience 3."""
+(regressed, token budget): about 130, with ties among samples (checked below). No recorded run stopped
+on `converged`, which cannot fire with 3 attempts and patience 3."""
 
 from __future__ import annotations
 
