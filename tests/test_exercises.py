@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_checks import REGISTRY, Exercise, reset_hints
+from course_checks import REGISTRY, Exercise, later, reset_hints
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]*_*.ipynb"))
@@ -200,9 +200,7 @@ def test_a_step_the_message_explains_gets_no_hint_and_keeps_the_count(capsys):
     ex = Exercise(
         "99.4",
         ("about the function", "more"),
-        lambda f: (
-            (False, "the function is right; now call the model.", False) if f else (False, "wrong")
-        ),
+        lambda f: later("the function is right; now call the model.") if f else (False, "wrong"),
     )
     ex(False)
     assert ex.outcome(True).text == "❌ Not yet. the function is right; now call the model."
