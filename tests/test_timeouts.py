@@ -279,3 +279,17 @@ def test_a_stalled_shared_server_gets_the_class_advice_and_the_local_one_does_no
     with pytest.raises(ModelError) as caught:
         conn.chat(MSG)
     assert ("COURSE_WORKERS=1" in str(caught.value)) is (backend == "openai")
+
+
+def test_a_restarted_local_server_gets_a_whole_budget_of_its_own(stub, busy):
+    """A restart (a model load) may take longer than the call's budget: the call to the fresh server has the
+    whole budget again, not what was left of the first (here, time to wait once while it is busy)."""
+    down, up = stub("close"), busy(refusals=1, retry_after="0.3")
+    conn, _ = _conn(down.port, 1.0, "local")
+
+    def restart():
+        time.sleep(1.2)
+        conn.client.base_url = conn.base_url = f"http://127.0.0.1:{up.port}/v1"
+
+    conn._reconnect_local = restart
+    assert conn.chat(MSG).text == "hello" and len(up.times) == 2

@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 import openai
+import tenacity
 
 from reflect.model.accounting import CallRecord, Ledger
 from reflect.model.cache import CACHED_HEADER
@@ -160,32 +161,17 @@ class Connection:
         """
         model = params.pop("model", None) or self.model_for(role)
         start = time.monotonic()
-        deadline = start + self.budget_s
-        retries, busy, restarted = 0, 0, False
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                raw = self._create(model, messages, role, params, remaining)
-                break
-            except openai.APITimeoutError:  # before APIConnectionError: it is a subclass
-                raise ModelError(self._slow(time.monotonic() - start)) from None
-            except openai.APIConnectionError as err:
-                if self.backend == "local" and not restarted:
-                    self._reconnect_local()  # the shared server stopped (idle) or died: start it again
-                    restarted = True
-                    # a fresh server gets the whole budget
-                    deadline = time.monotonic() + self.budget_s
-                    continue
-                retries = self._wait_to_retry(retries, deadline, "could not connect", err)
-            except openai.APIStatusError as err:
-                if err.status_code in _BUSY_STATUS:
-                    busy = self._wait_while_busy(busy, start, deadline, err)
-                    continue
-                if err.status_code not in _RETRY_STATUS and err.status_code < 500:
-                    raise ModelError(self._explain(str(err))) from err
-                retries = self._wait_to_retry(retries, deadline, str(err), err)
-            except openai.APIError as err:
-                raise ModelError(self._explain(str(err))) from err
+        tries = _Tries(start, deadline=start + self.budget_s)
+        retrying = tenacity.Retrying(  # when to ask again, and how long to wait first: self._again
+            retry=tenacity.retry_if_exception(lambda err: self._again(err, tries)),
+            wait=lambda _: tries.pause,
+            sleep=time.sleep,
+        )
+        try:
+            raw = retrying(lambda: self._create(model, messages, role, params, tries.left()))
+        except openai.APIError as err:
+            slow = isinstance(err, openai.APITimeoutError)
+            raise ModelError(tries.why or self._explain(str(err))) from (None if slow else err)
         completion = raw.parse()
         header = raw.headers.get(LATENCY_HEADER)  # stamped by CourseTransport on every response
         latency = float(header) / 1000 if header is not None else time.monotonic() - start
@@ -227,30 +213,52 @@ class Connection:
             **params,
         )
 
-    def _wait_to_retry(self, retries: int, deadline: float, what: str, err: Exception) -> int:
-        """Sleep before the next retry, or raise ModelError when retries or the budget are spent."""
-        if retries >= MAX_RETRIES:
-            raise ModelError(self._explain(what)) from err
-        pause = BACKOFF_S[min(retries, len(BACKOFF_S) - 1)]
-        if time.monotonic() + pause >= deadline:
-            raise ModelError(
-                self._explain(
-                    f"{what} (no time left in the {self.budget_s:g} s budget for a retry)"
-                )
-            ) from err
-        time.sleep(pause)
-        return retries + 1
-
-    def _wait_while_busy(self, busy: int, start: float, deadline: float, err) -> int:
-        """Sleep before asking a busy server again, or raise ModelError when the budget would end first."""
-        said = _retry_after(err.response)
-        pause = said if said is not None else BUSY_WAIT_S[min(busy, len(BUSY_WAIT_S) - 1)]
-        if time.monotonic() + pause >= deadline:
-            raise ModelError(
-                self._busy(err.status_code, busy + 1, time.monotonic() - start)
-            ) from err
-        time.sleep(pause)
-        return busy + 1
+    def _again(self, err: BaseException, tries: _Tries) -> bool:
+        """Whether to send the call again after `err`, with `tries.pause` to wait first; if not, `tries.why` says
+        why (for any error of the API). A slow server is not asked again; a local server that is down is restarted
+        once, with a fresh budget; a busy one (503, 429) is asked again, after its Retry-After if it says one,
+        while the budget lasts; a refused connection, 408, 409 and other 5xx up to MAX_RETRIES times."""
+        now, tries.pause = time.monotonic(), 0.0
+        if isinstance(err, openai.APITimeoutError):  # before APIConnectionError: it is a subclass
+            tries.why = self._slow(now - tries.start)
+            return False
+        if (
+            isinstance(err, openai.APIConnectionError)
+            and self.backend == "local"
+            and not tries.restarted
+        ):
+            self._reconnect_local()  # the shared server stopped (idle) or died: start it again
+            tries.restarted, tries.deadline = True, time.monotonic() + self.budget_s
+            return True
+        status = err.status_code if isinstance(err, openai.APIStatusError) else None
+        if status in _BUSY_STATUS:
+            said = _retry_after(err.response)
+            tries.pause = (
+                said if said is not None else BUSY_WAIT_S[min(tries.busy, len(BUSY_WAIT_S) - 1)]
+            )
+            if now + tries.pause >= tries.deadline:
+                tries.why = self._busy(status, tries.busy + 1, now - tries.start)
+                return False
+            tries.busy += 1
+            return True
+        if isinstance(err, openai.APIConnectionError):
+            what = "could not connect"
+        elif status is not None and (status in _RETRY_STATUS or status >= 500):
+            what = str(err)
+        else:  # another status, another error of the API, or not the API's (raised as it is)
+            tries.why = self._explain(str(err)) if isinstance(err, openai.APIError) else ""
+            return False
+        tries.pause = BACKOFF_S[min(tries.retries, len(BACKOFF_S) - 1)]
+        if tries.retries >= MAX_RETRIES:
+            tries.why = self._explain(what)
+            return False
+        if now + tries.pause >= tries.deadline:
+            tries.why = self._explain(
+                f"{what} (no time left in the {self.budget_s:g} s budget for a retry)"
+            )
+            return False
+        tries.retries += 1
+        return True
 
     def _busy(self, status: int, tries: int, waited: float) -> str:
         return (
@@ -299,6 +307,22 @@ _CLASS_ADVICE = (
     "COURSE_FULL unset (each extra worker holds a slot another learner waits for); if it keeps "
     "happening, tell your instructor (the server needs more slots or a second machine: docs/instructor.md)."
 )
+
+
+@dataclass
+class _Tries:
+    """One chat call's tries so far: when it started, when its budget ends, and what the last error decided."""
+
+    start: float
+    deadline: float
+    retries: int = 0  # after a refused connection, 408, 409 or a 5xx other than 503
+    busy: int = 0  # after a 503 or a 429
+    restarted: bool = False
+    pause: float = 0.0  # before the next try
+    why: str = ""  # why there is no next try
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:
