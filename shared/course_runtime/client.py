@@ -248,10 +248,10 @@ class Connection:
         else:  # another status, another error of the API, or not the API's (raised as it is)
             tries.why = self._explain(str(err)) if isinstance(err, openai.APIError) else ""
             return False
-        tries.pause = BACKOFF_S[min(tries.retries, len(BACKOFF_S) - 1)]
         if tries.retries >= MAX_RETRIES:
             tries.why = self._explain(what)
             return False
+        tries.pause = BACKOFF_S[min(tries.retries, len(BACKOFF_S) - 1)]
         if now + tries.pause >= tries.deadline:
             tries.why = self._explain(
                 f"{what} (no time left in the {self.budget_s:g} s budget for a retry)"
