@@ -84,3 +84,59 @@ def test_a_bill_of_all_but_the_last_call_fails():
     assert lesson00.hosted_bill.evaluate(bill, bill(records, "gpt-4o"), records)[0]
     passed, message, _ = lesson00.hosted_bill.evaluate(bill, bill(records[:-1], "gpt-4o"), records)
     assert not passed and "first 6 calls, and it holds 7" in message, message
+
+
+def test_a_reply_typed_in_is_no_reply_of_the_model():
+    """00.1 and 00.3 (a sixth fresh read's): a `Reply` made by hand, with the text or the cut the exercise asks
+    for, fails: the check finds no call in the ledger with its role, tokens and latency; the model's reply passes."""
+    from reflect.model.accounting import CallRecord
+    from reflect.model.llm import Reply
+
+    def number(text):
+        return text.strip().isdigit()
+
+    asked = Reply("4", "probe", "m", 40, 1, 0.25, "stop")
+    records = [CallRecord("probe", 40, 1, 0.25, "local", "m")]
+    assert ex.vowels.evaluate(number, asked, records)[0]
+    typed = Reply("4", "probe", "m", 40, 1, 0.3, "stop")
+    passed, message, _ = ex.vowels.evaluate(number, typed, records)
+    assert not passed and "no call in conn.ledger" in message, message
+
+    def cut(reply):
+        return reply.finish_reason == "length"
+
+    draft = Reply("Sure.", "generator", "m", 30, 2, 0.1, "stop")
+    long = Reply("Recursion is a technique where a", "probe", "m", 20, 8, 0.5, "length")
+    logged = [CallRecord("probe", 20, 8, 0.5, "local", "m")]
+    assert ex.truncated.evaluate(cut, long, draft, logged)[0]
+    passed, message, _ = ex.truncated.evaluate(cut, long, draft, records)
+    assert not passed and "no call in conn.ledger gave long_answer" in message, message
+
+
+def test_a_reply_guessed_from_an_ellipsis_and_a_bill_by_backend_fail():
+    """00.3 and 00.2 (a sixth fresh read's): '...' at the end of a finished reply is no cut; a bill that prices each
+    call by the backend that answered it prices the local calls at 0."""
+    problem = ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" or r.text.endswith("..."))
+    assert problem and "finished on an ellipsis" in problem, problem
+    problem = ex.BILL.problem(
+        lambda recs, m: sum(
+            estimate_cost(r.backend, m, r.prompt_tokens, r.completion_tokens) for r in recs
+        )
+    )
+    assert problem and "backend that answered it" in problem, problem
+
+
+def test_a_stop_rule_returning_the_packages_stop_members_passes():
+    """00.4 (a sixth fresh read's right answer): `Stop` is a StrEnum, so Stop.TOKEN_BUDGET == 'token_budget';
+    the strings the statement names, as its members, are right. A number or bytes is not."""
+    from reflect.records import Stop
+
+    def stop(approved, rounds, tokens, max_rounds, budget):
+        if approved:
+            return Stop.ACCEPTED
+        if tokens >= budget:
+            return Stop.TOKEN_BUDGET
+        return Stop.MAX_ITERATIONS if rounds >= max_rounds else None
+
+    assert ex.STOP.problem(stop) is None
+    assert ex.STOP.problem(lambda *a: (s := ex._stop_truth(*a)) and s.encode()) is not None

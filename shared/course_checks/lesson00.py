@@ -56,14 +56,17 @@ NUMBERS = Values(
         "what does your function return for '', ' 12\\n' and '-4'? (str.strip and str.isdigit are worth a look.)",
     ),
 )
-def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tuple[bool, str]:
-    """Exercise 1: only_a_number on made-up replies (True or False), then on the model's."""
+def vowels(
+    only_a_number: Callable[[str], object], answer: Reply | None, records: Sequence[CallRecord]
+) -> tuple[bool, str]:
+    """Exercise 1: only_a_number on made-up replies (True or False), then on the model's, a call in the ledger."""
     problem = NUMBERS.problem(only_a_number)
     if problem:
         return False, problem
-    if not isinstance(answer, Reply):
+    if not isinstance(answer, Reply) or not _asked(answer, records):
         return later(
-            "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...))."
+            "only_a_number is right; now store the model's Reply in `answer` (answer = conn.chat(...))"
+            + (": no call in conn.ledger gave this one." if isinstance(answer, Reply) else ".")
         )
     if not only_a_number(answer.text):
         return later(
@@ -76,6 +79,12 @@ def vowels(only_a_number: Callable[[str], object], answer: Reply | None) -> tupl
     )
 
 
+def _asked(reply: Reply, records: Sequence[CallRecord]) -> bool:
+    """Did the model give `reply`: is there a call in the ledger of its role, tokens and latency?"""
+    said = (reply.role, reply.prompt_tokens, reply.completion_tokens, reply.latency_s)
+    return any((r.role, r.prompt_tokens, r.completion_tokens, r.latency_s) == said for r in records)
+
+
 # sections 3 to 5 make 6 calls through conn.chat (exercise 1 may add one)
 CALLS_BEFORE_EXERCISE_2 = 6
 
@@ -86,8 +95,8 @@ def _price(records: Sequence[CallRecord], model: str) -> float:
     )
 
 
-_CALLS = [
-    CallRecord("generator", 1_000, 200, 1.0, "openai", "m"),
+_CALLS = [  # priced at a hosted model's rates whatever backend answered them
+    CallRecord("generator", 1_000, 200, 1.0, "local", "m"),
     CallRecord("critic", 3_000, 50, 1.0, "openai", "m"),
     CallRecord("probe", 0, 0, 0.1, "openai", "m"),
     CallRecord("reviewer", 10, 4_000, 2.0, "openai", "m"),
@@ -118,7 +127,14 @@ BILL = Values(
                 "openai", m, sum(r.prompt_tokens + r.completion_tokens for r in recs), 0
             ),
             "Input and output tokens have different prices: price each call's two counts, then add.",
-        )
+        ),
+        Misreading(
+            lambda recs, m: sum(
+                estimate_cost(r.backend, m, r.prompt_tokens, r.completion_tokens) for r in recs
+            ),
+            "That prices a call by the backend that answered it (the local model costs nothing): price every "
+            "call as if gpt-4o had answered it, estimate_cost('openai', model, ...).",
+        ),
     ],
     show=lambda v: f"<{len(v)} calls>" if isinstance(v, list) else show(v),
 ).register("00.2")
@@ -187,6 +203,7 @@ TRUNCATED = Values(
             ("", 0, "content_filter", "stopped by a filter, not by the cap"),
             ("def f(xs):\n    return len(xs", 12, "length", "cut at 12 tokens"),
             ("Use len() to get a list's length.", 9, "stop", "finished, its text says 'length'"),
+            ("Wait...", 3, "stop", "finished on an ellipsis"),
         )
     ],
     oracle=lambda reply: reply.finish_reason == "length",
@@ -209,7 +226,10 @@ TRUNCATED = Values(
     ),
 )
 def truncated(
-    was_truncated: Callable[[Reply], bool], long_answer: Reply | None, draft: Reply
+    was_truncated: Callable[[Reply], bool],
+    long_answer: Reply | None,
+    draft: Reply,
+    records: Sequence[CallRecord],
 ) -> tuple[bool, str]:
     """Exercise 3: was_truncated on the long answer, on section 3's draft and on two replies whose text misleads."""
     problem = TRUNCATED.problem(was_truncated, also=[Case((draft,), "section 3's draft")])
@@ -218,6 +238,11 @@ def truncated(
     if not isinstance(long_answer, Reply):
         return later(
             "was_truncated is right; now store the reply of a call with max_tokens=8 in `long_answer`."
+        )
+    if not _asked(long_answer, records):
+        return later(
+            "was_truncated is right, but no call in conn.ledger gave long_answer: store the reply of a new call "
+            "with max_tokens=8."
         )
     if long_answer.completion_tokens != 8:
         return later(

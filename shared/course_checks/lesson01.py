@@ -607,8 +607,8 @@ def stricter_prompt(
     delta = next(iter(shift.values()), 0)
     if delta == 0:
         return later(
-            "new calls, but with the same prompt tokens as the baseline: they were sent with the "
-            "course's GENERATOR_PROMPT, not with CAREFUL_PROMPT."
+            "retry's runs have the baseline's prompt tokens: they are the baseline's own runs, or calls sent with "
+            "the course's GENERATOR_PROMPT. Each retry is a new call with CAREFUL_PROMPT."
         )
     fixed = sum(a.passed for a in retry)
     return True, (

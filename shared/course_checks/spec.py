@@ -97,10 +97,14 @@ class Misreading:
 
 
 def same(got: object, want: object, tol: float = 1e-9) -> bool:
-    """`got` is `want`: numbers (numpy's too, never a bool) within `tol`, sequences and mappings item by item,
-    anything else by ==."""
-    if isinstance(want, bool) or want is None or isinstance(want, str):
+    """`got` is `want`: numbers (numpy's too, never a bool) within `tol`, strings as any str that is equal,
+    sequences and mappings item by item, anything else by ==."""
+    if isinstance(want, bool) or want is None:
         return type(got) is type(want) and got == want
+    if isinstance(
+        want, str
+    ):  # a str of its own kind (a StrEnum member) too, never bytes or a number
+        return isinstance(got, str) and got == want
     if isinstance(want, (int, float)):
         try:
             value = float(got)  # type: ignore[arg-type]
