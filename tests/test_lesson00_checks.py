@@ -87,7 +87,7 @@ def test_a_bill_of_all_but_the_last_call_fails():
 
 
 def test_a_reply_typed_in_is_no_reply_of_the_model():
-    """00.1 and 00.3 (a sixth fresh read's): a `Reply` made by hand, with the text or the cut the exercise asks
+    """00.1 and 00.3 (a seventh fresh read's): a `Reply` made by hand, with the text or the cut the exercise asks
     for, fails: the check finds no call in the ledger with its role, tokens and latency; the model's reply passes."""
     from reflect.model.accounting import CallRecord
     from reflect.model.llm import Reply
@@ -114,7 +114,7 @@ def test_a_reply_typed_in_is_no_reply_of_the_model():
 
 
 def test_a_reply_guessed_from_an_ellipsis_and_a_bill_by_backend_fail():
-    """00.3 and 00.2 (a sixth fresh read's): '...' at the end of a finished reply is no cut; a bill that prices each
+    """00.3 and 00.2 (a seventh fresh read's): '...' at the end of a finished reply is no cut; a bill that prices each
     call by the backend that answered it prices the local calls at 0."""
     problem = ex.TRUNCATED.problem(lambda r: r.finish_reason == "length" or r.text.endswith("..."))
     assert problem and "finished on an ellipsis" in problem, problem
@@ -127,7 +127,7 @@ def test_a_reply_guessed_from_an_ellipsis_and_a_bill_by_backend_fail():
 
 
 def test_a_stop_rule_returning_the_packages_stop_members_passes():
-    """00.4 (a sixth fresh read's right answer): `Stop` is a StrEnum, so Stop.TOKEN_BUDGET == 'token_budget';
+    """00.4 (a seventh fresh read's right answer): `Stop` is a StrEnum, so Stop.TOKEN_BUDGET == 'token_budget';
     the strings the statement names, as its members, are right. A number or bytes is not."""
     from reflect.records import Stop
 

@@ -346,3 +346,30 @@ def test_a_default_margin_or_budget_changed_fails():
         lambda hs, ts, max_iterations=2: sweep(hs, ts, max_iterations=max_iterations)
     )
     assert problem and "no max_iterations given" in problem, problem
+
+
+def test_a_threshold_table_on_the_packages_replay_rule_passes_and_on_its_sweep_fails():
+    """03b.6 (a seventh fresh read's right answer): the table is the exercise, so the package's replay_rule (Build
+    4's answer key) may cut each loop; calling its sweep, the table itself, is refused."""
+    from reflect.judging.calibration import replay_rule, sweep
+    from reflect.judging.controller import StopRule
+
+    def threshold_table(histories, thresholds, max_iterations=3):
+        rows = []
+        for t in thresholds:
+            rule = StopRule(threshold=t, max_iterations=max_iterations)
+            cuts = [replay_rule(h, rule) for h in histories]
+            n = len(cuts) or 1
+            rows.append(
+                {
+                    "threshold": t,
+                    "avg_iterations": sum(len(kept) for kept, _ in cuts) / n,
+                    "pass_rate": sum(bool(rule.choose(kept, why).passed) for kept, why in cuts) / n,
+                    "avg_tokens": sum(d.tokens for kept, _ in cuts for d in kept) / n,
+                }
+            )
+        return rows
+
+    assert ex.THRESHOLDS.problem(threshold_table) is None
+    problem = ex.THRESHOLDS.problem(lambda hs, ts, max_iterations=3: sweep(hs, ts, max_iterations))
+    assert problem and "called the package's sweep" in problem, problem

@@ -627,3 +627,31 @@ def test_the_checks_of_lesson_05_leave_no_folder_behind(tmp_path, monkeypatch):
     assert "Rewordings share one key" in lesson05._recalled(lesson05._key_answer, store)
     store.close()
     assert [p.name for p in tmp_path.iterdir()] == ["lesson.sqlite"]
+
+
+def test_the_seventh_fresh_reads_answers_of_lesson_04_are_told_what_they_did():
+    """04.1 and 04.3 (a seventh fresh read's): `>` for `>=` is told that a score equal to the threshold accepts; a
+    budget counted without the unusable critiques is told the loop stopped elsewhere, not to judge a draft once;
+    a resume from a fresh checkpointer, or with the decision as the input, is told it started a new run."""
+    strict = solved("04", "04.1", swap=("score >= threshold", "score > threshold"))
+    message = lesson04.your_loop.evaluate(strict["loop_builder"])[1]
+    assert "a score equal to the threshold does too" in message, message
+    counted = solved(
+        "04", "04.1",
+        swap=('len(state["scores"]) >= max_iterations',
+              'len([x for x in state["scores"] if x is not None]) >= max_iterations'),
+    )  # fmt: skip
+    message = lesson04.your_loop.evaluate(counted["loop_builder"])[1]
+    assert "went on to" in message and "an unusable critique counts" in message, message
+    for swap in (
+        ("SqliteSaver(sqlite3.connect(db_path, check_same_thread=False))", "InMemorySaver()"),
+        ("graph.invoke(Command(resume=decision),", "graph.invoke({'scores': []},"),
+    ):
+        wrong = solved("04", "04.1", "04.3", swap=swap)
+        wrong["InMemorySaver"] = __import__(
+            "langgraph.checkpoint.memory"
+        ).checkpoint.memory.InMemorySaver
+        ok, message = lesson04.your_review.evaluate(
+            wrong["review_builder"], wrong["resume_review"]
+        )[:2]
+        assert not ok and "your resume started a new run" in message, (swap, message)

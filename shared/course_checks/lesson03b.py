@@ -814,7 +814,12 @@ THRESHOLDS = Values(
             "Use the max_iterations you are given.",
         ),
     ],
-    forbid=NO_PACKAGE,
+    forbid=(
+        (calibration_module,),
+        {"sweep"},
+        "threshold_table called the package's sweep: the table is yours to write (your cut, or replay_rule, cuts "
+        "each loop).",
+    ),
     show=_show,
 )
 

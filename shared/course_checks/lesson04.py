@@ -771,9 +771,11 @@ def _loop_result(got: dict, want: dict) -> str | None:
                 f"the critic was shown {show(got['judged'][0])}; lesson 03's critic judges the code extracted "
                 "from the reply (extract_code(reply.text, task.entry_point).code)."
             )
+        went = "stopped after" if len(got["judged"]) < len(want["judged"]) else "went on to"
         return (
-            f"the critic judged {len(got['judged'])} draft(s), the loop's {len(want['judged'])}; judge each new "
-            "draft once."
+            f"your graph {went} {len(got['judged'])} judged draft(s), where the loop judges {len(want['judged'])}: "
+            "it stops on a score at least the threshold, or once max_iterations drafts are judged (an unusable "
+            "critique counts), and judges each new draft once."
         )
     if (got["code"], got["scores"]) != (want["code"], want["scores"]):
         return (
@@ -787,8 +789,8 @@ def _loop_result(got: dict, want: dict) -> str | None:
         )
     if got["exit"] != want["exit"]:
         return (
-            "your router took the out_of_budget exit; an acceptance goes to END, even on the last draft of the "
-            "budget."
+            f"your router took the out_of_budget exit, but the last score, {show(want['scores'][-1])}, accepts (a "
+            "score equal to the threshold does too): an acceptance goes to END, even on the last draft of the budget."
             if got["exit"]
             else "your router did not take the out_of_budget exit; a run that spends "
             "its budget without an acceptance leaves by out_of_budget."
@@ -991,7 +993,16 @@ def _reviewed(
             if decision is None:
                 return asked, None
             quiet, judge_not = ScriptedChat({}), _Critic(refuse=True)
-            final = resume_review(db, thread, dict(DECISIONS[decision]), quiet, judge_not, task)
+            try:
+                final = resume_review(db, thread, dict(DECISIONS[decision]), quiet, judge_not, task)
+            except Exception:
+                if (
+                    quiet.calls or judge_not.seen
+                ):  # the paused run's checkpoint was not found, or not resumed
+                    raise Wrong("your resume started a new run (it asked for a draft or a critique): go on with "
+                                "the paused one, from the same SQLite file and thread_id, by invoking "
+                                "Command(resume=decision).") from None  # fmt: skip
+                raise
             if isinstance(final, dict) and "__interrupt__" in final:
                 raise Wrong("the run paused again instead of finishing: resume with Command(resume=decision), and "
                             "ask with interrupt() once.")  # fmt: skip
