@@ -211,3 +211,28 @@ def test_probe_is_graded_on_the_run_it_returns_as_well_as_its_request():
         return lesson02._probe_key(chat, reviewer_prompt, draft).accepted
 
     assert "return the loop's Run" in lesson02.PROBE.problem(verdict_only)
+
+
+def test_a_budget_estimating_a_roles_first_call_by_the_other_roles_fails():
+    """02.3 (a seventh fresh read's): before a role's first call its largest call so far is 0; an estimate taken
+    from the other role's largest call skips a reviewer call the budget still affords."""
+    import json
+    from pathlib import Path
+
+    from reflect.tasks.prompts import GENERATOR_PROMPT, REVIEWER_PROMPT
+
+    cells = json.loads(
+        (Path(__file__).parents[1] / "solutions" / "02_maker_checker.ipynb").read_text()
+    )["cells"]
+    keys = {c["metadata"].get("reflect", {}).get("key"): "".join(c["source"]) for c in cells}
+    space = {"extract_code": extract_code, "GENERATOR_PROMPT": GENERATOR_PROMPT, "REVIEWER_PROMPT": REVIEWER_PROMPT,
+             "MAX_ITERATIONS": 4}  # fmt: skip
+    exec(keys["02.1"], space)  # noqa: S102 - the course's own cells
+    exec(
+        keys["02.3"].replace(
+            "largest[role] > budget", "(largest[role] or max(largest.values())) > budget"
+        ),
+        space,
+    )  # noqa: S102
+    problem = ex.BUDGET.problem(space["budget_loop"])
+    assert problem and "estimated at 0" in problem, problem

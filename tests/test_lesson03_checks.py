@@ -299,3 +299,33 @@ def test_a_fourth_fresh_reads_wrong_answers_of_lesson_03_fail():
     problem = dataclasses.replace(ex.LOOP, forbid=None).problem(loose)
     assert problem and "a second version" in problem, problem
     assert extract_code(ex.D1 + "\n\nOr:\n" + ex.D3, "flatten").code.count("def flatten") == 1
+
+
+def test_the_seventh_fresh_reads_wrong_answers_of_lesson_03_fail_and_are_told():
+    """03.1: a reply that is JSON as a whole, a list, is no verdict, though a dict lies inside its braces; 03.6: a
+    revise step making two calls a draft is told so, not shown a scripted chat running dry."""
+    import json
+
+    def braces_only(reply):
+        text = reply or ""
+        start, end = text.find("{"), text.rfind("}")
+        try:
+            data = json.loads(text[start : end + 1])
+        except ValueError:
+            return None
+        return ex._truth_score(json.dumps(data)) if isinstance(data, dict) else None
+
+    import dataclasses
+
+    problem = dataclasses.replace(ex.READ, forbid=None).problem(braces_only)
+    assert problem and "[{" in problem, problem
+    from reflect.strategies.revise import fresh
+
+    def twice(chat, task, code, feedback, n):
+        fresh(chat, task, code, feedback, n)
+        return fresh(chat, task, code, feedback, n)
+
+    problem = dataclasses.replace(ex.FRESH, forbid=None).problem(
+        lambda task_id, *drafts: ex._fresh_run(twice, task_id, *drafts)
+    )
+    assert problem and "made 2 calls" in problem, problem

@@ -615,6 +615,40 @@ def test_the_sixth_fresh_reads_wrong_answers_of_lesson_05_fail():
     assert not passes(lesson05.specific, spaced["is_specific"], [])
 
 
+def test_the_seventh_fresh_reads_wrong_answers_of_lesson_05_fail():
+    """From a seventh fresh read of lesson 05: drafts_found typing in each mode's counts (the made-up runs carry the
+    modes' names now), or comparing drafts stripped; measure_windows leaving patience at its default (the agents
+    run are read: a patience under max_attempts may stop a run); is_specific missing a double-quoted value."""
+    modes = (
+        "reflexion:none",
+        "reflexion:reflections",
+        "reflexion:last",
+        "reflexion:last+reflections",
+    )
+    counts = {"reflexion:none": (15, 15, 0, 16), "reflexion:reflections": (14, 13, 9, 18)}
+    found = solved("05", "05.4")["drafts_found"]
+    assert lesson05.FOUND.problem(found) is None
+
+    def typed(runs, hidden):
+        return counts.get(runs[0].strategy) or found(runs, hidden) if runs else found(runs, hidden)
+
+    assert lesson05.FOUND.problem(typed) is not None
+    assert {c.args[0][0].strategy for c in lesson05.FOUND.cases} == set(modes)
+    stripped = solved("05", "05.4", swap=("a == b", "a.strip() == b.strip()"))["drafts_found"]
+    assert "byte for byte" in lesson05.FOUND.problem(stripped)
+    fact = lesson05.get_task("factorial")
+    for patience, right in (("", False), (", patience=40", True), (", patience=0", True)):
+        window = solved("05", "05.6", swap=(", patience=9", patience))
+        window["fact"], window["fact_tests"] = fact, lesson05.fact_tests
+        window["window_chat"] = lesson05.window_chat
+        ok, message = lesson05.memory_window.evaluate(
+            window["measure_windows"], lesson05.window_chat, fact, lesson05.fact_tests
+        )[:2]
+        assert ok is right and (right or "patience=3 and max_attempts=4" in message), message
+    spec = lesson05.SPECIFIC.problem(lambda t: lesson05._is_specific(t.replace('"', "")))
+    assert spec and 'input "abc"' in spec, spec
+
+
 def test_the_checks_of_lesson_05_leave_no_folder_behind(tmp_path, monkeypatch):
     """Their memory stores live in temporary folders that are removed (a class's /tmp used to gain about 200
     folders a run of the checks)."""

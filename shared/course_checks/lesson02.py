@@ -243,6 +243,7 @@ _BUDGET_ROWS = (
     ("an approval within the budget", _costly(["No.", "APPROVED"], (100, 50), (120, 30)), 700),
     ("a budget smaller than one call", _costly(["No."] * 4, (100, 50), (120, 30)), 40),
     ("the first call spends the whole budget", _costly(["No."] * 4, (100, 50), (120, 30)), 150),
+    ("the reviewer's first call, estimated at 0, within the budget", _costly(["No."] * 4, (100, 50), (120, 30)), 200),
     ("merge_sorted, within the budget", {"generator": [FakeReply(SORTED_DRAFT, 100, 50), FakeReply(MERGE_DRAFT, 100, 90)], "reviewer": [FakeReply("Merge in one pass.", 120, 30), FakeReply("APPROVED", 120, 5)]}, 1_000),
     ("a generator whose second call costs less than its first", {"generator": [FakeReply(WRONG, 300, 100), FakeReply(BETTER, 50, 20), FakeReply(RIGHT, 50, 20)], "reviewer": [FakeReply("No.", 50, 10)] * 3}, 900),
 )  # fmt: skip

@@ -172,6 +172,7 @@ READ = Values(
             '{"score": 6, "issues": [], "strengths": "good", "suggestion": "y"}',
             '{"score": 6, "issues": [], "strengths": [1], "suggestion": "y"}',
             '{"score": 7, "issues": [], "strengths": [], "suggestion": ""}',
+            '[{"score": 7, "issues": [], "strengths": [], "suggestion": "y"}]',  # the whole reply is JSON: a list
         )
     ],
     oracle=_truth_score,
@@ -396,7 +397,7 @@ BEST = Values(
     forbid=(
         (controller_module,),
         None,
-        "best_attempt called the package's controller (best_so_far): the choice is yours to write.",
+        "best_attempt called the package's controller: the choice is yours to write.",
     ),
     show=_show_history,
 )
@@ -570,8 +571,8 @@ class _AnyRole(dict):
         self.reply = REPLY.format(name=name)
 
     def get(self, role: str, default: list | None = None) -> list:
-        """The replies left for `role`: REPLY, as often as asked."""
-        return self.setdefault(role, [self.reply] * 5)
+        """The replies left for `role`: REPLY, more often than any answer asks (one making two calls is told)."""
+        return self.setdefault(role, [self.reply] * 50)
 
 
 _ASKED = ((0, 2), (1, 3), (1, 4))  # (the draft revised, the number of the draft to make)

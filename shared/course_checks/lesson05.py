@@ -67,6 +67,7 @@ LABELLED = {  # a reflection: (worth remembering, why)
     "Be careful (very careful) with the inputs and the outputs of the function.": (False, "names nothing concrete (a remark in parentheses is not a call)"),
     "Call the reset() method first, and then check the returned total again.": (False, "names nothing concrete (a call without its argument)"),
     'parse_duration("45s") raised ValueError: allow a duration with seconds only.': (True, "names a call with a quoted value"),
+    'The check failed because the input "abc" came back reversed as the output.': (True, "names a value in double quotes, and nothing else concrete"),
     "f([]) returned None; return an empty list instead.": (True, "names a call, in exactly 8 words"),
     "An empty input must give [] back instead of raising an error.": (True, "names [] and nothing else concrete"),
     "Define the default result as 'none' before reading any of the inputs.": (True, "names a quoted value (define and default are words, not a def)"),
@@ -817,6 +818,16 @@ def _windows(
         saved = [g["window_chat"] for g in spaces]
         for g in spaces:
             g["window_chat"] = functools.partial(window_chat, model.needed, model.falling)
+        agents, run_agent = (
+            [],
+            Reflexion.run,
+        )  # the agents run, read as the requests of other checks are
+
+        def spy(agent: Reflexion, *args: object, **kwargs: object) -> Run:
+            agents.append(agent)
+            return run_agent(agent, *args, **kwargs)
+
+        Reflexion.run = spy
         try:
             got = measure_windows(list(windows))
         except StopIteration as err:
@@ -825,8 +836,18 @@ def _windows(
                 "window_chat() served more than one run. Call window_chat() once per run, inside the loop"
             ) from err
         finally:
+            Reflexion.run = run_agent
             for g, old in zip(spaces, saved, strict=True):
                 g["window_chat"] = old
+        early = next((a for a in agents if 0 < a.patience < a.max_attempts), None)
+        if (
+            early is not None
+        ):  # the (accepted, attempts) of a run it could stop may still be the same
+            raise RuntimeError(
+                f"an agent ran with patience={early.patience} and max_attempts={early.max_attempts}: its patience "
+                "rule may stop a run before the attempt limit. Give it a patience of 9, so that only acceptance "
+                "or the attempt limit stops it"
+            )
         return (
             {k: tuple(v) if isinstance(v, list) else v for k, v in got.items()}
             if isinstance(got, dict)
@@ -882,13 +903,13 @@ memory_window = WINDOWS.exercise(
 )
 
 
-def _run(task_id: str, drafts: list[str], final: str) -> Run:
-    """A made-up run: one generator step per draft."""
+def _run(task_id: str, drafts: list[str], final: str, mode: str) -> Run:
+    """A made-up run of one of the experiment's modes (its name as the recording's): one generator step per draft."""
     from reflect.records import Step, Stop
 
     steps = tuple(Step(i, "generator", "model", code=d) for i, d in enumerate(drafts))
     return Run(
-        strategy="made-up", task_id=task_id, final_code=final, stop=Stop.MAX_ITERATIONS, steps=steps
+        strategy=mode, task_id=task_id, final_code=final, stop=Stop.MAX_ITERATIONS, steps=steps
     )
 
 
@@ -905,29 +926,19 @@ def _right(*pairs: tuple[str, str]) -> Callable[[str, str], bool]:
 
 FOUND = Values(
     "drafts_found",
-    [
-        Case(
-            (
-                [
-                    _run("a", ["x = 1", "x = 2", "x = 1"], "x = 2"),
-                    _run("b", ["y = 1", "y = 1 "], "y = 1"),
-                ],
-                _right(("a", "x = 2")),
-            ),
-            "drafts A, B, A; and a draft with a trailing space",
-        ),
-        Case(
-            (
-                [_run("a", ["x = 1", "x = 2"], "x = 1"), _run("c", ["z", "z", "z"], "z")],
-                _right(("a", "x = 2"), ("c", "z")),
-            ),
-            "a right second draft not returned; the same draft three times",
-        ),
-        Case(
-            ([_run("e", ["v = 1", "v = 2", "v = 3"], "v = 3")], _right(("e", "v = 1"))),
-            "only the first draft right, and not returned",
-        ),
-        Case(([_run("d", ["w = 0"], "w = 0")], _right()), "one run, one draft, nothing right"),
+    [  # each case one mode's runs, named as the recording names them: counts typed in per mode meet them too
+        Case(([_run(t, d, f, mode) for t, d, f in runs], _right(*right)), note)
+        for mode, runs, right, note in (
+            ("reflexion:none", [("a", ["x = 1", "x = 2", "x = 1"], "x = 2"), ("b", ["y = 1", "y = 1 "], "y = 1")],
+             [("a", "x = 2")], "drafts A, B, A; and a draft with a trailing space"),
+            ("reflexion:reflections", [("a", ["x = 1", "x = 2"], "x = 1"), ("c", ["z", "z", "z"], "z")],
+             [("a", "x = 2"), ("c", "z")], "a right second draft not returned; the same draft three times"),
+            ("reflexion:last", [("e", ["v = 1", "v = 2", "v = 3"], "v = 3")], [("e", "v = 1")],
+             "only the first draft right, and not returned"),
+            ("reflexion:last+reflections", [("d", ["w = 0"], "w = 0")], [], "one run, one draft, nothing right"),
+            ("reflexion:none", [("f", ["u = 1", "u = 2 ", "u = 2"], "u = 2")], [("f", "u = 2")],
+             "a retry that differs from the draft before it by a trailing space only"),
+        )
     ],
     oracle=_found,
     misreadings=[
@@ -954,13 +965,21 @@ FOUND = Values(
             ),
             "an identical retry repeats the draft just before it, not the first.",
         ),
+        Misreading(
+            lambda runs, hidden: (
+                *_found(runs, hidden)[:2],
+                sum(a.strip() == b.strip() for r in runs for a, b in zip(r.drafts, r.drafts[1:], strict=False)),
+                _found(runs, hidden)[3],
+            ),
+            "Compare a retry with the draft before it byte for byte: a trailing space makes another draft.",
+        ),
     ],
     show=lambda v: (
         f"<{len(v)} runs>"
         if isinstance(v, list) and v and isinstance(v[0], Run)
         else ("<hidden>" if callable(v) else show(v))
     ),
-)
+)  # fmt: skip
 
 
 written_or_returned = FOUND.exercise(
