@@ -200,17 +200,21 @@ def test() -> None:
     run(py, "-m", "ruff", "format", "--check", *FORMATTED)
     # One run on three workers: the tests, and the solved lessons under nbval in replay, each exercise's
     # wrong answers graded in its lesson's kernel (tests/nbval_lessons.py). The tests on the real model are
-    # their own tier (`test_integration`); the 15 slowest tests are listed at the end. A kernel may take more than
-    # nbval's default 60 s to answer when the disk stalls (one fresh-clone run of three here): 180 s.
-    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "-m", "not integration", "--durations=15",
+    # their own tier (`test_integration`), with the fresh reads' answers; the 15 slowest are listed at the end.
+    # A kernel may take more than nbval's default 60 s to answer when the disk stalls (one fresh-clone run of
+    # three here): 180 s.
+    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *XDIST, "-m", "not integration and not answers",
+        "--durations=15",
         "--nbval", "--nbval-kernel-startup-timeout=180", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
         "tests", "solutions")
 
 
 def test_integration() -> None:
-    """The tests on the real local model (it is loaded once: one worker), the 15 slowest listed."""
+    """The tests on the real local model (it is loaded once: one worker), and the fresh learner reads' answers in
+    their lessons' kernels (tests/test_answers.py), the 15 slowest listed."""
     py = setup()
-    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "integration", "--durations=15", "tests")
+    run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "integration or answers", "--durations=15",
+        "tests")
 
 
 def lock(upgrade: bool) -> None:
