@@ -373,3 +373,23 @@ def test_a_threshold_table_on_the_packages_replay_rule_passes_and_on_its_sweep_f
     assert ex.THRESHOLDS.problem(threshold_table) is None
     problem = ex.THRESHOLDS.problem(lambda hs, ts, max_iterations=3: sweep(hs, ts, max_iterations))
     assert problem and "called the package's sweep" in problem, problem
+
+
+def test_a_default_tests_critic_that_is_no_test_grounded_critic_fails():
+    """03b.2 (a seventh fresh read's): with no tests critic given, the default is a TestGroundedCritic(); a tests
+    critic of the learner's own that scores as it does on the check's drafts (their Build 1 class) fails too."""
+    from reflect.judging.critics import LLMCritic, TestGroundedCritic
+
+    grounded = TestGroundedCritic.evaluate  # as it is before the check counts its calls
+
+    class Lookalike:
+        def evaluate(self, task, code):
+            return grounded(TestGroundedCritic(), task, code)
+
+    class Mine(ex._TestsThenLLM):
+        def __init__(self, llm_critic: LLMCritic, tests_critic: object = None) -> None:
+            super().__init__(llm_critic, tests_critic or Lookalike())
+
+    assert ex.tests_then_llm.check(ex._TestsThenLLM)[0]
+    ok, message = ex.tests_then_llm.check(Mine)
+    assert not ok and "no TestGroundedCritic" in message, message

@@ -303,8 +303,25 @@ def _tests_first(
     combo = (
         critic_class(LLMCritic(chat)) if tests is None else critic_class(LLMCritic(chat), scripted)
     )
-    ev = [combo.evaluate(task, c) for c in codes][-1]
+    asked, grounded = (
+        [],
+        TestGroundedCritic.evaluate,
+    )  # which tests critic judged, when none was given
+
+    def counted(critic: TestGroundedCritic, *args: object, **kwargs: object) -> Evaluation:
+        asked.append(critic)
+        return grounded(critic, *args, **kwargs)
+
+    TestGroundedCritic.evaluate = counted
+    try:
+        ev = [combo.evaluate(task, c) for c in codes][-1]
+    finally:
+        TestGroundedCritic.evaluate = grounded
     code = codes[-1]
+    if tests is None and not asked:
+        return len(
+            chat.calls
+        ), "no TestGroundedCritic's Evaluation: none judged the draft (the default tests critic)"
     llm = LLMCritic(ScriptedChat({"critic": critiques[-1:]})).evaluate(task, code)
 
     def same(a: object, b: Evaluation) -> bool:
