@@ -689,3 +689,29 @@ def test_the_seventh_fresh_reads_answers_of_lesson_04_are_told_what_they_did():
             wrong["review_builder"], wrong["resume_review"]
         )[:2]
         assert not ok and "your resume started a new run" in message, (swap, message)
+
+
+def test_the_eighth_fresh_reads_wrong_answers_of_lesson_05_fail():
+    """05.5 (an eighth fresh read's): a recall that reads each file once and keeps its rows for the process (the
+    check now recalls before the last session too), and a memory of one row per session, its reflections joined by
+    newlines (a made-up reflection now holds a line break); 05.4: a retry compared with any earlier draft."""
+    cached = solved("05", "05.5", swap=[("def recall(db_path, key, window):\n",
+                                         "_KEPT = {}\n\n\ndef recall(db_path, key, window):\n    if db_path in _KEPT:\n"
+                                         "        return _KEPT[db_path]\n    _KEPT[db_path] = _recall(db_path, key, window)\n"
+                                         "    return _KEPT[db_path]\n\n\ndef _recall(db_path, key, window):\n")])  # fmt: skip
+    assert not passes(lesson05.memory_round_trip, cached["remember"], cached["recall"])
+    joined = solved("05", "05.5")
+    remember, recall = joined["remember"], joined["recall"]
+
+    def one_row(db_path, key, session, reflections):
+        return remember(db_path, key, session, ["\n".join(reflections)] if reflections else [])
+
+    def split(db_path, key, window):
+        rows = [x for r in recall(db_path, key, 10**6) for x in r.split("\n")]
+        return rows[-window:] if window else []
+
+    assert not passes(lesson05.memory_round_trip, one_row, split)
+    assert passes(lesson05.memory_round_trip, remember, recall)
+    found = solved("05", "05.4", swap=("sum(a == b for a, b in retries)",
+                                       "sum(d in r.drafts[:i] for r in runs for i, d in enumerate(r.drafts) if i)"))  # fmt: skip
+    assert "not any earlier one" in lesson05.FOUND.problem(found["drafts_found"])

@@ -585,26 +585,33 @@ def _decisions_problem(my_reflexion: Callable[..., object], task: object) -> str
     return ""
 
 
-_DUMP = (  # another process prints every row of every table in the file
+_DUMP = (  # another process prints every value of every row of every table in the file, as it is
     "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
-    "print(' '.join(str(r) for (t,) in db.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\") "
-    "for r in db.execute(f'SELECT * FROM \"{t}\"')))"
+    "print('\\n'.join(str(v) for (t,) in db.execute(\"SELECT name FROM sqlite_master WHERE type = 'table'\") "
+    "for r in db.execute(f'SELECT * FROM \"{t}\"') for v in r))"
 )
 
 
 def _round_trip(
     remember: Callable[..., object], recall: Callable[..., object]
 ) -> Callable[..., tuple]:
-    """The sessions' reflections remembered in files a and b of a new folder, then one recall from a copy of the
-    file at another path (so only what is in the file counts; files empty and none hold nothing); with `dump`,
-    the reflections another process finds in each file written."""
+    """The sessions' reflections remembered in files a and b of a new folder, then a recall from a copy of the
+    file at another path (so only what is in the file counts; files empty and none hold nothing), made once
+    before the last session and once after it, the second returned (a recall reads the file each time); with
+    `dump`, the reflections another process finds in each file written."""
 
     def run(sessions: tuple, ask: tuple, dump: bool = False) -> tuple:
         with tempfile.TemporaryDirectory(dir=MEMORY_DISK) as folder:
             path = lambda name: str(Path(folder) / f"{name}.sqlite")  # noqa: E731
             sqlite3.connect(path("empty")).close()
-            for file, key, session, lessons in sessions:
-                remember(path(file), key, session, list(lessons))
+            asked, key, window = ask
+            copy = path("copy")
+            for n, (into, task, session, lessons) in enumerate(sessions):
+                last = n == len(sessions) - 1
+                if last and Path(path(asked)).exists():  # a recall before the last session too
+                    shutil.copyfile(path(asked), copy)
+                    recall(copy, key, window)
+                remember(path(into), task, session, list(lessons))
             found = None
             if dump:
                 found = {}
@@ -614,10 +621,8 @@ def _round_trip(
                     found[file] = sorted(
                         {x for s in sessions if s[0] == file for x in s[3] if x in out}
                     )
-            file, key, window = ask
-            copy = path("copy")
-            if Path(path(file)).exists():
-                shutil.copyfile(path(file), copy)
+            if Path(path(asked)).exists():
+                shutil.copyfile(path(asked), copy)
             got = recall(copy, key, window)
             return list(got) if isinstance(got, (list, tuple)) else got, found
 
@@ -685,7 +690,12 @@ _S9_10 = (  # session-10 sorts before session-9: the order is the rows'
 )
 _THREE = (
     ("a", "roman", "s1", ("IV is 4", "subtract a smaller numeral before a larger")),
-    ("a", "roman", "s2", ("MCM is 1900", "read left to right", "an empty string is 0")),
+    (
+        "a",
+        "roman",
+        "s2",
+        ("MCM is 1900:\nroman_to_int('MCM') == 1900", "read left to right", "an empty string is 0"),
+    ),
     ("b", "roman", "s2", ("another file's lesson",)),
     ("a", "roman", "s3", ("XL is 40",)),
 )
@@ -938,6 +948,8 @@ FOUND = Values(
             ("reflexion:last+reflections", [("d", ["w = 0"], "w = 0")], [], "one run, one draft, nothing right"),
             ("reflexion:none", [("f", ["u = 1", "u = 2 ", "u = 2"], "u = 2")], [("f", "u = 2")],
              "a retry that differs from the draft before it by a trailing space only"),
+            ("reflexion:reflections", [("g", ["t = 1", "t = 2", "t = 3", "t = 2"], "t = 3")], [],
+             "drafts A, B, C, B: a retry like an earlier draft, not the one just before"),
         )
     ],
     oracle=_found,
@@ -964,6 +976,14 @@ FOUND = Values(
                 _found(runs, hidden)[3],
             ),
             "an identical retry repeats the draft just before it, not the first.",
+        ),
+        Misreading(
+            lambda runs, hidden: (
+                *_found(runs, hidden)[:2],
+                sum(d in r.drafts[:i] for r in runs for i, d in enumerate(r.drafts) if i),
+                _found(runs, hidden)[3],
+            ),
+            "an identical retry repeats the draft just before it, not any earlier one.",
         ),
         Misreading(
             lambda runs, hidden: (
