@@ -78,7 +78,15 @@ def test_rates_by_level_is_a_function_and_a_typed_table_fails():
         }
 
     attempts = ex._attempts("eP ef mP hf")
-    assert ex.per_level.check(right, attempts)[0]
+    assert ex.per_level.check(right, attempts, right(attempts))[0]
+    ok, message = ex.per_level.check(right, attempts, {"easy": 0.5, "medium": 1.0, "hard": 0})[:2]
+    assert ok  # the same shares, an int 0 for 0.0
+    ok, message = ex.per_level.check(
+        right, ex._attempts("eP ef ef mP hf"), {"easy": 0.33, "medium": 1.0, "hard": 0.0}
+    )[:2]
+    assert not ok and "rate_by_level is" in message, (
+        message
+    )  # a seventh fresh read's: the rates typed in, rounded
     ok, message = ex.per_level.check({"easy": 0.5, "medium": 1.0, "hard": 0.0}, attempts)
     assert not ok and "not a function" in message
     ok, message = ex.per_level.check(
@@ -271,3 +279,32 @@ def test_retry_failed_may_not_change_the_attempts_it_is_given():
         return runs
 
     assert "retry_failed changed the attempts it was given" in ex.RETRY.problem(clears)
+
+
+def test_the_eighth_fresh_reads_wrong_answers_of_lesson_01_fail():
+    """01.2: 'FAIL ' stripped as a set of letters (lstrip) eats a call that starts with one of them; 01.8: a pick
+    that skips empty drafts loses the earliest of a tie, and returns None when every draft is empty."""
+    from course_checks import lesson01 as ex
+    from reflect.judging.critics import TestGroundedCritic
+
+    def verdict_of(task, code):
+        if not code.strip():
+            return False, "no code in the reply", []
+        result = task.run(code)
+        first = "" if result.passed else (result.failures[0].describe().lstrip("FAIL ") if result.failures
+                                          else result.error or "")  # fmt: skip
+        return result.passed, first, [c.reason for c in task.static_checks(code) if not c.passed]
+
+    problem = ex.VERDICT.problem(verdict_of)
+    assert problem and "starts with an A" in problem, problem
+
+    def pick(task, drafts):
+        best = best_score = None
+        for d in drafts:
+            if d.final_code.strip():
+                score = TestGroundedCritic().evaluate(task, d.final_code).score
+                if best is None or score > best_score:
+                    best, best_score = d, score
+        return best
+
+    assert ex.PICK.problem(pick) is not None

@@ -111,7 +111,10 @@ def by_ast(code):
         return code
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body:
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+        ):
             if (
                 isinstance(body[0], ast.Expr)
                 and isinstance(body[0].value, ast.Constant)
@@ -131,7 +134,10 @@ def by_tokens(code):
     cut = []  # (first line, last line, needs pass) of each docstring
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body:
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+        ):
             first = body[0]
             if (
                 isinstance(first, ast.Expr)
@@ -393,3 +399,42 @@ def test_a_default_tests_critic_that_is_no_test_grounded_critic_fails():
     assert ex.tests_then_llm.check(ex._TestsThenLLM)[0]
     ok, message = ex.tests_then_llm.check(Mine)
     assert not ok and "no TestGroundedCritic" in message, message
+
+
+def test_the_eighth_fresh_reads_wrong_answers_of_lesson_03b_fail():
+    """03b.1: a critic that keeps its verdicts by the draft's text (the same text on another task gets the first
+    task's verdict); 03b.7: a class left with no body once its docstring is cut, and async functions skipped."""
+    from reflect.judging.critics import Evaluation, split_tests
+
+    kept = {}
+
+    class ByText:
+        def evaluate(self, task, code):
+            if code not in kept:
+                res = task.run(code, tests=split_tests(task.tests)[0])
+                n = len(res.tests)
+                score = 10 if res.passed else round(1 + 9 * res.n_passed / n, 1) if n else 1
+                kept[code] = Evaluation(score, res.feedback(label="visible"))
+            return kept[code]
+
+    ok, message = ex.visible_tests.check(ByText)[:2]
+    assert not ok and "clip and count_vowels" in message, message
+
+    def emptied(code, kinds=(ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return code
+        for node in ast.walk(tree):
+            if isinstance(node, kinds) and ast.get_docstring(node, clean=False) is not None:
+                node.body = node.body[1:]
+                if not node.body and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    node.body = [ast.Pass()]
+        return ast.unparse(tree) + "\n"
+
+    ok, message = ex.critic_views.check(emptied)[:2]
+    assert not ok and "a class whose body is only its docstring" in message, message
+    ok, message = ex.critic_views.check(
+        lambda c: emptied(c, (ast.Module, ast.FunctionDef)) if "class " not in c else by_ast(c)
+    )[:2]
+    assert not ok and "an async function" in message, message

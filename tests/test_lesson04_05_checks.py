@@ -715,3 +715,24 @@ def test_the_eighth_fresh_reads_wrong_answers_of_lesson_05_fail():
     found = solved("05", "05.4", swap=("sum(a == b for a, b in retries)",
                                        "sum(d in r.drafts[:i] for r in runs for i, d in enumerate(r.drafts) if i)"))  # fmt: skip
     assert "not any earlier one" in lesson05.FOUND.problem(found["drafts_found"])
+
+
+def test_the_eighth_fresh_reads_wrong_answers_of_lesson_04_fail():
+    """04.1: the critic shown task.prompt() for the task; 04.3: a resume that writes the outcome with update_state
+    (the review node never carries out the decision); 04.8: a repeat flag kept in the builder, which a compiled
+    graph run again carries over."""
+    prompt = solved("04", "04.1", swap=('critic.evaluate(task, state["code"])', 'critic.evaluate(task.prompt(), state["code"])'))  # fmt: skip
+    ok, message = lesson04.your_loop.evaluate(prompt["loop_builder"])[:2]
+    assert not ok and "give it the Task itself" in message, message
+    forged = solved("04", "04.1", "04.3", swap=(
+        "    return graph.invoke(Command(resume=decision), {\"configurable\": {\"thread_id\": thread_id}})",
+        "    cfg = {\"configurable\": {\"thread_id\": thread_id}}\n"
+        "    status = {\"approve\": \"approved\", \"edit\": \"edited\", \"reject\": \"rejected\"}[decision[\"action\"]]\n"
+        "    update = {\"status\": status, **({\"code\": decision[\"code\"]} if decision[\"action\"] == \"edit\" else {})}\n"
+        "    graph.update_state(cfg, update, as_node=\"review\")\n    return graph.get_state(cfg).values"))  # fmt: skip
+    ok, message = lesson04.your_review.evaluate(forged["review_builder"], forged["resume_review"])[
+        :2
+    ]
+    assert not ok and "update_state" in message, message
+    right = solved("04", "04.1", "04.8")
+    assert passes(lesson04.repeat_stop, right["repeat_builder"])

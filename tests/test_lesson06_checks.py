@@ -347,3 +347,28 @@ def test_a_sign_flip_on_rounded_differences_fails_and_is_named():
 
     problem = lesson06.SIGN_FLIP.problem(rounded)
     assert problem and "a third is not 0.33" in problem, problem
+
+
+def test_the_eighth_fresh_reads_wrong_answers_of_lesson_06_fail():
+    """06.1: code extracted without the entry point (a reply with two versions joins them); 06.4: a sample whose
+    hidden verdict is None counted as passing; 06.7's refusal names the sign-flip p too."""
+    import dataclasses
+
+    from course_checks import lesson06 as ex
+
+    def loose(chat, task, evidence, k):
+        module = ex.resample_module
+        real = module.extract_code
+        module.extract_code = lambda text, entry_point=None: real(text)
+        try:
+            return ex._resample_key(chat, task, evidence, k)
+        finally:
+            module.extract_code = real
+
+    problem = dataclasses.replace(ex.RESAMPLE, forbid=None).problem(loose)
+    assert problem and "two versions" in problem, problem
+    problem = ex.CURVE.problem(
+        lambda r: [(j, p, t) for j, p, t in ex._curve_truth([(w, [(a, b, c is not False) for a, b, c in s]) for w, s in r])]
+    )  # fmt: skip
+    assert problem is not None
+    assert "sign-flip p" in ex.PRIMARY.forbid[2]

@@ -201,9 +201,17 @@ _VERDICT_ROWS = (
 )  # fmt: skip
 
 
+# a made-up task whose entry point starts with letters of "FAIL ": its failures' calls keep them
+AREA = Task(
+    "area",
+    "Area",
+    "Write Area(w, h): the area of a w by h rectangle.",
+    tests="assert Area(2, 3) == 6\n",
+)
 VERDICT = Values(
     "verdict_of",
-    [Case((get_task(tid), code)) for tid, code in _VERDICT_ROWS],
+    [Case((get_task(tid), code)) for tid, code in _VERDICT_ROWS]
+    + [Case((AREA, "def Area(w, h):\n    return w + h\n"), "a failing call that starts with an A")],
     oracle=lambda task, code: (lambda v: (v.passed, v.first_failure, v.static_failures))(
         judge(task, code)
     ),
@@ -427,7 +435,9 @@ RATES = Values(
     ),
 )
 def per_level(
-    rates_by_level: Callable[[Sequence[Attempt]], object], attempts: Sequence[Attempt]
+    rates_by_level: Callable[[Sequence[Attempt]], object],
+    attempts: Sequence[Attempt],
+    rate_by_level: object = None,
 ) -> tuple:
     """Build 4: one pass rate (an unrounded share between 0 and 1) per difficulty, on made-up attempts (a level with
     none among them) and on the baseline's."""
@@ -439,6 +449,11 @@ def per_level(
     problem = RATES.problem(rates_by_level, also=[Case((list(attempts),), "section 2's attempts")])
     if problem:
         return False, problem
+    if not same(rate_by_level, _rates(attempts), tol=0):
+        return later(
+            f"rates_by_level is right, but rate_by_level is {show(rate_by_level)}: keep rate_by_level = "
+            "rates_by_level(attempts), the unrounded shares."
+        )
     shown = ", ".join(f"{level} {rate:.0%}" for level, rate in _rates(attempts).items())
     return True, f"Per-level pass rates match on made-up attempts and on section 2's: {shown}."
 
@@ -660,6 +675,8 @@ _PICK_ROWS = (
     ("factorial", [FACT_GOOD, FACT_GOOD.replace('    """n! for a non-negative integer n."""\n', "")]),  # a tie: the
     # later draw is shorter, and still the earlier one wins
     ("factorial", ["", FACT_BAD]),
+    ("factorial", ["", "def calculate_factorial(n) return 1\n"]),  # an empty draft tied with one that does not load: the earlier
+    ("factorial", ["", "   \n"]),  # nothing but empty drafts: still one of them
     ("factorial", [FACT_BAD, FACT_VISIBLE_ONLY]),
     ("factorial", [FACT_BAD, "def calculate_factorial(n):\n    return 1\n", FACT_BAD]),  # the best is no 10 and not the last draw
     ("fibonacci", ["def fibonacci(n):\n    return n\n", "def fibonacci(n):\n    return 0\n", "def fibonacci(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n"]),

@@ -592,6 +592,10 @@ class _Critic:
         self.scores, self.seen, self.refuse = list(scores), [], refuse
 
     def evaluate(self, task: Task, code: str) -> Evaluation:
+        if not isinstance(task, Task):  # as LLMCritic and TestGroundedCritic need it
+            raise TypeError(
+                f"critic.evaluate was given {show(task)} for the task: give it the Task itself"
+            )
         self.seen.append(code)
         if self.refuse:
             raise RuntimeError("the critic was asked again")
@@ -1003,6 +1007,16 @@ def _reviewed(
                                 "the paused one, from the same SQLite file and thread_id, by invoking "
                                 "Command(resume=decision).") from None  # fmt: skip
                 raise
+            kept = sqlite3.connect(
+                db, check_same_thread=False
+            )  # the run's last checkpoint, as it was made
+            try:
+                last = next(SqliteSaver(kept).list({"configurable": {"thread_id": thread}}), None)
+            finally:
+                kept.close()
+            if last is not None and last.metadata.get("source") == "update":
+                raise Wrong("your resume wrote the outcome itself (update_state): resume the paused run with "
+                            "Command(resume=decision), so that the review node carries out the decision.")  # fmt: skip
             if isinstance(final, dict) and "__interrupt__" in final:
                 raise Wrong("the run paused again instead of finishing: resume with Command(resume=decision), and "
                             "ask with interrupt() once.")  # fmt: skip
@@ -1166,6 +1180,7 @@ REPEAT = Calls(
             ("a reviser that alternates two drafts, A B A", "alternate", (3, 3, 3, 3), 8, 4),
             ("a reviser that adds a blank line inside the draft", "spaced", (3, 3, 3), 8, 3),
             ("new drafts, one compiled graph run twice", "new", (3, 3, 3), 8, 2),
+            ("a new draft, then a copy, one compiled graph run twice", "new-then-copy", (3, 4, 3, 4), 8, 4),
             ("an unusable critique, counted against the budget", "new", (None, 3, 3), 8, 3),
             ("an unusable critique, then a copy", "new-then-copy", (None, 3, 3), 8, 3),
         )

@@ -109,6 +109,7 @@ _RESAMPLE_ROWS = (
     ("flatten", EVIDENCE[:2], (DEEP, FLAT), "evidence that cannot tell them apart"),
     ("flatten", EVIDENCE, (FLAT, FLAT_B), "a tie whose later sample cost fewer tokens"),
     ("palindrome", PALINDROME["evidence"], PALINDROME["replies"], "another task, its own evidence"),
+    ("flatten", EVIDENCE, (NONE + "\nOr, in full:\n" + DEEP, FLAT), "a reply with two versions of the function"),
 )  # fmt: skip
 
 
@@ -154,7 +155,8 @@ resample_by_hand = RESAMPLE.exercise(
     ),
     passed=(
         f"The same requests as the package's Resample, and the same choice, on {len(RESAMPLE.cases)} scripted runs "
-        "(two ties, the best sample last, the first tied with the last, evidence that cannot tell, another task)."
+        "(two ties, the best sample last, the first tied with the last, evidence that cannot tell, another task, "
+        "a reply with two versions)."
     ),
 )
 
@@ -386,7 +388,11 @@ def _made_up_recording(rng: random.Random) -> Recorded:
         (
             rng.choice((0, 30, 55)),
             [
-                (rng.randint(50, 150), rng.choice((None, 0, 1, 2, 3)), rng.random() < 0.4)
+                (
+                    rng.randint(50, 150),
+                    rng.choice((None, 0, 1, 2, 3)),
+                    rng.choice((True, False, False, None)),
+                )
                 for _ in range(rng.randint(1, 4))
             ],
         )
@@ -759,7 +765,8 @@ PRIMARY = Values(
     forbid=(
         (fx,),
         {"compare", "differences", "shares", "sign_flip_p", "analyse"},
-        "compare_arms called the course's analysis: compute the shares and differences yourself.",
+        "compare_arms called the course's analysis (its shares, differences or sign-flip p): compute the shares and "
+        "differences yourself, and the p with your sign_flip_p of Build 3.",
     ),
     show=lambda v: f"<{len(v)} rows>" if isinstance(v, list) else show(v),
 ).register("06.7")
