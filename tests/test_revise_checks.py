@@ -295,10 +295,13 @@ def test_one_factor_needs_the_loop_run_with_fresh_with_code_and_a_revision():
         log.drafts.extend(drafts)
         return Sweep({"flatten": log}, {"flatten": False})
 
+    from reflect.judging.critics import TestGroundedCritic
+
     first = Draft("generator", one_user(task.prompt()), "", "def flatten(x):\n    return x\n")
+    failed = TestGroundedCritic().evaluate(task, first.code).feedback
     by_fresh = Draft(
         "generator",
-        one_user(f"{task.prompt()}\n```python\n{first.code}```\nfailed"),
+        one_user(f"{task.prompt()}\n```python\n{first.code}```\n{failed}"),
         "",
         "def flatten(x):\n    return []\n",
     )
@@ -316,3 +319,18 @@ def test_one_factor_needs_the_loop_run_with_fresh_with_code_and_a_revision():
     assert not passed and "revise=fresh_with_code" in message
     passed, message, _ = lesson03.one_factor.evaluate(fresh, with_code, swept(first), repairs)
     assert not passed and "no revision" in message
+    # an eighth fresh read's: with_code run with another critic (its feedback is no failed check), or past an
+    # acceptance at the default threshold (a second factor beside the old code)
+    by_llm = Draft("generator", one_user(f"{task.prompt()}\n```python\n{first.code}```\nScore 4: use recursion."),
+                   "", "def flatten(x):\n    return []\n")  # fmt: skip
+    passed, message, _ = lesson03.one_factor.evaluate(
+        fresh, with_code, swept(first, by_llm), repairs
+    )
+    assert not passed and "tests critic's failures" in message, message
+    right = "def flatten(nested):\n    return [y for x in nested for y in (flatten(x) if isinstance(x, list) else [x])]\n"
+    accepted = Draft("generator", one_user(task.prompt()), "", right)
+    again = Draft("generator", one_user(f"{task.prompt()}\n```python\n{right}```"), "", right)
+    passed, message, _ = lesson03.one_factor.evaluate(
+        fresh, with_code, swept(first, accepted, again), repairs
+    )
+    assert not passed and "went on past a draft" in message, message

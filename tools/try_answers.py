@@ -8,10 +8,11 @@
     {"02.1": [{"kind": "wrong", "why": "finds APPROVED anywhere", "source": "def approved(review): ..."},
               {"kind": "right", "why": "a regular expression", "source": "..."}], ...}
 
-The solved lesson runs in replay in one kernel; after each exercise's check cell, each answer of that exercise
-runs from the solution's state (tests/nbval_lessons.py: snapshot, answer, check cell, roll back). An answer
-whose own cell raises is reported as broken, not graded: the solution's names would still be in place. A right
-answer that sends a request the recording lacks stops at a replay miss, and fails. Exit status 1 when a wrong
+The solved lesson runs in replay in one kernel, as the class grader runs it (course_grading: a request the
+recording lacks gets an empty reply); after each exercise's check cell, each answer of that exercise runs from
+the solution's state (tests/nbval_lessons.py: snapshot, answer, check cell, roll back). An answer whose own cell
+raises is reported as broken, not graded: the solution's names would still be in place. A right answer that
+sends a request the recording lacks (a prompt worded anew) gets empty replies, and fails. Exit status 1 when a wrong
 answer passes, a right one fails, or an answer is broken. tests/answers/ holds the fresh learner reads' answers
 (tests/test_answers.py tries them); maintainers try their own set the same way.
 """
@@ -69,7 +70,11 @@ def try_answers(lesson: str, answers: dict[str, list[dict]]) -> list[dict]:
     unknown = set(answers) - {c["metadata"].get("reflect", {}).get("key") for c in cells}
     if unknown:
         raise SystemExit(f"lesson {lesson} has no exercise {sorted(unknown)}")
-    env = {**os.environ, "COURSE_BACKEND": "replay"}
+    env = {
+        **os.environ,
+        "COURSE_BACKEND": "replay",
+        "COURSE_REPLAY_MISS": "empty",
+    }  # as the class grader runs
     manager, client = start_new_kernel(
         kernel_name="python3", cwd=str(path.parent), env=env, startup_timeout=180
     )

@@ -194,6 +194,7 @@ _LOOP_ROWS = (
     ("an approval in the last round", _script(["Wrong for n = 2.", "Still wrong.", "Use a loop.", "APPROVED"]), 4, CHECK_TASK),
     ("a draft with prose after its code, then two versions of the function", _script(["Handle n = 10.", "APPROVED"], [ALMOST + "\n\nIt loops n times.", WRONG + "\nOr:\n" + BETTER]), 3, CHECK_TASK),
     ("merge_sorted, approved at its second draft", _script(["Merge in one pass.", "APPROVED"], [SORTED_DRAFT, MERGE_DRAFT]), 3, "merge_sorted"),
+    ("a reply with blank lines around it", _script(["Fix n = 2.", "APPROVED"], ["\n" + BETTER + "\n\n  ", RIGHT]), 3, CHECK_TASK),
 )  # fmt: skip
 
 
@@ -245,6 +246,7 @@ _BUDGET_ROWS = (
     ("the first call spends the whole budget", _costly(["No."] * 4, (100, 50), (120, 30)), 150),
     ("the reviewer's first call, estimated at 0, within the budget", _costly(["No."] * 4, (100, 50), (120, 30)), 200),
     ("merge_sorted, within the budget", {"generator": [FakeReply(SORTED_DRAFT, 100, 50), FakeReply(MERGE_DRAFT, 100, 90)], "reviewer": [FakeReply("Merge in one pass.", 120, 30), FakeReply("APPROVED", 120, 5)]}, 1_000),
+    ("a generator whose first call is its cheapest", {"generator": [FakeReply(WRONG, 5, 5), FakeReply(BETTER, 30, 20), FakeReply(RIGHT, 30, 20)], "reviewer": [FakeReply("No.", 5, 5)] * 3}, 100),
     ("a generator whose second call costs less than its first", {"generator": [FakeReply(WRONG, 300, 100), FakeReply(BETTER, 50, 20), FakeReply(RIGHT, 50, 20)], "reviewer": [FakeReply("No.", 50, 10)] * 3}, 900),
 )  # fmt: skip
 
@@ -363,6 +365,9 @@ EVIDENCE = Calls(
               get_task("merge_sorted")), "merge_sorted: a reply holding two versions, the failing one first"),
         Case(({"generator": [f"```python\n{NEAR_SEARCH}```", f"```python\n{SEARCH}```"]}, get_task("HumanEval/69")),
              "HumanEval/69: a draft failing 1 of its 12 visible checks (scored 9.2), then a right one"),
+        Case(({"generator": [MERGE_DRAFT.removeprefix("```python\n").removesuffix("```").rstrip().replace(
+                   "(list1, list2)", "(list1: list[int], list2: list[int]) -> list[int]")]}, get_task("merge_sorted")),
+             "merge_sorted: a right draft with no fence, and type hints"),
     ],
     key=_evidence_key,
     drive=_in_the_loop,
@@ -527,8 +532,9 @@ def requirement(
         review = run.steps[1]
         if review.latency_s <= 0 or review.prompt_tokens <= 0:
             return later(
-                f"{name}'s review did not come from the model (a scripted reply has no latency): "
-                "probe the real `chat` with my_reviewer_prompt."
+                f"{name}'s review did not come from the model (it has no latency and no prompt tokens: a scripted "
+                "reply, or in replay a request the recording lacks, as a new wording of the rule is): probe the real "
+                "`chat` with my_reviewer_prompt, live."
             )
     problem = OBEYED.problem(obeyed, also=[Case((on_sorted, on_merge), "your two probes")])
     if problem:

@@ -266,6 +266,7 @@ _STOP_ROWS = (
     ([10, 8], None, 11, 3, 2),
     ([6, 7, 6], None, 8, 3, 2),
     ([4, 5], ["", ""], 8, 3, 2),
+    ([None, None], ["a", "a"], 8, 5, 2),  # a broken critic and a copying refiner: invalid_critic, not oscillating
     ([4, 5], ["def f():\n    return 1", "def f():\n\n    return 1   "], 8, 3, 2),
     ([None, 5, 6], None, 8, 5, 2),
     ([5, None, None], None, 8, 5, 2),  # no score in the last two: no better one either
@@ -559,6 +560,11 @@ FRESH_CASES = (
         "```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```",
         "```python\ndef is_palindrome(text):\n    return len(text) < 2\n```",
     ),
+    (  # feedback of over 300 characters: every failed check in it is shown, not a cut of it
+        "merge_sorted",
+        "```python\ndef merge_sorted_lists(list1, list2):\n    return None\n```",
+        "```python\ndef merge_sorted_lists(list1, list2):\n    return list1\n```",
+    ),
 )
 REPLY = "Here is a new solution.\n```python\ndef {name}(x):\n    return 'scripted'\n```\nIt handles every case."
 
@@ -655,8 +661,8 @@ fresh_revise = FRESH.exercise(
     ),
     adapt=lambda fresh: lambda task_id, *drafts: _fresh_run(fresh, task_id, *drafts),
     passed=(
-        "On 2 scripted tasks each of your revisions carried the task and the failing checks, no old code, and "
-        "was a new sample."
+        f"On {len(FRESH_CASES)} scripted tasks each of your revisions carried the task and the failing checks, no "
+        "old code, and was a new sample."
     ),
 )
 
@@ -775,6 +781,16 @@ def one_factor(
             False,
             "with_code holds no revision: run your loop with its budget, so that rejected drafts are revised.",
         )
+    for (
+        tid,
+        log,
+    ) in logs.items():  # run as repairs was: the tests critic, acceptance at the default 8
+        scores = [TestGroundedCritic().evaluate(get_task(tid), d.code).score for d in log.drafts]
+        if any(x >= 8 for x in scores[:-1]):
+            return False, (
+                f"on {tid} with_code's loop went on past a draft the tests critic scores {max(scores[:-1])}: run it "
+                "as repairs ran, with tests_critic and the default threshold, so that the old code is the one change."
+            )
     for tid, before, after in revisions:
         shown = "\n".join(str(m.get("content", "")) for m in after.messages)
         if before.code.strip() and before.code.strip() not in shown:
@@ -790,6 +806,12 @@ def one_factor(
                 f"on {tid} a revision in with_code went as {after.role!r} with the first message "
                 f"{str(after.messages[0].get('content', ''))[:60]!r}...; fresh_with_code sends {coded.role!r} and "
                 f"{str(coded.messages[0].get('content', ''))[:60]!r}...: was the loop run with revise=fresh_with_code?"
+            )
+        failed = TestGroundedCritic().evaluate(get_task(tid), before.code).feedback.splitlines()[1:]
+        if any(line.removeprefix("- FAIL ") not in shown for line in failed):
+            return False, (
+                f"on {tid} a revision in with_code was not shown the tests critic's failures on the draft before "
+                "it: run the loop as repairs ran, with tests_critic, so that the old code is the one change."
             )
     return True, (
         f"fresh_with_code is your fresh plus the old code, and with_code ran it on {len(logs)} rejected tasks: "
@@ -830,6 +852,11 @@ _SHORT = (
     ("See a doctor. Never take more than 4,000 mg a day.", {"dose"}),
     ("Take 2.5 mg twice a day.", {"referral", "dose"}),
     ("Ask your pharmacist about ibuprofen. It comes as tablets of 200 or 400 mg.", {"dose"}),
+    (
+        "Ask a doctor first. Adults take 200-400 mg as needed.",
+        {"dose"},
+    ),  # a range of doses is a dose
+    ("The pharmacy down the road is open late.", {"referral"}),  # a pharmacy is no pharmacist
 )
 
 

@@ -383,16 +383,14 @@ def _rows(got: object) -> list[tuple] | None:
     return [tuple(e) for e in got]
 
 
-def _made_up_recording(rng: random.Random) -> Recorded:
+def _made_up_recording(
+    rng: random.Random, verdict: Callable = lambda rng: rng.random() < 0.4
+) -> Recorded:
     return [
         (
             rng.choice((0, 30, 55)),
             [
-                (
-                    rng.randint(50, 150),
-                    rng.choice((None, 0, 1, 2, 3)),
-                    rng.choice((True, False, False, None)),
-                )
+                (rng.randint(50, 150), rng.choice((None, 0, 1, 2, 3)), verdict(rng))
                 for _ in range(rng.randint(1, 4))
             ],
         )
@@ -404,7 +402,11 @@ _rng = random.Random(4)
 CURVE = Values(
     "my_curve",
     [Case((list(r),)) for r in TOY_RECORDED]
-    + [Case((_made_up_recording(_rng),)) for _ in range(8)],
+    + [Case((_made_up_recording(_rng),)) for _ in range(8)]
+    + [  # a sample whose hidden verdict is unknown (None) does not pass
+        Case((_made_up_recording(_rng, lambda rng: rng.choice((True, False, None))),))
+        for _ in range(4)
+    ],
     oracle=_curve_truth,
     equal=lambda got, want: isinstance(got, (list, tuple)) and same([tuple(e) for e in got], want),
     misreadings=[
