@@ -97,6 +97,23 @@ def package_calls(call: Callable[[], object], *modules: object) -> tuple[set[str
     return reached, result
 
 
+@contextmanager
+def called_on(cls: type, method: str) -> Iterator[list]:
+    """The instances of `cls` whose `method` runs inside the block, in order (the method itself still runs): what a
+    learner's function asked of the package (the agents it ran, the critic that judged), read as its requests are."""
+    seen, real = [], getattr(cls, method)
+
+    def counted(instance: object, *args: object, **kwargs: object) -> object:
+        seen.append(instance)
+        return real(instance, *args, **kwargs)
+
+    setattr(cls, method, counted)
+    try:
+        yield seen
+    finally:
+        setattr(cls, method, real)
+
+
 def later(message: str) -> tuple[bool, str, bool]:
     """A fail its message fully explains (the function is right, a later step is not done yet): no hint shown."""
     return False, message, False

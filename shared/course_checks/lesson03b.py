@@ -29,7 +29,7 @@ from reflect.records import Stop
 from reflect.tasks.task import Task, get_task
 from reflect.testing import ScriptedChat
 
-from . import exercise
+from . import called_on, exercise
 from .spec import Case, Misreading, Properties, Values, show
 
 NO_PACKAGE = (
@@ -305,25 +305,14 @@ def _tests_first(
     combo = (
         critic_class(LLMCritic(chat)) if tests is None else critic_class(LLMCritic(chat), scripted)
     )
-    asked, grounded = (
-        [],
-        TestGroundedCritic.evaluate,
-    )  # which tests critic judged, when none was given
-
-    def counted(critic: TestGroundedCritic, *args: object, **kwargs: object) -> Evaluation:
-        asked.append(critic)
-        return grounded(critic, *args, **kwargs)
-
-    TestGroundedCritic.evaluate = counted
-    try:
+    # which tests critic judged: with none given, a TestGroundedCritic must
+    with called_on(TestGroundedCritic, "evaluate") as asked:
         ev = [combo.evaluate(task, c) for c in codes][-1]
-    finally:
-        TestGroundedCritic.evaluate = grounded
     code = codes[-1]
     if tests is None and not asked:
         return len(
             chat.calls
-        ), "no TestGroundedCritic's Evaluation: none judged the draft (the default tests critic)"
+        ), "no TestGroundedCritic's Evaluation: the default tests critic judged nothing"
     llm = LLMCritic(ScriptedChat({"critic": critiques[-1:]})).evaluate(task, code)
 
     def same(a: object, b: Evaluation) -> bool:

@@ -33,7 +33,7 @@ from reflect.tasks.prompts import (
 from reflect.tasks.task import Task, course_tasks, get_task
 from reflect.testing import ScriptedChat
 
-from . import MEMORY_DISK, exercise, offline
+from . import MEMORY_DISK, called_on, exercise, offline
 from .spec import (
     REAL_CALL,
     Calls,
@@ -828,31 +828,21 @@ def _windows(
         saved = [g["window_chat"] for g in spaces]
         for g in spaces:
             g["window_chat"] = functools.partial(window_chat, model.needed, model.falling)
-        agents, run_agent = (
-            [],
-            Reflexion.run,
-        )  # the agents run, read as the requests of other checks are
-
-        def spy(agent: Reflexion, *args: object, **kwargs: object) -> Run:
-            agents.append(agent)
-            return run_agent(agent, *args, **kwargs)
-
-        Reflexion.run = spy
         try:
-            got = measure_windows(list(windows))
+            # the agents it ran, read as other checks read the requests sent
+            with called_on(Reflexion, "run") as agents:
+                got = measure_windows(list(windows))
         except StopIteration as err:
             raise RuntimeError(
                 "a model from window_chat() says its lessons once, and this one had said them already: one "
                 "window_chat() served more than one run. Call window_chat() once per run, inside the loop"
             ) from err
         finally:
-            Reflexion.run = run_agent
             for g, old in zip(spaces, saved, strict=True):
                 g["window_chat"] = old
+        # a patience under max_attempts may stop a run early, though (accepted, attempts) can come out the same
         early = next((a for a in agents if 0 < a.patience < a.max_attempts), None)
-        if (
-            early is not None
-        ):  # the (accepted, attempts) of a run it could stop may still be the same
+        if early is not None:
             raise RuntimeError(
                 f"an agent ran with patience={early.patience} and max_attempts={early.max_attempts}: its patience "
                 "rule may stop a run before the attempt limit. Give it a patience of 9, so that only acceptance "
