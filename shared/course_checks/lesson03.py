@@ -781,10 +781,8 @@ def one_factor(
             False,
             "with_code holds no revision: run your loop with its budget, so that rejected drafts are revised.",
         )
-    for (
-        tid,
-        log,
-    ) in logs.items():  # run as repairs was: the tests critic, acceptance at the default 8
+    # with_code is run as repairs was: the tests critic, acceptance at the default 8
+    for tid, log in logs.items():
         scores = [TestGroundedCritic().evaluate(get_task(tid), d.code).score for d in log.drafts]
         if any(x >= 8 for x in scores[:-1]):
             return False, (
@@ -852,11 +850,9 @@ _SHORT = (
     ("See a doctor. Never take more than 4,000 mg a day.", {"dose"}),
     ("Take 2.5 mg twice a day.", {"referral", "dose"}),
     ("Ask your pharmacist about ibuprofen. It comes as tablets of 200 or 400 mg.", {"dose"}),
-    (
-        "Ask a doctor first. Adults take 200-400 mg as needed.",
-        {"dose"},
-    ),  # a range of doses is a dose
-    ("The pharmacy down the road is open late.", {"referral"}),  # a pharmacy is no pharmacist
+    # a range of doses is a dose; a pharmacy is no pharmacist
+    ("Ask a doctor first. Adults take 200-400 mg as needed.", {"dose"}),
+    ("The pharmacy down the road is open late.", {"referral"}),
 )
 
 

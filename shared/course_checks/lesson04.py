@@ -1000,16 +1000,14 @@ def _reviewed(
             try:
                 final = resume_review(db, thread, dict(DECISIONS[decision]), quiet, judge_not, task)
             except Exception:
-                if (
-                    quiet.calls or judge_not.seen
-                ):  # the paused run's checkpoint was not found, or not resumed
+                # the paused run's checkpoint was not found, or not resumed
+                if quiet.calls or judge_not.seen:
                     raise Wrong("your resume started a new run (it asked for a draft or a critique): go on with "
                                 "the paused one, from the same SQLite file and thread_id, by invoking "
                                 "Command(resume=decision).") from None  # fmt: skip
                 raise
-            kept = sqlite3.connect(
-                db, check_same_thread=False
-            )  # the run's last checkpoint, as it was made
+            # the run's last checkpoint, as the resume left it
+            kept = sqlite3.connect(db, check_same_thread=False)
             try:
                 last = next(SqliteSaver(kept).list({"configurable": {"thread_id": thread}}), None)
             finally:
