@@ -771,25 +771,29 @@ def one_factor(
             "with_code should be a sweep of your loop with revise=fresh_with_code over the tasks repairs.rejected "
             f"names ({getattr(repairs, 'rejected', '?')}); its tasks are {sorted(logs) if isinstance(logs, dict) else logs!r}."
         )
-    revisions = [
-        (tid, b, a)
+    # the tests critic on every draft, once: with_code is run as repairs was (that critic, acceptance at 8)
+    judged = {
+        tid: [TestGroundedCritic().evaluate(get_task(tid), d.code) for d in log.drafts]
         for tid, log in logs.items()
-        for b, a in zip(log.drafts, log.drafts[1:], strict=False)
+    }
+    revisions = [
+        (tid, b, a, ev)
+        for tid, log in logs.items()
+        for b, a, ev in zip(log.drafts, log.drafts[1:], judged[tid], strict=False)
     ]
     if not revisions:
         return (
             False,
             "with_code holds no revision: run your loop with its budget, so that rejected drafts are revised.",
         )
-    # with_code is run as repairs was: the tests critic, acceptance at the default 8
-    for tid, log in logs.items():
-        scores = [TestGroundedCritic().evaluate(get_task(tid), d.code).score for d in log.drafts]
+    for tid, evaluations in judged.items():
+        scores = [ev.score for ev in evaluations]
         if any(x >= 8 for x in scores[:-1]):
             return False, (
                 f"on {tid} with_code's loop went on past a draft the tests critic scores {max(scores[:-1])}: run it "
                 "as repairs ran, with tests_critic and the default threshold, so that the old code is the one change."
             )
-    for tid, before, after in revisions:
+    for tid, before, after, ev in revisions:
         shown = "\n".join(str(m.get("content", "")) for m in after.messages)
         if before.code.strip() and before.code.strip() not in shown:
             return (
@@ -805,7 +809,7 @@ def one_factor(
                 f"{str(after.messages[0].get('content', ''))[:60]!r}...; fresh_with_code sends {coded.role!r} and "
                 f"{str(coded.messages[0].get('content', ''))[:60]!r}...: was the loop run with revise=fresh_with_code?"
             )
-        failed = TestGroundedCritic().evaluate(get_task(tid), before.code).feedback.splitlines()[1:]
+        failed = ev.feedback.splitlines()[1:]
         if any(line.removeprefix("- FAIL ") not in shown for line in failed):
             return False, (
                 f"on {tid} a revision in with_code was not shown the tests critic's failures on the draft before "

@@ -310,9 +310,8 @@ def _tests_first(
         ev = [combo.evaluate(task, c) for c in codes][-1]
     code = codes[-1]
     if tests is None and not asked:
-        return len(
-            chat.calls
-        ), "no TestGroundedCritic's Evaluation: the default tests critic judged nothing"
+        said = "no TestGroundedCritic's Evaluation: the default tests critic judged nothing"
+        return len(chat.calls), said
     llm = LLMCritic(ScriptedChat({"critic": critiques[-1:]})).evaluate(task, code)
 
     def same(a: object, b: Evaluation) -> bool:
